@@ -1,0 +1,58 @@
+"""Turning handler return values into result outputs, and outputs into wire text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from .errors import ToolError
+from .model import Content, ImagePart, TextPart
+
+__all__ = ["default_error_formatter", "output_text", "serialize_output"]
+
+
+def serialize_output(value: Any) -> Any:
+    """A handler's return value as a result output: text, JSON-compatible data, or `Content`."""
+    if value is None or isinstance(value, (str, bool, int, float, Content)):
+        return value
+    if isinstance(value, (TextPart, ImagePart)):
+        return Content(parts=(value,))
+    if isinstance(value, (list, tuple)) and value and all(
+        isinstance(v, (TextPart, ImagePart)) for v in value
+    ):
+        return Content(parts=tuple(value))
+    if isinstance(value, (dict, list)) and _plain_json(value):
+        return value
+    return to_jsonable_python(value)
+
+
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    if depth > 64:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_json(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain_json(v, depth + 1) for v in value)
+    return value is None or isinstance(value, (str, bool, int, float))
+
+
+def output_text(output: Any) -> str:
+    """The text form of an output: strings as they are, everything else as compact JSON."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, Content):
+        return output.as_text()
+    return json.dumps(output, separators=(",", ":"), ensure_ascii=False)
+
+
+def default_error_formatter(exc: BaseException) -> str:
+    """The error text an agent sees: a `ToolError`'s message, else ``Type: message``.
+
+    Never a traceback or locals: those go to the log only.
+    """
+    if isinstance(exc, ToolError):
+        return str(exc)
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

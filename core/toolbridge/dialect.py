@@ -1,0 +1,96 @@
+"""The `Dialect` interface: the three translations every backend dialect provides."""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from .model import NAME_PATTERN, ToolCall, ToolDefinition, ToolResult
+
+__all__ = ["Dialect", "DialectLimits", "PendingCalls", "RenderedTools"]
+
+LossPolicy = Literal["allow", "describe", "error"]
+
+
+@dataclass(frozen=True)
+class DialectLimits:
+    """What a dialect's backend accepts; the runtime enforces these before writing results."""
+
+    max_result_bytes: int | None = None
+    """Largest result, in UTF-8 bytes of its wire text."""
+    max_result_chars: int | None = None
+    """Largest result, in characters of its wire text."""
+    max_tools_bytes: int | None = None
+    """Largest tool list, in bytes of compact JSON."""
+    max_tools: int | None = None
+    """Most tools one agent or assistant may hold."""
+    name_pattern: re.Pattern[str] = NAME_PATTERN
+    """Tool names the backend accepts."""
+    content_parts: bool = False
+    """Whether results may be content arrays (text and images) instead of text."""
+
+
+@dataclass(frozen=True)
+class PendingCalls:
+    """What a backend payload asks of us."""
+
+    calls: tuple[ToolCall, ...]
+    """Function calls to answer."""
+    unhandled: tuple[Mapping[str, Any], ...] = ()
+    """Other required actions (approvals, reconnections) left to the caller, never dropped."""
+
+
+@dataclass(frozen=True)
+class RenderedTools:
+    """Tool definitions in a dialect's wire form, with what the schema conversion lost."""
+
+    definitions: list[dict[str, Any]]
+    losses: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """Per tool name, the `SchemaLoss` entries of its conversion (empty when lossless)."""
+
+
+class Dialect(abc.ABC):
+    """One backend's dialect of function calling.
+
+    Subclass it, set `name` and `limits`, implement the three translations, and register an
+    instance from the `toolbridge_register_dialects` hook. Translations are pure: payloads in,
+    payloads out, no I/O. Payloads reach `read_calls` already decoded to JSON-compatible data.
+    """
+
+    name: ClassVar[str]
+    """Stable id used by `toolbridge.get_dialect` and in every error message."""
+    limits: ClassVar[DialectLimits] = DialectLimits()
+
+    @abc.abstractmethod
+    def render_tools(
+        self, tools: Sequence[ToolDefinition], *, policy: LossPolicy = "describe"
+    ) -> RenderedTools:
+        """Render tool definitions as the backend expects them in its tool list."""
+
+    @abc.abstractmethod
+    def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
+        """Read the pending calls out of a backend payload; raise `WireFormatError` if malformed."""
+
+    @abc.abstractmethod
+    def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
+        """Write results as the request body that submits them, in the wire's own field names."""
+
+    def create_emulator(self, **options: Any) -> Any:
+        """This dialect's emulated backend (a `toolbridge.emulation.Emulator`).
+
+        ``options`` include ``script`` and ``faults``. Dialects without an emulator raise
+        `UsageError`.
+        """
+        from .errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} ships no emulator")
+
+    def conversation_of(self, payload: Mapping[str, Any]) -> str:
+        """The session or thread a payload belongs to, for logs; empty when unknown."""
+        return ""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

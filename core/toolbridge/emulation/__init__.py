@@ -1,0 +1,32 @@
+"""Building blocks of the emulated backends: scripts, faults, journal, serving on loopback.
+
+Each adapter's emulator subclasses `Emulator`; `toolbridge.testing.emulator` starts one by
+dialect name. Needs the ``emulators`` extra (starlette, uvicorn) to serve.
+"""
+
+from ._base import Emulator
+from ._faults import FailRule, Faults, faults_from, parse_fault_options
+from ._journal import Journal, JournalEntry
+from ._script import Script, ScriptCall, ScriptedModel, ScriptError, ScriptTurn
+from ._server import EmulatorServer, RunningEmulator, StreamDropped, instrument, serve, sse_frames
+
+__all__ = [
+    "Emulator",
+    "EmulatorServer",
+    "FailRule",
+    "Faults",
+    "Journal",
+    "JournalEntry",
+    "RunningEmulator",
+    "Script",
+    "ScriptCall",
+    "ScriptError",
+    "ScriptTurn",
+    "ScriptedModel",
+    "StreamDropped",
+    "faults_from",
+    "instrument",
+    "parse_fault_options",
+    "serve",
+    "sse_frames",
+]

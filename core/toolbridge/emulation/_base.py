@@ -1,0 +1,56 @@
+"""`Emulator`: the base every dialect's emulated backend builds on."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ._faults import Faults, faults_from
+from ._journal import Journal
+from ._script import Script
+from ._server import ASGIApp, RunningEmulator, instrument, serve
+
+__all__ = ["Emulator"]
+
+
+class Emulator(abc.ABC):
+    """A vendor service on loopback: strict like the real one, playing a scripted model.
+
+    Subclasses build the dialect's ASGI app in `build_app` and give the vendor's error shape in
+    `error_body`; this base adds the journal, latency and failed-request faults, and serving.
+    """
+
+    dialect: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        script: Script | Mapping[str, Any] | str | Path | None = None,
+        faults: Faults | Mapping[str, Any] | None = None,
+    ) -> None:
+        self.script = Script.load(script)
+        self.faults = faults_from(faults)
+        self.journal = Journal()
+
+    @abc.abstractmethod
+    def build_app(self) -> ASGIApp:
+        """The dialect's routes as an ASGI app (e.g. a Starlette application)."""
+
+    def error_body(self, status: int, message: str) -> Any:
+        """The vendor's JSON error body for ``status``."""
+        return {"error": {"code": status, "message": message}}
+
+    @cached_property
+    def app(self) -> ASGIApp:
+        """The instrumented ASGI app, to mount in any ASGI server."""
+        return instrument(self.build_app(), self.journal, self.faults, self.error_body)
+
+    @contextmanager
+    def run(self, host: str = "127.0.0.1", port: int = 0) -> Iterator[RunningEmulator]:
+        """Serve on loopback (a free port by default) for the duration of the block."""
+        with serve(self.app, self, self.journal, host, port) as running:
+            yield running

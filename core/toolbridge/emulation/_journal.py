@@ -1,0 +1,63 @@
+"""The journal: every request an emulator received and every response it sent."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["Journal", "JournalEntry"]
+
+_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-goog-api-key", "cookie"})
+
+
+@dataclass
+class JournalEntry:
+    """One exchange. Credentials in headers are replaced by ``"<redacted>"``."""
+
+    index: int
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: Any
+    """The request body: decoded JSON, else text."""
+    status: int = 0
+    response: Any = None
+    """The response body (decoded JSON, else text), or the list of events of a stream."""
+    events: list[Any] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Journal:
+    """Thread-safe, append-only record of an emulator's traffic."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[JournalEntry] = []
+
+    def open(self, method: str, path: str, query: str, headers: dict[str, str],
+             body: Any) -> JournalEntry:
+        clean = {k: ("<redacted>" if k.lower() in _SECRET_HEADERS else v)
+                 for k, v in headers.items()}
+        with self._lock:
+            entry = JournalEntry(len(self._entries) + 1, method, path, query, clean, body)
+            self._entries.append(entry)
+        return entry
+
+    def entries(self, method: str | None = None, contains: str | None = None) -> list[JournalEntry]:
+        """Entries so far, optionally only one method and paths containing ``contains``."""
+        with self._lock:
+            return [e for e in self._entries
+                    if (method is None or e.method == method)
+                    and (contains is None or contains in e.path)]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()

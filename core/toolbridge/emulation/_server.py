@@ -1,0 +1,210 @@
+"""Running an emulator: fault injection and journaling around any ASGI app, on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ._faults import Faults
+from ._journal import Journal, JournalEntry
+
+__all__ = ["EmulatorServer", "RunningEmulator", "instrument", "serve", "sse_frames"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ErrorBody = Callable[[int, str], Any]
+
+JOURNAL_PATH = "/_emulator/journal"
+
+
+def _decode(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def instrument(app: ASGIApp, journal: Journal, faults: Faults, error_body: ErrorBody) -> ASGIApp:
+    """Wrap ``app`` with the journal, ``latency_ms`` and ``fail_requests``.
+
+    ``error_body(status, message)`` gives the dialect's real error shape for injected failures.
+    """
+    counter = 0
+    lock = threading.Lock()
+    rules = {rule.nth: rule for rule in faults.fail_requests}
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        nonlocal counter
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        if scope["path"] == JOURNAL_PATH:
+            await _send_json(send, 200, [e.to_dict() for e in journal.entries()])
+            return
+        chunks = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        query = scope.get("query_string", b"").decode("latin-1")
+        entry = journal.open(scope["method"], scope["path"], query, headers, _decode(raw))
+        with lock:
+            counter += 1
+            nth = counter
+        if faults.latency_ms:
+            await asyncio.sleep(faults.latency_ms / 1000)
+        rule = rules.get(nth)
+        if rule is not None:
+            extra = {"retry-after": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
+            body = error_body(rule.status, f"injected failure of request {nth}")
+            entry.status, entry.response = rule.status, body
+            await _send_json(send, rule.status, body, extra)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # waits for disconnect
+            replayed = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+
+        await app(scope, replay, _recording(send, entry))
+
+    return wrapped
+
+
+def _recording(send: Send, entry: JournalEntry) -> Send:
+    parts: list[bytes] = []
+    streaming = False
+
+    async def record(message: Message) -> None:
+        nonlocal streaming
+        if message["type"] == "http.response.start":
+            entry.status = message["status"]
+            streaming = any(k.lower() == b"content-type" and v.startswith(b"text/event-stream")
+                            for k, v in message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            body = message.get("body", b"")
+            if streaming and body:
+                entry.events.append(body.decode("utf-8", "replace"))
+            elif not streaming:
+                parts.append(body)
+                if not message.get("more_body"):
+                    entry.response = _decode(b"".join(parts))
+        await send(message)
+
+    return record
+
+
+async def _send_json(send: Send, status: int, body: Any, headers: dict[str, str] | None = None
+                     ) -> None:
+    raw = json.dumps(body).encode()
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode())]
+    head += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": raw})
+
+
+class StreamDropped(Exception):
+    """Raised inside a stream body to cut the connection without ending the stream."""
+
+
+async def sse_frames(
+    events: AsyncIterator[tuple[str | None, Any]], faults: Faults, *, done: bytes | None = None
+) -> AsyncIterator[bytes]:
+    """SSE frames for ``(event_name, data)`` pairs, applying stream faults.
+
+    ``drop_stream_after=N`` cuts the connection after N events (the client sees a broken
+    stream, not a clean end); ``duplicate_events=N`` sends every Nth event twice. ``done`` is a
+    final frame (e.g. ``b"data: [DONE]\\n\\n"``) sent when the events end normally.
+    """
+    sent = 0
+    async for name, data in events:
+        frame = (f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n"
+        copies = 2 if faults.duplicate_events and (sent + 1) % faults.duplicate_events == 0 else 1
+        for _ in range(copies):
+            yield frame.encode()
+        sent += 1
+        if faults.drop_stream_after is not None and sent >= faults.drop_stream_after:
+            raise StreamDropped(f"stream dropped after {sent} events (fault injection)")
+    if done:
+        yield done
+
+
+@dataclass
+class RunningEmulator:
+    """An emulator serving on loopback."""
+
+    base_url: str
+    """``http://127.0.0.1:<port>``; point a client or SDK's base URL here."""
+    journal: Journal
+    state: Any
+    """The dialect's emulator object, for inspecting sessions, runs, tools."""
+
+    def url(self, path: str = "") -> str:
+        return self.base_url + path
+
+
+class EmulatorServer:
+    """Serves an ASGI app with uvicorn in a background thread."""
+
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self.host, self.port = self._sock.getsockname()[:2]
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, name=f"emulator:{self.port}", daemon=True)
+
+    def _run(self) -> None:
+        self._server.run(sockets=[self._sock])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> None:
+        self._thread.start()
+        for _ in range(500):
+            if self._server.started:
+                return
+            if not self._thread.is_alive():
+                break
+            threading.Event().wait(0.01)
+        raise RuntimeError("emulator server did not start")
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=5)
+        self._sock.close()
+
+
+@contextmanager
+def serve(app: ASGIApp, state: Any, journal: Journal, host: str = "127.0.0.1", port: int = 0
+          ) -> Iterator[RunningEmulator]:
+    """Serve ``app`` on loopback for the duration of the block."""
+    server = EmulatorServer(app, host, port)
+    server.start()
+    try:
+        yield RunningEmulator(server.base_url, journal, state)
+    finally:
+        server.stop()

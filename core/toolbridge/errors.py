@@ -1,0 +1,111 @@
+"""Every exception toolbridge raises, in one tree.
+
+::
+
+    ToolbridgeError
+    ├── UsageError                  the caller asked for something that cannot work
+    │   ├── ToolDefinitionError     a tool cannot be defined (bad name, *args, unknown type)
+    │   └── UnknownDialectError     no installed dialect has that name
+    ├── SchemaConversionError       a schema conversion lost something under policy "error"
+    ├── ArgumentError               tool arguments do not fit the tool's schema
+    ├── WireFormatError             a backend payload does not have the dialect's shape
+    ├── PluginError                 a plugin failed to load or broke the hook contract
+    ├── BackendError                a backend answered an HTTP error we could not recover from
+    └── ToolError                   raised by a handler: its message goes to the agent verbatim
+
+Caller mistakes (`UsageError`) are kept apart from vendor surprises (`WireFormatError`,
+`BackendError`), which keep the offending body for inspection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "ArgumentError",
+    "BackendError",
+    "PluginError",
+    "SchemaConversionError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolbridgeError",
+    "UnknownDialectError",
+    "UsageError",
+    "WireFormatError",
+]
+
+
+class ToolbridgeError(Exception):
+    """Base of every error toolbridge raises on purpose."""
+
+
+class UsageError(ToolbridgeError):
+    """The caller asked for something that cannot work; the message says what to fix."""
+
+
+class ToolDefinitionError(UsageError):
+    """A tool cannot be defined: the message names the function and the parameter."""
+
+
+class UnknownDialectError(UsageError, LookupError):
+    """No installed dialect has the requested name; the message lists the installed ones."""
+
+    def __init__(self, name: str, installed: Sequence[str]) -> None:
+        self.name = name
+        self.installed = tuple(installed)
+        listed = ", ".join(self.installed) or "none"
+        super().__init__(
+            f"unknown dialect {name!r}; installed dialects: {listed}. "
+            "Install the package that provides it, or check the spelling."
+        )
+
+
+class SchemaConversionError(ToolbridgeError):
+    """A schema conversion under policy ``error`` lost something; ``losses`` lists every loss."""
+
+    def __init__(self, message: str, losses: Sequence[Any] = ()) -> None:
+        self.losses = tuple(losses)
+        super().__init__(message)
+
+
+class ArgumentError(ToolbridgeError, ValueError):
+    """Tool arguments do not fit the tool's schema. ``path`` is a JSON pointer to the value."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class WireFormatError(ToolbridgeError, ValueError):
+    """A backend payload does not have the dialect's shape.
+
+    ``dialect`` and ``field`` (a dotted path such as ``required_actions[0].call_id``) say where;
+    ``body`` keeps the offending payload.
+    """
+
+    def __init__(self, dialect: str, field: str, message: str, body: Any = None) -> None:
+        self.dialect = dialect
+        self.field = field
+        self.body = body
+        super().__init__(f"{dialect}: {field}: {message}")
+
+
+class PluginError(ToolbridgeError):
+    """A plugin failed to load, or registered something that breaks the hook contract."""
+
+
+class BackendError(ToolbridgeError):
+    """A backend answered an HTTP error we could not recover from.
+
+    ``status`` is the HTTP status, ``body`` the decoded answer. Never carries credentials.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, body: Any = None) -> None:
+        self.status = status
+        self.body = body
+        super().__init__(message)
+
+
+class ToolError(ToolbridgeError):
+    """Raise from a handler to send ``str(exc)`` to the agent verbatim as the error result."""

@@ -1,0 +1,178 @@
+"""The neutral model: a tool definition, a pending call, and the result that answers it."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator
+
+__all__ = [
+    "NAME_PATTERN",
+    "Content",
+    "Correlation",
+    "ImagePart",
+    "TextPart",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolResult",
+]
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""Tool names every built-in dialect accepts: letters, digits, ``_`` and ``-``, 1 to 64."""
+
+_EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class ToolDefinition(_Frozen):
+    """What a tool is: its name, what it does, and the JSON Schema of its arguments."""
+
+    name: str
+    """Unique name, ``[A-Za-z0-9_-]{1,64}``."""
+    description: str = ""
+    """What the tool does, for the model."""
+    parameters: dict[str, Any] = Field(default_factory=lambda: dict(_EMPTY_OBJECT))
+    """JSON Schema 2020-12 object schema of the arguments."""
+    returns: dict[str, Any] | None = None
+    """JSON Schema of the result, when known."""
+    strict: bool | None = None
+    """Strict schema adherence; ``None`` lets each dialect decide (strict when lossless)."""
+    defer_loading: bool = False
+    """Hide the tool until the model finds it with tool search (where the dialect has it)."""
+    side_effects: bool = False
+    """The tool changes the world: its result is stored and it never runs twice for one call."""
+    timeout: float | None = None
+    """Seconds a call may run; ``None`` uses the toolbox default."""
+    vendor_extras: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Dialect-specific settings with no neutral home, keyed by dialect name."""
+
+    @classmethod
+    def from_model(
+        cls, model: type[BaseModel], *, name: str | None = None,
+        description: str | None = None, **options: Any,
+    ) -> ToolDefinition:
+        """A definition whose parameters are a pydantic model's fields.
+
+        ``name`` defaults to the class name, ``description`` to its docstring; ``options`` are
+        the other `ToolDefinition` fields.
+        """
+        return _definition_from_model(model, name=name, description=description, **options)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not NAME_PATTERN.match(value):
+            raise ValueError(
+                f"tool name {value!r} must match [A-Za-z0-9_-]{{1,64}}; "
+                "rename the tool (e.g. replace spaces and dots with '_')"
+            )
+        return value
+
+    @field_validator("parameters")
+    @classmethod
+    def _check_parameters(cls, value: dict[str, Any]) -> dict[str, Any]:
+        kind = value.get("type")
+        if kind not in ("object", None) or (kind is None and "properties" not in value
+                                             and "$ref" not in value and value):
+            raise ValueError("parameters must be a JSON Schema with \"type\": \"object\"")
+        return value
+
+
+class Correlation(_Frozen):
+    """Base for the data an adapter needs to answer a call (ids to echo, URLs to post to).
+
+    Each dialect subclasses it with typed fields; the core never looks inside.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow", use_attribute_docstrings=True)
+
+
+class ToolCall(_Frozen):
+    """A call the backend is waiting on, as the backend asked for it."""
+
+    id: str
+    """The call's id, unique within its turn."""
+    name: str
+    """The tool the backend asked for."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Decoded arguments."""
+    raw_arguments: str | None = None
+    """The argument text when the wire sent a string (kept for error messages and logs)."""
+    argument_error: str | None = None
+    """Why the raw arguments could not be decoded, if they could not; the call then fails."""
+    dialect: str
+    """Name of the dialect the call came from."""
+    conversation: str = ""
+    """Session or thread the call belongs to (part of the result-store key)."""
+    turn: str = ""
+    """Turn or run the call belongs to (part of the result-store key)."""
+    correlation: SerializeAsAny[Correlation] = Field(default_factory=Correlation)
+    """Adapter-owned data needed to answer the call."""
+
+
+class TextPart(_Frozen):
+    """A text part of a result."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(_Frozen):
+    """An image part of a result: an ``https:`` URL or a base64 ``data:`` URL."""
+
+    type: Literal["image"] = "image"
+    url: str
+    """Image address; ``data:image/png;base64,...`` for inline images."""
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
+class Content(_Frozen):
+    """A result made of parts (text and images), for dialects that accept content arrays."""
+
+    parts: tuple[ContentPart, ...]
+
+    def as_text(self) -> str:
+        """Render as plain text for dialects that only take strings."""
+        return "\n".join(p.text if isinstance(p, TextPart) else f"[image: {p.url[:64]}]"
+                         for p in self.parts)
+
+
+class ToolResult(_Frozen):
+    """The answer to one call: an output on success, an error message on failure."""
+
+    call: ToolCall
+    """The call this answers."""
+    success: bool
+    output: Any = None
+    """On success: a string, a JSON-compatible value, or `Content`."""
+    error: str | None = None
+    """On failure: a message the agent can act on (never a traceback)."""
+
+    @classmethod
+    def ok(cls, call: ToolCall, output: Any) -> ToolResult:
+        """A successful result."""
+        return cls.model_construct(call=call, success=True, output=output, error=None)
+
+    @classmethod
+    def failed(cls, call: ToolCall, error: str) -> ToolResult:
+        """A failed result carrying ``error`` for the agent."""
+        return cls.model_construct(call=call, success=False, output=None, error=error)
+
+
+def _definition_from_model(
+    model: type[BaseModel], *, name: str | None = None, description: str | None = None,
+    **options: Any,
+) -> ToolDefinition:
+    from ._signature import schema_of_model
+
+    schema = schema_of_model(model)
+    doc = description if description is not None else (model.__doc__ or "").strip()
+    return ToolDefinition(
+        name=name or model.__name__, description=doc, parameters=schema, **options
+    )

@@ -1,0 +1,190 @@
+"""`Toolbox`: define tools once, render them for any dialect, answer any dialect's calls."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+from ._output import default_error_formatter
+from ._payload import to_data
+from ._signature import inspect_function
+from ._tools import RegisteredTool
+from .dialect import Dialect, LossPolicy, RenderedTools
+from .errors import ToolDefinitionError, UsageError
+from .model import ToolCall, ToolDefinition, ToolResult
+from .registry import get_dialect
+from .runtime import execute_calls
+
+__all__ = ["Toolbox"]
+
+log = logging.getLogger("toolbridge")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Toolbox:
+    """A set of tools with their handlers, servable on every installed dialect.
+
+    ``max_concurrency`` bounds how many calls of one payload run at once; ``timeout`` is the
+    default per-call limit in seconds; ``error_formatter`` turns a handler exception into the
+    text the agent sees (never a traceback).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int = 16,
+        timeout: float | None = None,
+        error_formatter: Callable[[BaseException], str] = default_error_formatter,
+    ) -> None:
+        if max_concurrency < 1:
+            raise UsageError("max_concurrency must be at least 1")
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.error_formatter = error_formatter
+        self._tools: dict[str, RegisteredTool] = {}
+
+    # ------------------------------------------------------------------ defining tools
+    @overload
+    def tool(self, func: F, /) -> F: ...
+    @overload
+    def tool(
+        self, /, *, name: str | None = None, description: str | None = None,
+        side_effects: bool = False, timeout: float | None = None, defer_loading: bool = False,
+        strict: bool | None = None, inline: bool = False,
+        vendor_extras: Mapping[str, dict[str, Any]] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self, func: Callable[..., Any] | None = None, /, *, name: str | None = None,
+        description: str | None = None, side_effects: bool = False,
+        timeout: float | None = None, defer_loading: bool = False, strict: bool | None = None,
+        inline: bool = False, vendor_extras: Mapping[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        """Register a sync or async function as a tool; use bare or with options.
+
+        ``inline=True`` runs a sync handler on the event loop instead of a worker thread: only
+        for cheap, non-blocking handlers.
+        """
+
+        def register(f: F) -> F:
+            tool_name = name or f.__name__
+            signature = inspect_function(f, tool_name)
+            definition = self._define(
+                name=tool_name,
+                description=signature.description if description is None else description,
+                parameters=signature.parameters, returns=signature.returns,
+                side_effects=side_effects, timeout=timeout, defer_loading=defer_loading,
+                strict=strict, vendor_extras=dict(vendor_extras or {}),
+            )
+            self._insert(RegisteredTool.from_function(definition, f, signature, inline))
+            return f
+
+        return register(func) if func is not None else register
+
+    def add(
+        self, definition: ToolDefinition, handler: Callable[..., Any], *, inline: bool = False
+    ) -> ToolDefinition:
+        """Register a hand-written definition; ``handler`` gets the arguments as keywords."""
+        self._insert(RegisteredTool.from_definition(definition, handler, inline))
+        return definition
+
+    def _define(self, **fields: Any) -> ToolDefinition:
+        try:
+            return ToolDefinition(**fields)
+        except ValueError as exc:
+            raise ToolDefinitionError(f"tool {fields['name']!r}: {exc}") from None
+
+    def _insert(self, tool: RegisteredTool) -> None:
+        name = tool.definition.name
+        if name in self._tools:
+            raise ToolDefinitionError(
+                f"tool name {name!r} is already defined in this toolbox; pass name=... to "
+                "give the second one another name"
+            )
+        self._tools[name] = tool
+
+    # ------------------------------------------------------------------ reading tools
+    def names(self) -> list[str]:
+        """Names of the registered tools, in registration order."""
+        return list(self._tools)
+
+    def get(self, name: str) -> ToolDefinition:
+        """The definition of tool ``name``."""
+        try:
+            return self._tools[name].definition
+        except KeyError:
+            raise UsageError(f"no tool {name!r}; tools: {', '.join(self._tools)}") from None
+
+    def _registered(self, name: str) -> RegisteredTool | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Iterator[ToolDefinition]:
+        return (t.definition for t in self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __repr__(self) -> str:
+        return f"<Toolbox tools={list(self._tools)}>"
+
+    # ------------------------------------------------------------------ dialects
+    def render(self, dialect: str | Dialect, *, policy: LossPolicy = "describe") -> RenderedTools:
+        """The tool list in ``dialect``'s wire form, with the schema loss report per tool."""
+        return get_dialect(dialect).render_tools(list(self), policy=policy)
+
+    def definitions(
+        self, dialect: str | Dialect, *, policy: LossPolicy = "describe"
+    ) -> list[dict[str, Any]]:
+        """The tool list in ``dialect``'s wire form (see `render` for the loss report)."""
+        return self.render(dialect, policy=policy).definitions
+
+    async def aexecute(
+        self, calls: Sequence[ToolCall], **context: Any
+    ) -> list[ToolResult]:
+        """Answer ``calls``: one result each, same order. ``context`` goes to `ToolContext.extra`."""
+        return await execute_calls(self, calls, context)
+
+    def execute(self, calls: Sequence[ToolCall], **context: Any) -> list[ToolResult]:
+        """Blocking form of `aexecute`."""
+        return _run_sync(self.aexecute(calls, **context))
+
+    async def ahandle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
+        """Answer every pending call in a backend payload; return the body that submits them.
+
+        ``payload`` may be a dict, JSON text or bytes, or an official SDK object.
+        """
+        d = get_dialect(dialect)
+        pending = d.read_calls(to_data(payload, d.name))
+        if pending.unhandled:
+            log.warning("%s: %d required action(s) are not function calls and were left to the "
+                        "caller: %s", d.name, len(pending.unhandled),
+                        ", ".join(str(a.get("type")) for a in pending.unhandled))
+        results = await execute_calls(self, pending.calls, context, d)
+        return d.write_results(results)
+
+    def handle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
+        """Blocking form of `ahandle`; inside a running event loop use ``await ahandle``."""
+        return _run_sync(self.ahandle(dialect, payload, **context))
+
+
+T = TypeVar("T")
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:
+        return asyncio.run(coro)
+    coro.close()
+    raise UsageError("called the blocking form inside a running event loop; use the "
+                     "async form (ahandle / aexecute) with await instead")
