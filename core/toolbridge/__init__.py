@@ -19,6 +19,7 @@ from .errors import (
     UsageError,
     WireFormatError,
 )
+from . import hookspecs
 from .hookspecs import hookimpl
 from .model import (
     Content,
@@ -26,6 +27,7 @@ from .model import (
     ImagePart,
     TextPart,
     ToolCall,
+    ToolChoice,
     ToolDefinition,
     ToolResult,
 )
@@ -36,6 +38,7 @@ __all__ = [
     "ArgumentError",
     "BackendError",
     "Content",
+    "Conversion",
     "Correlation",
     "Dialect",
     "DialectLimits",
@@ -50,6 +53,7 @@ __all__ = [
     "RetryPolicy",
     "RunningEmulator",
     "SchemaConversionError",
+    "SchemaLoss",
     "Script",
     "ScriptCall",
     "ScriptError",
@@ -58,6 +62,7 @@ __all__ = [
     "StreamDropped",
     "TextPart",
     "ToolCall",
+    "ToolChoice",
     "ToolContext",
     "ToolDefinition",
     "ToolDefinitionError",
@@ -65,26 +70,55 @@ __all__ = [
     "ToolResult",
     "Toolbox",
     "ToolbridgeError",
+    "Transcript",
+    "TranscriptEntry",
     "UnknownDialectError",
     "UsageError",
     "WireFormatError",
     "__version__",
     "asend_with_retries",
+    "build_http_request",
+    "compile_decoder",
+    "convert_schema",
+    "decode_arguments",
     "dialects",
     "get_dialect",
     "hookimpl",
+    "normalize_schema",
     "output_text",
     "plugin_manager",
     "raise_for_backend",
     "register_plugin",
     "send_with_retries",
     "sse_frames",
+    "to_json_schema",
+    "tools_from_openapi",
+    "MemoryStore",
+    "Oversize",
+    "ResultStore",
+    "SizePolicy",
+    "SqliteStore",
+    "StoreClaim",
+    "StoreKey",
+    "StoredResult",
+    "open_store",
 ]
 
 __version__ = "0.1.0"
 
 # Names whose modules pull in heavier libraries load on first access.
 _LAZY: dict[str, str] = {
+    "Transcript": ".transcript",
+    "TranscriptEntry": ".transcript",
+    "SchemaLoss": "._schema",
+    "Conversion": "._schema",
+    "convert_schema": "._schema",
+    "to_json_schema": "._schema",
+    "normalize_schema": "._schema",
+    "compile_decoder": "._schema",
+    "decode_arguments": "._schema",
+    "tools_from_openapi": "._schema",
+    "build_http_request": "._schema",
     "RetryPolicy": "._http",
     "Secret": "._http",
     "send_with_retries": "._http",
@@ -100,6 +134,15 @@ _LAZY: dict[str, str] = {
     "RunningEmulator": ".emulation",
     "StreamDropped": ".emulation",
     "sse_frames": ".emulation",
+    "MemoryStore": ".store",
+    "ResultStore": ".store",
+    "SqliteStore": ".store",
+    "StoreClaim": ".store",
+    "StoreKey": ".store",
+    "StoredResult": ".store",
+    "open_store": ".store",
+    "Oversize": "._limits",
+    "SizePolicy": "._limits",
 }
 
 if TYPE_CHECKING:
@@ -109,6 +152,18 @@ if TYPE_CHECKING:
         asend_with_retries,
         raise_for_backend,
         send_with_retries,
+    )
+    from ._limits import Oversize, SizePolicy
+    from ._schema import (
+        Conversion,
+        SchemaLoss,
+        build_http_request,
+        compile_decoder,
+        convert_schema,
+        decode_arguments,
+        normalize_schema,
+        to_json_schema,
+        tools_from_openapi,
     )
     from .emulation import (
         Emulator,
@@ -122,6 +177,16 @@ if TYPE_CHECKING:
         StreamDropped,
         sse_frames,
     )
+    from .store import (
+        MemoryStore,
+        ResultStore,
+        SqliteStore,
+        StoreClaim,
+        StoredResult,
+        StoreKey,
+        open_store,
+    )
+    from .transcript import Transcript, TranscriptEntry
 
 
 def __getattr__(name: str) -> Any:

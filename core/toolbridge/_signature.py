@@ -48,7 +48,7 @@ class FunctionSignature:
             parsed = self.args_model.model_validate(arguments)
         except ValidationError as exc:
             raise ArgumentError(validation_message(exc), path="") from None
-        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        return dict(parsed.__dict__)  # exactly the fields: the model forbids extras
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -65,6 +65,15 @@ def _is_context(annotation: Any) -> bool:
         typing.get_origin(annotation) is typing.Annotated
         and typing.get_args(annotation)[0] is ToolContext
     )
+
+
+def _first_unschematizable(fields: dict[str, Any]) -> str | None:
+    for name, (annotation, _) in fields.items():
+        try:
+            TypeAdapter(annotation).json_schema()
+        except Exception:
+            return name
+    return None
 
 
 def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignature:
@@ -94,7 +103,8 @@ def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignat
             context_param = name
             continue
         default = ... if param.default is param.empty else param.default
-        field = Field(default, description=param_docs.get(name))
+        doc_text = param_docs.get(name)
+        field = Field(default, description=doc_text) if doc_text else Field(default)
         fields[name] = (annotation, field)
     try:
         args_model = create_model(
@@ -102,10 +112,12 @@ def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignat
         )
         parameters = schema_of_model(args_model)
     except Exception as exc:
+        culprit = _first_unschematizable(fields)
+        which = f"parameter {culprit!r}" if culprit else "a parameter"
         raise ToolDefinitionError(
-            f"{where}: a parameter's type cannot become a JSON Schema: {exc}. Use JSON-friendly "
-            "types (str, int, float, bool, list, dict, Literal, Enum, pydantic models, "
-            "dataclasses, TypedDict)"
+            f"{where}: the type of {which} cannot become a JSON Schema ({exc}). Use "
+            "JSON-friendly types: str, int, float, bool, list, dict, Literal, Enum, pydantic "
+            "models, dataclasses, TypedDict"
         ) from None
     parameters.setdefault("properties", {})
     returns = None

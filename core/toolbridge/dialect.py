@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .model import NAME_PATTERN, ToolCall, ToolDefinition, ToolResult
+from .model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
 
 __all__ = ["Dialect", "DialectLimits", "PendingCalls", "RenderedTools"]
 
@@ -77,6 +77,53 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """Write results as the request body that submits them, in the wire's own field names."""
+
+    def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+        """Neutral definitions from a tool list in this dialect's wire form (for import/convert).
+
+        Dialects that cannot read their own tool lists raise `UsageError`.
+        """
+        from .errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} cannot read tool definitions")
+
+    async def aconverse(
+        self, toolbox: Any, messages: Sequence[str], **options: Any
+    ) -> Any:
+        """Hold a conversation on this dialect's backend and return a `Transcript`.
+
+        Declares ``toolbox``'s tools, sends each user message, answers every call through the
+        toolbox, and records tools, calls, results and replies. ``options`` are the dialect's
+        own (``base_url``, credentials). Used by ``toolbridge demo``.
+        """
+        from .errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} has no conversation driver")
+
+    def render_tool_choice(self, choice: ToolChoice) -> Any:
+        """``choice`` in the dialect's wire shape; `UsageError` if the dialect cannot express it."""
+        from .errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} has no tool_choice setting")
+
+    def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
+        """Arguments as the tool declared them, undoing the wire's encoding.
+
+        Runs before validation. The default returns ``call.arguments``; a dialect whose wire
+        changes types (CES sends every number as a double) restores them here, e.g. with
+        `toolbridge.compile_decoder`.
+        """
+        return call.arguments
+
+    async def aserve(self, toolbox: Any, **options: Any) -> Any:
+        """Run this dialect's serve loop for ``toolbox`` (used by ``toolbridge serve``).
+
+        ``options`` are the dialect's own (base URL, credentials, which session or run).
+        Dialects without a serve loop raise `UsageError`.
+        """
+        from .errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} has no serve loop")
 
     def create_emulator(self, **options: Any) -> Any:
         """This dialect's emulated backend (a `toolbridge.emulation.Emulator`).

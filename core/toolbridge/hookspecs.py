@@ -52,3 +52,24 @@ def toolbridge_execute_call(
     return ``ToolResult.failed(call, "why")`` without calling ``invoke``; the handler then never
     runs. Never raise: an exception here becomes an error result with the exception's type.
     """
+
+
+@hookspec(firstresult=True)
+def toolbridge_reconcile_call(
+    call: ToolCall, tool: ToolDefinition, started_at: float
+) -> ToolResult | None:
+    """Answer a ``side_effects=True`` call that started but never completed; first result wins.
+
+    Runs when the result store holds the call as started by a worker that is gone (it died
+    mid-call, at ``started_at``, a Unix time), in a worker thread (implementations may block,
+    e.g. to ask the downstream system whether the effect happened). The call is never run
+    again: return the `ToolResult` to send (and store) for it, or ``None`` to leave it to the
+    next implementation. Without an answer the result is an error saying the outcome is
+    unknown and the call was not repeated::
+
+        @hookimpl
+        def toolbridge_reconcile_call(call, tool, started_at):
+            if tool.name == "send_invoice" and invoices.exists(call.id):
+                return ToolResult.ok(call, "invoice sent")
+            return None
+    """

@@ -15,6 +15,7 @@ __all__ = [
     "TextPart",
     "ToolCall",
     "ToolDefinition",
+    "ToolChoice",
     "ToolResult",
 ]
 
@@ -163,6 +164,30 @@ class ToolResult(_Frozen):
     def failed(cls, call: ToolCall, error: str) -> ToolResult:
         """A failed result carrying ``error`` for the agent."""
         return cls.model_construct(call=call, success=False, output=None, error=error)
+
+
+class ToolChoice(_Frozen):
+    """Whether and which tool the model must call: ``auto``, ``none``, ``required`` or one tool."""
+
+    mode: Literal["auto", "none", "required", "tool"] = "auto"
+    tool: str | None = None
+    """The tool to call when ``mode`` is ``"tool"``."""
+
+    @classmethod
+    def named(cls, tool: str) -> ToolChoice:
+        """Force a call of ``tool``."""
+        return cls(mode="tool", tool=tool)
+
+    @field_validator("tool")
+    @classmethod
+    def _check_tool(cls, value: str | None) -> str | None:
+        if value is not None and not NAME_PATTERN.match(value):
+            raise ValueError(f"tool name {value!r} must match [A-Za-z0-9_-]{{1,64}}")
+        return value
+
+    def model_post_init(self, context: Any, /) -> None:
+        if (self.mode == "tool") != (self.tool is not None):
+            raise ValueError('give tool=... exactly when mode is "tool"')
 
 
 def _definition_from_model(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
+from ._limits import SizePolicy
 from ._output import default_error_formatter
 from ._payload import to_data
 from ._signature import inspect_function
@@ -15,7 +16,8 @@ from .dialect import Dialect, LossPolicy, RenderedTools
 from .errors import ToolDefinitionError, UsageError
 from .model import ToolCall, ToolDefinition, ToolResult
 from .registry import get_dialect
-from .runtime import execute_calls
+from .runtime import execute_calls, execute_calls_sync
+from .store import ResultStore, open_store
 
 __all__ = ["Toolbox"]
 
@@ -29,7 +31,10 @@ class Toolbox:
 
     ``max_concurrency`` bounds how many calls of one payload run at once; ``timeout`` is the
     default per-call limit in seconds; ``error_formatter`` turns a handler exception into the
-    text the agent sees (never a traceback).
+    text the agent sees (never a traceback; a `ToolError`'s message is always sent verbatim).
+    ``store`` keeps each call's state and result (a `ResultStore`, or a URL: ``memory://``, the
+    default, or ``sqlite:///results.db``; ``None`` stores nothing); ``oversize`` is the
+    `SizePolicy` for results over the dialect's limit.
     """
 
     def __init__(
@@ -38,12 +43,19 @@ class Toolbox:
         max_concurrency: int = 16,
         timeout: float | None = None,
         error_formatter: Callable[[BaseException], str] = default_error_formatter,
+        store: ResultStore | str | None = "memory://",
+        oversize: SizePolicy = "error",
     ) -> None:
         if max_concurrency < 1:
             raise UsageError("max_concurrency must be at least 1")
+        if not (oversize in ("error", "truncate") or callable(oversize)):
+            raise UsageError(f"oversize must be 'error', 'truncate' or a callable, not "
+                             f"{oversize!r}")
         self.max_concurrency = max_concurrency
         self.timeout = timeout
         self.error_formatter = error_formatter
+        self.store: ResultStore | None = None if store is None else open_store(store)
+        self.oversize: SizePolicy = oversize
         self._tools: dict[str, RegisteredTool] = {}
 
     # ------------------------------------------------------------------ defining tools
@@ -147,44 +159,51 @@ class Toolbox:
     async def aexecute(
         self, calls: Sequence[ToolCall], **context: Any
     ) -> list[ToolResult]:
-        """Answer ``calls``: one result each, same order. ``context`` goes to `ToolContext.extra`."""
+        """Answer ``calls``, one result each in order; ``context`` goes to `ToolContext.extra`."""
         return await execute_calls(self, calls, context)
 
     def execute(self, calls: Sequence[ToolCall], **context: Any) -> list[ToolResult]:
         """Blocking form of `aexecute`."""
-        return _run_sync(self.aexecute(calls, **context))
+        _no_running_loop()
+        results = execute_calls_sync(self, calls, context)
+        return results if results is not None else asyncio.run(execute_calls(self, calls, context))
 
     async def ahandle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
         """Answer every pending call in a backend payload; return the body that submits them.
 
         ``payload`` may be a dict, JSON text or bytes, or an official SDK object.
         """
-        d = get_dialect(dialect)
-        pending = d.read_calls(to_data(payload, d.name))
-        if pending.unhandled:
-            log.warning("%s: %d required action(s) are not function calls and were left to the "
-                        "caller: %s", d.name, len(pending.unhandled),
-                        ", ".join(str(a.get("type")) for a in pending.unhandled))
-        results = await execute_calls(self, pending.calls, context, d)
-        return d.write_results(results)
+        d, calls = _read(dialect, payload)
+        return d.write_results(await execute_calls(self, calls, context, d))
 
     def handle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
-        """Blocking form of `ahandle`; inside a running event loop use ``await ahandle``."""
-        return _run_sync(self.ahandle(dialect, payload, **context))
+        """Blocking form of `ahandle`; inside a running event loop use ``await ahandle``.
+
+        When every call's tool is sync and ``inline`` (or the payload holds one call of a sync
+        tool without a timeout), the calls run in this thread with no event loop at all.
+        """
+        _no_running_loop()
+        d, calls = _read(dialect, payload)
+        results = execute_calls_sync(self, calls, context, d)
+        if results is None:
+            results = asyncio.run(execute_calls(self, calls, context, d))
+        return d.write_results(results)
 
 
-T = TypeVar("T")
+def _read(dialect: str | Dialect, payload: Any) -> tuple[Dialect, Sequence[ToolCall]]:
+    d = get_dialect(dialect)
+    pending = d.read_calls(to_data(payload, d.name))
+    if pending.unhandled:
+        log.warning("%s: %d required action(s) are not function calls and were left to the "
+                    "caller: %s", d.name, len(pending.unhandled),
+                    ", ".join(str(a.get("type")) for a in pending.unhandled))
+    return d, pending.calls
 
 
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+def _no_running_loop() -> None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running:
-        return asyncio.run(coro)
-    coro.close()
+        return
     raise UsageError("called the blocking form inside a running event loop; use the "
                      "async form (ahandle / aexecute) with await instead")

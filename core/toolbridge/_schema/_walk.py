@@ -130,6 +130,7 @@ class SchemaTransformer:
         self.policy = policy
         self.origins = origins or {}
         self.losses: list[SchemaLoss] = []
+        self._seen: set[SchemaLoss] = set()
         self._nodes = 0
 
     # -- driving ---------------------------------------------------------------------------
@@ -155,7 +156,9 @@ class SchemaTransformer:
         out: dict[str, Any] = {}
         for key, value in node.items():
             here = f"{pointer}/{escape(key)}"
-            if key in SCHEMA_CHILD and isinstance(value, (Mapping, bool)):
+            if key in SCHEMA_CHILD and (isinstance(value, Mapping) or (
+                    isinstance(value, bool) and key != "additionalProperties")):
+                # a boolean `additionalProperties` stays for `transform`, which knows the object
                 out[key] = self.walk_node(value, here, depth + 1)
             elif key in SCHEMA_LIST and isinstance(value, list):
                 out[key] = [self.walk_node(v, f"{here}/{i}", depth + 1)
@@ -198,7 +201,8 @@ class SchemaTransformer:
             if action == "dropped":
                 action = "described"
         loss = SchemaLoss(pointer, keyword, action, reason)
-        if loss not in self.losses:
+        if loss not in self._seen:  # an inlined definition reports once, not per use
+            self._seen.add(loss)
             self.losses.append(loss)
 
     def drop(

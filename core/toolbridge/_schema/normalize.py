@@ -127,6 +127,14 @@ class _Resolver:
             raise SchemaConversionError("the schema root must be a JSON object")
         defs = {self.names[p]: self._expand(self.targets[p], 1)
                 for p in sorted(self.names, key=lambda p: self.names[p])}
+        root_ref = schema.get("$ref")
+        if isinstance(root_ref, str) and root_ref.removeprefix("#/$defs/") in defs:
+            # A root that only points at a recursive definition: inline it one level, so
+            # targets that need an object root (OpenAI strict) see one.
+            body = dict(defs[root_ref.removeprefix("#/$defs/")])
+            body.update({k: v for k, v in schema.items() if k != "$ref"})
+            self.out_origins[id(body)] = self.out_origins.get(id(schema), "")
+            schema = body
         if defs:
             schema["$defs"] = defs
             self.out_origins[id(defs)] = "/$defs"
@@ -219,19 +227,24 @@ class _Resolver:
                 out[key] = {k: self._expand(v, depth + 1) for k, v in value.items()}
             else:
                 out[key] = value
-        self.out_origins[id(out)] = self.origins.get(id(node), "")
+        origin = self.origins.get(id(node), "")
         if not isinstance(ref, str):
+            self.out_origins[id(out)] = origin
             return out
         key = "#" + unquote(ref[1:])
         if key == "#" or key in self.names:
-            return {"$ref": "#" if key == "#" else f"#/$defs/{self.names[key]}", **out}
+            kept = {"$ref": "#" if key == "#" else f"#/$defs/{self.names[key]}", **out}
+            self.out_origins[id(kept)] = origin
+            return kept
         target = self._expand(self.targets[key], depth + 1)
-        if not isinstance(target, dict):
-            return target if not out else {"allOf": [target], **out}
-        if all(k in ANNOTATIONS or k not in target for k in out):
+        if isinstance(target, dict) and all(k in ANNOTATIONS or k not in target for k in out):
             target.update(out)
             return target
-        return {"allOf": [target], **out}
+        if not out:
+            return target
+        both = {"allOf": [target], **out}
+        self.out_origins[id(both)] = origin
+        return both
 
 
 def _children(node: Mapping[str, Any]) -> list[Any]:

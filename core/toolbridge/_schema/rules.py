@@ -16,7 +16,7 @@ from toolbridge._schema._walk import SchemaTarget
 __all__ = ["RULES", "TARGETS", "Kind", "Rule", "Treatment", "kind_of", "rule_for"]
 
 Kind = Literal["keep", "convert", "drop", "ignore"]
-"""keep as is; convert (rewritten, see note); drop (a loss); ignore (dropped, no meaning, no loss)."""
+"""keep as is; convert (see note); drop (a loss); ignore (dropped, meaningless, no loss)."""
 
 TARGETS: tuple[SchemaTarget, ...] = ("openai-strict", "openapi-3.0", "ces")
 
@@ -48,7 +48,7 @@ class Rule:
         return self.ces
 
 
-K, C, D, IGN = Treatment("keep"), "convert", Treatment("drop"), Treatment("ignore")
+K, D, IGN = Treatment("keep"), Treatment("drop"), Treatment("ignore")
 
 
 def _c(note: str) -> Treatment:
@@ -61,8 +61,11 @@ def _d(note: str) -> Treatment:
 
 _NULLABLE = "`[T, \"null\"]` → `type: T` + `nullable: true`; other lists → `anyOf`"
 RULES: tuple[Rule, ...] = (
-    Rule("type", _c("lists of several types → `anyOf` (`[T, \"null\"]` kept)"), _c(_NULLABLE),
-         _c("upper case (`STRING`…); " + _NULLABLE + "; `null` alone dropped")),
+    Rule("type", _c("lists of several types → `anyOf` (`[T, \"null\"]` kept); a schema "
+                    "without a type → any scalar (approximated)"),
+         _c(_NULLABLE + "; `null` alone → `nullable` (approximated)"),
+         _c("upper case (`STRING`…); " + _NULLABLE + "; `null` alone → `nullable` "
+            "(approximated)")),
     Rule("nullable", _c("adds `\"null\"` to `type` / `anyOf`"), K, K),
     Rule("properties", K, K, K),
     Rule("required", _c("lists every property; optional ones become nullable"), K, K),
@@ -101,10 +104,11 @@ RULES: tuple[Rule, ...] = (
     Rule("dependentRequired", D, D, D),
     Rule("dependentSchemas", D, D, D),
     Rule("$defs", _c("kept for recursive definitions; finite ones inlined"),
-         _c("inlined; recursion unrolled twice, then cut (lost)"),
+         _c("inlined; recursion unrolled two levels (fewer in large schemas), then cut "
+            "(approximated)"),
          _c("`defs` at the root for recursive definitions; finite ones inlined")),
     Rule("$ref", _c("finite targets inlined (siblings merged); recursive ones kept"),
-         _c("inlined (siblings merged); recursion cut after two levels"),
+         _c("inlined (siblings merged); recursive targets unrolled, then cut"),
          _c("`ref: \"#/defs/Name\"` for recursive targets; finite ones inlined")),
     Rule("title", K, K, K),
     Rule("description", K, K, K),

@@ -1,0 +1,149 @@
+"""Google CES (Customer Engagement Suite) client functions, as the toolbridge dialect
+``google-ces``.
+
+Definitions are CES ``Tool`` resources with a ``clientFunction``; pending calls are the
+``toolCalls`` of a ``runSession`` answer; results go back as ``toolResponses``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolbridge import (
+    Dialect,
+    DialectLimits,
+    DialectRegistry,
+    PendingCalls,
+    RenderedTools,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    compile_decoder,
+    hookimpl,
+)
+
+from . import translate, wire
+from .client import AsyncCesClient, CesApiError, CesClient, SyncReport, TokenProvider
+from .serve import arun_conversation, run_conversation
+from .translate import CesCorrelation, definition_from_tool, tool_id_of
+from .wire import endpoint, new_session_id, session_name
+
+__all__ = [
+    "AsyncCesClient",
+    "CesApiError",
+    "CesClient",
+    "CesCorrelation",
+    "GoogleCesDialect",
+    "GoogleCesEmulator",
+    "SyncReport",
+    "TokenProvider",
+    "arun_conversation",
+    "definition_from_tool",
+    "endpoint",
+    "new_session_id",
+    "run_conversation",
+    "session_name",
+    "tool_id_of",
+]
+
+
+class GoogleCesDialect(Dialect):
+    """CES client functions. Bind a session (and tool resource names) for the store key::
+
+        toolbox.handle(GoogleCesDialect(session="projects/p/locations/us/apps/a/sessions/s"),
+                       response)
+    """
+
+    name = "google-ces"
+    # CES states no size limit for a ToolResponse; results are Structs, never content parts.
+    limits = DialectLimits(content_parts=False)
+
+    def __init__(self, *, session: str = "", tool_names: Mapping[str, str] | None = None):
+        if session:
+            try:
+                wire.parse_session(session)
+            except ValueError as exc:
+                from toolbridge import UsageError
+
+                raise UsageError(str(exc)) from None
+        self.session = session
+        """Session name put on every call read (``ToolCall.conversation``) and in results."""
+        self.tool_names = dict(tool_names or {})
+        """Tool resource name -> function name, for calls that carry no ``displayName``."""
+
+    def bind(self, session: str, tool_names: Mapping[str, str] | None = None) -> GoogleCesDialect:
+        """A copy of this dialect bound to ``session``."""
+        return GoogleCesDialect(session=session, tool_names={**self.tool_names,
+                                                              **(tool_names or {})})
+
+    def render_tools(
+        self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
+    ) -> RenderedTools:
+        return translate.render_tools(tools, policy=policy)
+
+    def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
+        return translate.read_calls(payload, session=self.session, tool_names=self.tool_names)
+
+    def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
+        return translate.write_results(results, session=self.session)
+
+    def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
+        """Struct numbers are doubles: integral values become ints where the schema says
+        integer; stringified enum values get their declared type back."""
+        decoded = compile_decoder(tool.parameters)(call.arguments)
+        return decoded if isinstance(decoded, dict) else dict(call.arguments)
+
+    def conversation_of(self, payload: Mapping[str, Any]) -> str:
+        config = payload.get("config")
+        if isinstance(config, Mapping) and isinstance(config.get("session"), str):
+            return str(config["session"])
+        return self.session
+
+    async def aserve(self, toolbox: Any, **options: Any) -> Any:
+        """Drive a conversation: ``session`` (required), ``messages`` (else stdin lines),
+        ``base_url``, ``token`` and the other `arun_conversation` options."""
+        from .serve import aserve
+
+        return await aserve(toolbox, **options)
+
+    async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
+        """`arun_conversation` for ``toolbridge demo``: ``session`` or ``app`` (else
+        ``$TOOLBRIDGE_GOOGLE_CES_APP``; against an emulator a demo app), ``base_url``,
+        ``token`` (``api_key`` is taken as the token)."""
+        import os
+
+        from .serve import arun_conversation
+
+        if "api_key" in options:
+            options.setdefault("token", options.pop("api_key"))
+        session = options.pop("session", None)
+        if session is None:
+            app = options.pop("app", None) or os.environ.get("TOOLBRIDGE_GOOGLE_CES_APP")
+            if app is None and options.get("base_url"):
+                app = "projects/demo/locations/us/apps/demo"
+            if app is None:
+                from toolbridge import UsageError
+
+                raise UsageError("google-ces needs session=... or app=projects/P/locations/L/"
+                                 "apps/A (or $TOOLBRIDGE_GOOGLE_CES_APP)")
+            session = f"{app}/sessions/{wire.new_session_id()}"
+        return await arun_conversation(toolbox, messages, session=session, **options)
+
+    def create_emulator(self, **options: Any) -> Any:
+        from .emulator import GoogleCesEmulator
+
+        return GoogleCesEmulator(**options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GoogleCesEmulator":  # needs the emulators extra (starlette)
+        from .emulator import GoogleCesEmulator
+
+        return GoogleCesEmulator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@hookimpl
+def toolbridge_register_dialects(registry: DialectRegistry) -> None:
+    registry.add(GoogleCesDialect())

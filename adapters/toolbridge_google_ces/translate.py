@@ -1,0 +1,272 @@
+"""Pure translations between the neutral model and CES wire payloads (no I/O)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import toolbridge
+from toolbridge import (
+    Content,
+    Correlation,
+    PendingCalls,
+    RenderedTools,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    WireFormatError,
+)
+
+from . import wire
+
+__all__ = [
+    "DIALECT",
+    "CesCorrelation",
+    "definition_from_tool",
+    "read_calls",
+    "render_tools",
+    "tool_id_of",
+    "tool_resource",
+    "write_results",
+]
+
+DIALECT = "google-ces"
+
+_OUTPUT_FIELDS = frozenset({"text", "audio", "toolCalls", "citations", "googleSearchSuggestions",
+                            "endSession", "payload", "turnIndex", "turnCompleted",
+                            "diagnosticInfo", "context"})
+
+
+class CesCorrelation(Correlation):
+    """What a CES call needs echoed in its `ToolResponse`."""
+
+    id: str = ""
+    """``ToolCall.id``; empty when the call carried none (then none is echoed)."""
+    tool: str | None = None
+    """``ToolCall.tool``: the tool's resource name."""
+    toolset_tool: dict[str, Any] | None = None
+    """``ToolCall.toolsetTool`` (``{toolset, toolId}``), the alternative to ``tool``."""
+    display_name: str | None = None
+    """``ToolCall.displayName``: the function name."""
+    session: str = ""
+    """The session the call belongs to, when known (goes into ``config.session``)."""
+    turn_index: int | None = None
+    """``SessionOutput.turnIndex`` of the output holding the call."""
+
+
+# ---------------------------------------------------------------------- definitions
+def tool_id_of(tool: ToolDefinition) -> str:
+    """The tool resource id used for ``tool``: ``vendor_extras["google-ces"]["toolId"]`` or
+    the tool's name."""
+    extras = tool.vendor_extras.get(DIALECT, {})
+    return str(extras.get("toolId") or tool.name)
+
+
+def tool_resource(
+    tool: ToolDefinition, *, policy: Any = "describe"
+) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """One ``Tool`` resource with a ``clientFunction``, and the schema losses (parameters,
+    then ``returns`` with pointers under ``/returns``)."""
+    params = toolbridge.convert_schema(tool.parameters, "ces", policy=policy)
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    function["parameters"] = params.schema
+    losses: list[Any] = list(params.losses)
+    if tool.returns is not None:
+        returns = toolbridge.convert_schema(tool.returns, "ces", policy=policy)
+        function["response"] = returns.schema
+        losses += [dataclasses.replace(loss, pointer="/returns" + loss.pointer)
+                   for loss in returns.losses]
+    resource: dict[str, Any] = {"clientFunction": function}
+    if tool.timeout is not None:
+        resource["timeout"] = f"{tool.timeout:.9g}s"  # google.protobuf.Duration
+    extras = {k: v for k, v in tool.vendor_extras.get(DIALECT, {}).items() if k != "toolId"}
+    resource.update(extras)  # e.g. executionType, toolFakeConfig
+    return resource, tuple(losses)
+
+
+def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
+    """CES ``Tool`` resources for ``tools``, with the loss report per tool name."""
+    definitions: list[dict[str, Any]] = []
+    losses: dict[str, tuple[Any, ...]] = {}
+    for tool in tools:
+        resource, lost = tool_resource(tool, policy=policy)
+        definitions.append(resource)
+        if lost:
+            losses[tool.name] = lost
+    return RenderedTools(definitions, losses)
+
+
+def definition_from_tool(resource: Mapping[str, Any]) -> ToolDefinition:
+    """A neutral definition read back from a CES ``Tool`` with a ``clientFunction``
+    (enum names or numbers); parameters become JSON Schema again."""
+    tool = wire.normalize_tool_enums(resource)
+    function = tool.get("clientFunction")
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        raise WireFormatError(DIALECT, "clientFunction.name", "missing; only client "
+                              "function tools have a neutral form", dict(resource))
+    params = function.get("parameters")
+    parameters = (toolbridge.to_json_schema(params, "ces").schema
+                  if isinstance(params, Mapping) else {"type": "object", "properties": {}})
+    returns = function.get("response")
+    return ToolDefinition(
+        name=function["name"], description=str(function.get("description", "")),
+        parameters=parameters,
+        returns=toolbridge.to_json_schema(returns, "ces").schema
+        if isinstance(returns, Mapping) else None,
+    )
+
+
+# ---------------------------------------------------------------------- pending calls
+def _outputs(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(path, SessionOutput) pairs from a RunSessionResponse, a SessionOutput or ToolCalls."""
+    if "outputs" in payload:
+        outputs = payload["outputs"]
+        if not isinstance(outputs, list):
+            raise WireFormatError(DIALECT, "outputs", "must be a list of SessionOutput objects",
+                                  payload)
+        pairs = []
+        for i, output in enumerate(outputs):
+            if not isinstance(output, Mapping):
+                raise WireFormatError(DIALECT, f"outputs[{i}]", "must be an object", payload)
+            pairs.append((f"outputs[{i}].", output))
+        return pairs
+    if isinstance(payload.get("toolCalls"), list):  # a bare ToolCalls message
+        return [("", {"toolCalls": payload})]
+    if not payload or set(payload) & _OUTPUT_FIELDS:
+        return [("", payload)]
+    raise WireFormatError(
+        DIALECT, "<payload>", "expected a runSession response ({\"outputs\": [...]}), a "
+        f"SessionOutput or a ToolCalls message; got keys {sorted(payload)}", payload)
+
+
+def _text(value: Any, path: str, payload: Mapping[str, Any]) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise WireFormatError(DIALECT, path, f"must be a string, got {type(value).__name__}",
+                              payload)
+    return value
+
+
+def _turn_index(output: Mapping[str, Any], path: str, payload: Mapping[str, Any]) -> int | None:
+    value = output.get("turnIndex", output.get("turn_index"))
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise WireFormatError(DIALECT, path + "turnIndex", "must be an integer",
+                              payload) from None
+
+
+def read_calls(payload: Mapping[str, Any], *, session: str = "",
+               tool_names: Mapping[str, str] | None = None) -> PendingCalls:
+    """The client-function calls a CES payload waits on.
+
+    ``conversation`` is ``session``; ``turn`` is empty, because the call ``id`` is unique in
+    the session and is the only value that stays the same however the call is re-delivered
+    (whole response, single output, proto-plus message). ``tool_names`` maps tool resource
+    names to function names for calls without ``displayName``.
+    """
+    calls: list[ToolCall] = []
+    for prefix, output in _outputs(payload):
+        turn_index = _turn_index(output, prefix, payload)
+        holder = output.get("toolCalls", output.get("tool_calls"))
+        if holder is None:
+            continue
+        path = prefix + "toolCalls"
+        if not isinstance(holder, Mapping):
+            raise WireFormatError(DIALECT, path, "must be a ToolCalls object", payload)
+        items = holder.get("toolCalls", holder.get("tool_calls", []))
+        if not isinstance(items, list):
+            raise WireFormatError(DIALECT, path + ".toolCalls", "must be a list", payload)
+        for j, item in enumerate(items):
+            calls.append(_read_call(item, f"{path}.toolCalls[{j}]", payload, session,
+                                    turn_index, tool_names or {}))
+    return PendingCalls(tuple(calls))
+
+
+def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
+               turn_index: int | None, tool_names: Mapping[str, str]) -> ToolCall:
+    if not isinstance(item, Mapping):
+        raise WireFormatError(DIALECT, path, "must be a ToolCall object", payload)
+    call_id = _text(item.get("id"), path + ".id", payload)
+    tool = _text(item.get("tool"), path + ".tool", payload)
+    toolset = item.get("toolsetTool", item.get("toolset_tool"))
+    if toolset is not None and not isinstance(toolset, Mapping):
+        raise WireFormatError(DIALECT, path + ".toolsetTool", "must be an object", payload)
+    if tool and toolset is not None:
+        raise WireFormatError(DIALECT, path, "has both tool and toolsetTool; they are one "
+                              "oneof, set at most one", payload)
+    display = _text(item.get("displayName", item.get("display_name")),
+                    path + ".displayName", payload)
+    name = display or (tool_names.get(tool) if tool else None)
+    if name is None:
+        if tool:
+            name = tool.rsplit("/", 1)[-1]
+        elif toolset:
+            name = str(toolset.get("toolId", toolset.get("tool_id", "")))
+    if not name:
+        raise WireFormatError(DIALECT, path, "names no tool (no displayName, tool or "
+                              "toolsetTool)", payload)
+    args = item.get("args", {})
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise WireFormatError(DIALECT, path + ".args", "must be a JSON object (a Struct)",
+                              payload)
+    correlation = CesCorrelation(
+        id=call_id or "", tool=tool, toolset_tool=dict(toolset) if toolset else None,
+        display_name=display, session=session, turn_index=turn_index,
+    )
+    return ToolCall(
+        # Without an id nothing identifies the call across deliveries: a fresh id means the
+        # result store never confuses two such calls (a re-delivery runs again).
+        id=call_id or f"no-id-{uuid.uuid4().hex}", name=name, arguments=dict(args),
+        dialect=DIALECT, conversation=session, turn="", correlation=correlation,
+    )
+
+
+# ---------------------------------------------------------------------- results
+def _response(result: ToolResult) -> dict[str, Any]:
+    if not result.success:
+        return {"error": result.error or "the tool failed"}
+    output = result.output
+    if isinstance(output, Content):
+        output = output.as_text()
+    return {"output": output}
+
+
+def tool_response(result: ToolResult) -> dict[str, Any]:
+    """One ``ToolResponse`` echoing the call's ``id``, ``tool``/``toolsetTool`` and name."""
+    corr = result.call.correlation
+    entry: dict[str, Any] = {}
+    if isinstance(corr, CesCorrelation):
+        if corr.id:
+            entry["id"] = corr.id
+        if corr.tool:
+            entry["tool"] = corr.tool
+        elif corr.toolset_tool:
+            entry["toolsetTool"] = corr.toolset_tool
+        entry["displayName"] = corr.display_name or result.call.name
+    else:
+        entry["id"] = result.call.id
+        entry["displayName"] = result.call.name
+    entry["response"] = _response(result)
+    return entry
+
+
+def write_results(results: Sequence[ToolResult], *, session: str = "") -> dict[str, Any]:
+    """The ``RunSessionRequest`` body answering ``results`` (``config.session`` when known)."""
+    sessions = {r.call.correlation.session for r in results
+                if isinstance(r.call.correlation, CesCorrelation)} - {""}
+    body: dict[str, Any] = {}
+    chosen = session or (sessions.pop() if len(sessions) == 1 else "")
+    if chosen:
+        body["config"] = {"session": chosen}
+    body["inputs"] = [{"toolResponses": {"toolResponses": [tool_response(r) for r in results]}}]
+    return body

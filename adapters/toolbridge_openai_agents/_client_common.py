@@ -1,0 +1,200 @@
+"""What the sync and async clients share: configuration, request building, SSE, de-duplication."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import httpx
+from toolbridge import BackendError, RetryPolicy, Secret, Toolbox, ToolDefinition, WireFormatError
+
+from .translate import DIALECT, tools_to_wire
+from .wire import BETA_HEADER, RACE_MESSAGE
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ClientConfig",
+    "EventDeduper",
+    "PendingCallRaceError",
+    "SSEParser",
+    "is_race",
+    "message_event",
+    "render_tools",
+    "resync_event",
+]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RACE_DELAYS = (0.1, 0.3, 0.6)
+"""Waits before re-sending after the registration race, as the SDK does (_dispatch.py)."""
+DONE = object()
+
+
+class PendingCallRaceError(BackendError):
+    """``Unknown pending tool call`` persisted after every race retry: the call is not pending."""
+
+
+class ClientConfig:
+    """Connection settings shared by `AgentsClient` and `AsyncAgentsClient`.
+
+    ``api_key`` defaults to ``$OPENAI_API_KEY``; without one no ``Authorization`` header is sent
+    (fine for the emulator). It is held as a `toolbridge.Secret` and never shown.
+    """
+
+    def __init__(
+        self, *, api_key: str | Secret | None = None, base_url: str | None = None,
+        organization: str | None = None, project: str | None = None, timeout: float = 60.0,
+        retry: RetryPolicy | None = None, race_delays: Sequence[float] = RACE_DELAYS,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.api_key: Secret | None = Secret(key) if isinstance(key, str) else key
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+                         ).rstrip("/")
+        self.organization = organization
+        self.project = project
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.race_delays = tuple(race_delays)
+        self.extra_headers = dict(headers or {})
+
+    def headers(self) -> dict[str, str]:
+        """Headers of every request (the key is read from its Secret only here)."""
+        out = {BETA_HEADER[0]: BETA_HEADER[1], "Accept": "application/json",
+               "User-Agent": "toolbridge-openai-agents"}
+        if self.api_key is not None:
+            out["Authorization"] = f"Bearer {self.api_key.get()}"
+        if self.organization:
+            out["OpenAI-Organization"] = self.organization
+        if self.project:
+            out["OpenAI-Project"] = self.project
+        out.update(self.extra_headers)
+        return out
+
+    def limits(self) -> httpx.Limits:
+        # One connection per live event stream: the pool must not cap them.
+        return httpx.Limits(max_connections=None, max_keepalive_connections=64)
+
+    def stream_timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.timeout, read=None)
+
+    def __repr__(self) -> str:
+        return (f"ClientConfig(base_url={self.base_url!r}, api_key={self.api_key!r}, "
+                f"organization={self.organization!r}, project={self.project!r})")
+
+
+def render_tools(tools: Toolbox | Sequence[ToolDefinition] | Sequence[Mapping[str, Any]]
+                 ) -> list[dict[str, Any]]:
+    """``agent.tools`` from a toolbox, neutral definitions, or wire dicts (kept as they are)."""
+    items = list(tools)
+    if all(isinstance(t, ToolDefinition) for t in items):
+        return tools_to_wire([t for t in items if isinstance(t, ToolDefinition)])
+    return [dict(t) for t in items if isinstance(t, Mapping)]
+
+
+def message_event(message: str | Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``agent.session.input.message`` for a text or a list of input messages."""
+    if isinstance(message, str):
+        messages: list[Any] = [{"role": "user",
+                                "content": [{"type": "input_text", "text": message}]}]
+    else:
+        messages = [dict(m) for m in message]
+    return {"type": "agent.session.input.message", "input": messages}
+
+
+def new_key() -> str:
+    return str(uuid.uuid4())
+
+
+def is_race(response: httpx.Response, events: Iterable[Mapping[str, Any]]) -> bool:
+    """The 400 ``Unknown pending tool call: <call_id>`` of a call just announced."""
+    if response.status_code != 400:
+        return False
+    try:
+        error = response.json().get("error", {})
+        message = str(error.get("message", ""))
+    except (ValueError, AttributeError):
+        return False
+    return any(message == RACE_MESSAGE + str(e.get("call_id")) for e in events
+               if e.get("type") == "agent.session.input.tool_result")
+
+
+def race_error(response: httpx.Response, what: str) -> PendingCallRaceError:
+    body = response.json()
+    return PendingCallRaceError(f"{what}: HTTP 400: {body['error']['message']}",
+                                status=400, body=body)
+
+
+def session_body(response: httpx.Response, what: str) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        raise WireFormatError(DIALECT, "<body>", f"{what}: answer is not JSON",
+                              response.text[:2000]) from None
+    if not isinstance(data, dict):
+        raise WireFormatError(DIALECT, "<body>", f"{what}: expected an object", data)
+    return data
+
+
+class EventDeduper:
+    """Drops events whose ``event_id`` was seen among the last ``limit`` (SDK: 1,024)."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._order: deque[str] = deque()
+        self._seen: set[str] = set()
+
+    def accept(self, event: Mapping[str, Any]) -> bool:
+        """True the first time an event id is seen (events without one always pass)."""
+        event_id = event.get("event_id")
+        if not isinstance(event_id, str):
+            return True
+        if event_id in self._seen:
+            return False
+        if len(self._order) >= self.limit:
+            self._seen.discard(self._order.popleft())
+        self._order.append(event_id)
+        self._seen.add(event_id)
+        return True
+
+
+class SSEParser:
+    """Turns SSE lines into decoded ``data`` payloads (the ``event:`` name is not used)."""
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+
+    def feed(self, line: str) -> Any:
+        """The decoded event when ``line`` ends one, `DONE` at ``[DONE]``, else ``None``."""
+        if line == "":
+            if not self._data:
+                return None
+            text = "\n".join(self._data)
+            self._data = []
+            if text.startswith("[DONE]"):
+                return DONE
+            try:
+                return json.loads(text)
+            except ValueError:
+                raise WireFormatError(DIALECT, "<event>", "event data is not JSON",
+                                      text[:2000]) from None
+        if line.startswith(":"):
+            return None
+        field, _, value = line.partition(":")
+        if field == "data":
+            self._data.append(value[1:] if value.startswith(" ") else value)
+        return None
+
+
+def resync_event(session: Mapping[str, Any], count: int) -> dict[str, Any]:
+    """A session snapshot shaped like the lifecycle event of its status.
+
+    Yielded after (re)connecting, so a consumer handles state it read and state it was sent
+    the same way.
+    """
+    status = str(session.get("status", "idle"))
+    return {"type": f"agent.session.{status}", "event_id": f"resync-{count}",
+            "session": dict(session)}

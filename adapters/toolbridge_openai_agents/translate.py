@@ -1,0 +1,207 @@
+"""Pure translations between the neutral model and the Agents API wire (no I/O)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolbridge import (
+    Content,
+    Correlation,
+    ImagePart,
+    TextPart,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    UsageError,
+    WireFormatError,
+    output_text,
+)
+
+from .wire import MAX_TOOLS_BYTES, TOOL_RESULT
+
+__all__ = [
+    "DIALECT",
+    "AgentsCorrelation",
+    "calls_from_wire",
+    "content_to_wire",
+    "result_to_wire",
+    "results_to_wire",
+    "session_of",
+    "tool_to_wire",
+    "tools_to_wire",
+]
+
+DIALECT = "openai-agents"
+log = logging.getLogger("toolbridge.openai_agents")
+
+# Agents function tools have no `strict` flag (agent_tool_param.py); never send one.
+_RESERVED = frozenset({"type", "name", "description", "parameters", "strict"})
+
+
+class AgentsCorrelation(Correlation):
+    """What answers an Agents API call: both ids are echoed in the ``tool_result`` event."""
+
+    session_id: str
+    turn_id: str
+    call_id: str
+
+
+# ---------------------------------------------------------------------- definitions
+def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
+    """One flat function tool. ``description`` is required here: an empty one is generated."""
+    description = tool.description.strip()
+    if not description:
+        description = f"Calls the {tool.name} function."
+        log.info("tool %r has no description; the Agents API requires one, sending %r",
+                 tool.name, description)
+    wire: dict[str, Any] = {
+        "type": "function", "name": tool.name, "description": description,
+        "parameters": tool.parameters,
+    }
+    if tool.defer_loading:
+        wire["defer_loading"] = True
+    extras = tool.vendor_extras.get(DIALECT, {})
+    wire.update({k: v for k, v in extras.items() if k not in _RESERVED})
+    return wire
+
+
+def tools_to_wire(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """The ``agent.tools`` list: functions, plus ``tool_search`` when any is deferred.
+
+    Raises `UsageError` when the list exceeds the 3 MiB the service accepts.
+    """
+    wire = [tool_to_wire(t) for t in tools]
+    if any(w.get("defer_loading") for w in wire):
+        # Deferred functions stay hidden unless tool search is on (seeds 000-002).
+        wire.append({"type": "tool_search"})
+    size = len(json.dumps(wire, separators=(",", ":"), ensure_ascii=False).encode())
+    if size > MAX_TOOLS_BYTES:
+        raise UsageError(
+            f"{DIALECT}: the tool list is {size:,} bytes of compact JSON, over the "
+            f"{MAX_TOOLS_BYTES:,}-byte limit; shorten descriptions and schemas, or defer "
+            "rarely used tools to another agent"
+        )
+    return wire
+
+
+# ---------------------------------------------------------------------- pending calls
+def session_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    """The session object in ``payload`` and its field path prefix.
+
+    Accepts a session (``GET /agents/sessions/{id}``) or a session event such as
+    ``agent.session.requires_action``.
+    """
+    kind = payload.get("type")
+    if isinstance(kind, str) and kind.startswith("agent.session") and "session" in payload:
+        session = payload["session"]
+        if not isinstance(session, Mapping):
+            raise WireFormatError(DIALECT, "session", "expected an object", payload)
+        return session, "session."
+    if "required_actions" in payload or payload.get("object") == "agent.session":
+        return payload, ""
+    if isinstance(kind, str):
+        raise WireFormatError(
+            DIALECT, "type",
+            f"a {kind!r} event carries no pending calls; pass the session or an "
+            "'agent.session.requires_action' event (only required_actions are pending)", payload,
+        )
+    raise WireFormatError(
+        DIALECT, "required_actions",
+        "missing: expected an agent session or an 'agent.session.requires_action' event", payload,
+    )
+
+
+def calls_from_wire(
+    payload: Mapping[str, Any]
+) -> tuple[tuple[ToolCall, ...], tuple[Mapping[str, Any], ...]]:
+    """Function calls from ``required_actions``, and the other required actions left over."""
+    session, prefix = session_of(payload)
+    session_id = session.get("id")
+    if not isinstance(session_id, str) or not session_id:
+        raise WireFormatError(DIALECT, prefix + "id", "missing or not a string", payload)
+    actions = session.get("required_actions")
+    if not isinstance(actions, list):
+        raise WireFormatError(DIALECT, prefix + "required_actions", "expected a list", payload)
+    calls: list[ToolCall] = []
+    unhandled: list[Mapping[str, Any]] = []
+    for index, action in enumerate(actions):
+        where = f"{prefix}required_actions[{index}]"
+        if not isinstance(action, Mapping):
+            raise WireFormatError(DIALECT, where, "expected an object", payload)
+        if action.get("type") != "function_call":
+            unhandled.append(action)
+            continue
+        calls.append(_call(action, session_id, where, payload))
+    return tuple(calls), tuple(unhandled)
+
+
+def _call(action: Mapping[str, Any], session_id: str, where: str, body: Any) -> ToolCall:
+    ids: dict[str, str] = {}
+    for field in ("turn_id", "call_id", "name"):
+        value = action.get(field)
+        if not isinstance(value, str) or not value:
+            raise WireFormatError(DIALECT, f"{where}.{field}", "missing or not a string", body)
+        ids[field] = value
+    arguments, raw, error = _arguments(action.get("arguments"))
+    return ToolCall(
+        id=ids["call_id"], name=ids["name"], arguments=arguments, raw_arguments=raw,
+        argument_error=error, dialect=DIALECT, conversation=session_id, turn=ids["turn_id"],
+        correlation=AgentsCorrelation(session_id=session_id, turn_id=ids["turn_id"],
+                                      call_id=ids["call_id"]),
+    )
+
+
+def _arguments(value: Any) -> tuple[dict[str, Any], str | None, str | None]:
+    """Arguments are an object; a JSON string is decoded (like the SDK's dispatcher)."""
+    raw = None
+    if isinstance(value, str):
+        raw = value
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError as exc:
+            return {}, raw, f"arguments are not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, raw, None
+
+
+# ---------------------------------------------------------------------- results
+def content_to_wire(content: Content) -> list[dict[str, str]]:
+    """A content result as ``input_text`` / ``input_image`` parts."""
+    parts: list[dict[str, str]] = []
+    for part in content.parts:
+        if isinstance(part, TextPart):
+            parts.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            parts.append({"type": "input_image", "image_url": part.url})
+    return parts
+
+
+def result_to_wire(result: ToolResult) -> dict[str, Any]:
+    """One ``agent.session.input.tool_result`` event."""
+    correlation = result.call.correlation
+    if isinstance(correlation, AgentsCorrelation):
+        turn_id, call_id = correlation.turn_id, correlation.call_id
+    else:  # a call built by hand: the neutral fields carry the same ids
+        turn_id, call_id = result.call.turn, result.call.id
+    if not turn_id:
+        raise UsageError(f"{DIALECT}: call {call_id!r} has no turn id; read calls with "
+                         "read_calls so both turn_id and call_id can be echoed")
+    event: dict[str, Any] = {"type": TOOL_RESULT, "turn_id": turn_id, "call_id": call_id,
+                             "success": result.success}
+    if not result.success:
+        event["error"] = result.error or "Tool failed."
+    elif isinstance(result.output, Content):
+        event["output"] = content_to_wire(result.output)
+    else:
+        # Objects are sent as compact JSON text, as the SDK does (lib/streaming/agents/_tools.py).
+        event["output"] = output_text(result.output)
+    return event
+
+
+def results_to_wire(results: Sequence[ToolResult]) -> dict[str, Any]:
+    """The body of ``POST /agents/sessions/{id}/events`` answering ``results``."""
+    return {"events": [result_to_wire(r) for r in results]}

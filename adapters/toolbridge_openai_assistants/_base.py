@@ -1,0 +1,224 @@
+"""What both Assistants clients share: endpoints, credentials, errors, polling hints, SSE."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import httpx
+from toolbridge import (
+    BackendError,
+    RetryPolicy,
+    Secret,
+    UsageError,
+    raise_for_backend,
+)
+
+from .wire import BETA_HEADER
+
+__all__ = ["OPENAI_BASE_URL", "RunExpiredError", "StreamEvent", "StreamInterruptedError",
+           "expired_error"]
+
+log = logging.getLogger("toolbridge.openai_assistants")
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+StreamEvent = tuple[str, Any]
+"""``(event name, decoded data)`` of one SSE frame."""
+TokenProvider = Callable[[], "str | Awaitable[str]"]
+
+
+class RunExpiredError(BackendError):
+    """The run expired (``status: "expired"``, or outputs refused because it had expired).
+
+    Create a new run on the same thread to continue the conversation.
+    """
+
+    def __init__(self, message: str, *, thread_id: str, run_id: str,
+                 expires_at: int | None = None, status: int | None = None,
+                 body: Any = None) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.expires_at = expires_at
+        super().__init__(message, status=status, body=body)
+
+
+class StreamInterruptedError(BackendError):
+    """An event stream broke off before its end; read the run again to learn its state."""
+
+
+def expired_error(run: Mapping[str, Any], what: str = "") -> RunExpiredError:
+    """The error for a run found in status ``expired``."""
+    expires = run.get("expires_at")
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(expires)) if isinstance(
+        expires, int) else "its expiry time"
+    return RunExpiredError(
+        f"openai-assistants: run {run.get('id')} on thread {run.get('thread_id')} expired at "
+        f"{when}{what}; outputs can no longer be submitted. Start a new run on the thread.",
+        thread_id=str(run.get("thread_id")), run_id=str(run.get("id")),
+        expires_at=expires if isinstance(expires, int) else None, body=dict(run))
+
+
+class _Base:
+    """Endpoints, credentials, polling hints and expiry arithmetic shared by both clients."""
+
+    def __init__(
+        self, *, api_key: str | Secret | None = None, base_url: str | None = None,
+        azure_endpoint: str | None = None, api_version: str | None = None,
+        azure_ad_token_provider: TokenProvider | None = None,
+        retry: RetryPolicy | None = None, timeout: float = 60.0,
+        poll_interval: float = 1.0, expiry_margin: float = 5.0,
+    ) -> None:
+        self.api_key = api_key if isinstance(api_key, Secret) or api_key is None else Secret(
+            api_key)
+        self.azure = azure_endpoint is not None
+        if self.azure:
+            if not api_version:
+                raise UsageError("openai-assistants: Azure needs api_version=... (e.g. "
+                                 "'2024-07-01-preview'; Assistants function calling needs "
+                                 "2024-02-15-preview or later)")
+            if (self.api_key is None) == (azure_ad_token_provider is None):
+                raise UsageError("openai-assistants: give Azure exactly one credential: "
+                                 "api_key=... or azure_ad_token_provider=...")
+            self.base_url = str(azure_endpoint).rstrip("/") + "/openai"
+        else:
+            if self.api_key is None:
+                raise UsageError("openai-assistants: api_key=... is required for OpenAI")
+            if azure_ad_token_provider is not None:
+                raise UsageError("openai-assistants: azure_ad_token_provider needs "
+                                 "azure_endpoint=...")
+            self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
+        self.api_version = api_version if self.azure else None
+        self.token_provider = azure_ad_token_provider
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self.poll_interval = poll_interval
+        """Seconds between polls when the server sends no ``openai-poll-after-ms``."""
+        self.expiry_margin = expiry_margin
+        """Seconds before ``expires_at`` after which no handler is started."""
+        self.poll_after: float | None = None
+        """The last ``openai-poll-after-ms`` hint, in seconds (updated on every response)."""
+
+    def __repr__(self) -> str:
+        kind = "azure" if self.azure else "openai"
+        return f"<{type(self).__name__} {kind} {self.base_url}>"
+
+    # ------------------------------------------------------------------ requests
+    def _headers(self, token: str | None) -> dict[str, str]:
+        headers = {BETA_HEADER[0]: BETA_HEADER[1], "Content-Type": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        elif self.api_key is not None:
+            if self.azure:
+                headers["api-key"] = self.api_key.get()
+            else:
+                headers["Authorization"] = f"Bearer {self.api_key.get()}"
+        return headers
+
+    def _build(self, method: str, path: str, token: str | None, body: Any = None,
+               query: Mapping[str, Any] | None = None, stream: bool = False) -> httpx.Request:
+        params: dict[str, Any] = {k: v for k, v in (query or {}).items() if v is not None}
+        if self.api_version:
+            params["api-version"] = self.api_version
+        headers = self._headers(token)
+        if stream:
+            headers["Accept"] = "text/event-stream"
+        content = None if body is None else json.dumps(body).encode()
+        return httpx.Request(method, self.base_url + path, params=params, headers=headers,
+                             content=content)
+
+    def _decode(self, response: httpx.Response, what: str, run_ids: tuple[str, str] | None
+                ) -> Any:
+        self._note_poll_hint(response)
+        if response.status_code == 400 and run_ids is not None:
+            text = response.text
+            if "do not accept tool outputs" in text and "expired" in text:
+                raise RunExpiredError(
+                    f"openai-assistants: {what}: run {run_ids[1]} on thread {run_ids[0]} has "
+                    "expired and no longer accepts tool outputs. Start a new run.",
+                    thread_id=run_ids[0], run_id=run_ids[1], status=400,
+                    body=_json_or_text(response))
+        raise_for_backend(response, f"openai-assistants: {what}")
+        return response.json()
+
+    def _note_poll_hint(self, response: httpx.Response) -> None:
+        hint = response.headers.get("openai-poll-after-ms")
+        if hint:
+            with contextlib.suppress(ValueError):
+                self.poll_after = max(float(hint), 0.0) / 1000
+
+    def poll_delay(self) -> float:
+        """Seconds to wait before the next poll: the latest server hint, else `poll_interval`."""
+        return self.poll_after if self.poll_after is not None else self.poll_interval
+
+    # ------------------------------------------------------------------ expiry
+    def seconds_left(self, run: Mapping[str, Any]) -> float | None:
+        """Seconds until the run's ``expires_at`` (negative when past); ``None`` if unknown."""
+        expires = run.get("expires_at")
+        return float(expires) - time.time() if isinstance(expires, (int, float)) else None
+
+    def can_finish(self, run: Mapping[str, Any], estimate: float | None) -> bool:
+        """Whether work taking ``estimate`` seconds ends ``expiry_margin`` before expiry."""
+        left = self.seconds_left(run)
+        return left is None or (estimate or 0.0) + self.expiry_margin <= left
+
+    # ------------------------------------------------------------------ paths and bodies
+    @staticmethod
+    def _run_path(thread_id: str, run_id: str, tail: str = "") -> str:
+        return f"/threads/{thread_id}/runs/{run_id}{tail}"
+
+    @staticmethod
+    def _assistant_body(model: str, tools: Sequence[Mapping[str, Any]],
+                        instructions: str | None, name: str | None,
+                        fields: Mapping[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "tools": list(tools), **fields}
+        if instructions is not None:
+            body["instructions"] = instructions
+        if name is not None:
+            body["name"] = name
+        return body
+
+
+def _json_or_text(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text[:2000]
+
+
+class _SSE:
+    """Incremental SSE parser: feed lines, get ``(event, data)`` frames; ``done`` at [DONE]."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.event = ""
+        self.data: list[str] = []
+        self.done = False
+
+    def feed(self, line: str) -> StreamEvent | None:
+        if line.startswith("event:"):
+            self.event = line[6:].strip()
+        elif line.startswith("data:"):
+            self.data.append(line[5:].lstrip(" "))
+        elif line == "" and self.data:
+            raw, name = "\n".join(self.data), self.event
+            self.data, self.event = [], ""
+            if raw.startswith("[DONE]"):
+                self.done = True
+                return None
+            try:
+                data = json.loads(raw)
+            except ValueError as exc:
+                raise BackendError(f"openai-assistants: {self.what}: event {name!r} is not "
+                                   f"JSON: {exc}") from None
+            if name == "error":
+                message = data.get("message") if isinstance(data, dict) else data
+                raise BackendError(f"openai-assistants: {self.what}: error event: {message}",
+                                   body=data)
+            return name, data
+        return None
+
+

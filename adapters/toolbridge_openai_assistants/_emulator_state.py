@@ -1,0 +1,424 @@
+"""The emulated Assistants service's state: assistants, threads, messages and runs.
+
+Pure state machine (no HTTP): each operation returns the answer object and, for streamed
+requests, the events the run produced, computed eagerly so a dropped stream leaves the run
+in the state the real service would be in. Error texts are the real service's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolbridge import Script, ScriptCall, ScriptedModel, ScriptError
+
+from .wire import MAX_OUTPUT_CHARS, MAX_TOOLS
+
+__all__ = ["ApiError", "EmulatedService", "Event"]
+
+Event = tuple[str, dict[str, Any]]
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class ApiError(Exception):
+    """An error answer in OpenAI's shape."""
+
+    def __init__(self, status: int, message: str, *, param: str | None = None,
+                 code: str | None = None, type: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status, self.message, self.param, self.code, self.type = (
+            status, message, param, code, type)
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param,
+                          "code": self.code}}
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(12)}"
+
+
+def _missing(param: str) -> ApiError:
+    return ApiError(400, f"Missing required parameter: '{param}'.", param=param,
+                    code="missing_required_parameter")
+
+
+def _wrong_type(param: str, expected: str, value: Any) -> ApiError:
+    got = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+           type(None): "null"}.get(type(value), "a number")
+    return ApiError(400, f"Invalid type for '{param}': expected {expected}, but got {got} "
+                    "instead.", param=param, code="invalid_type")
+
+
+def strict_schema_problem(schema: Any, context: str = "()") -> str | None:
+    """Why ``schema`` is not a valid strict function schema, or ``None``."""
+    if not isinstance(schema, Mapping):
+        return None
+    if schema.get("type") == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return (f"In context={context}, 'additionalProperties' is required to be supplied "
+                    "and to be false.")
+        missing = [k for k in props if k not in schema.get("required", ())]
+        if missing:
+            return (f"In context={context}, 'required' is required to be supplied and to be "
+                    f"an array including every key in properties. Missing '{missing[0]}'.")
+        for key, sub in props.items():
+            problem = strict_schema_problem(sub, f"('properties', '{key}')")
+            if problem:
+                return problem
+    for key in ("items",):
+        problem = strict_schema_problem(schema.get(key), f"('{key}',)")
+        if problem:
+            return problem
+    for key in ("anyOf",):
+        for i, sub in enumerate(schema.get(key, ())):
+            problem = strict_schema_problem(sub, f"('{key}', {i})")
+            if problem:
+                return problem
+    for name, sub in schema.get("$defs", {}).items():
+        problem = strict_schema_problem(sub, f"('$defs', '{name}')")
+        if problem:
+            return problem
+    return None
+
+
+def _check_tools(tools: Any, param: str = "tools") -> list[dict[str, Any]]:
+    if not isinstance(tools, list):
+        raise _wrong_type(param, "an array", tools)
+    if len(tools) > MAX_TOOLS:
+        raise ApiError(400, f"Invalid '{param}': array too long. Expected an array with maximum "
+                       f"length {MAX_TOOLS}, but got an array with length {len(tools)} instead.",
+                       param=param, code="array_above_max_length")
+    for i, tool in enumerate(tools):
+        at = f"{param}[{i}]"
+        if not isinstance(tool, dict) or "type" not in tool:
+            raise _missing(f"{at}.type")
+        if tool["type"] in ("code_interpreter", "file_search"):
+            continue
+        if tool["type"] != "function":
+            raise ApiError(400, f"Invalid value: '{tool['type']}'. Supported values are: "
+                           "'code_interpreter', 'function', and 'file_search'.",
+                           param=f"{at}.type", code="invalid_value")
+        function = tool.get("function")
+        if not isinstance(function, dict) or "name" not in function:
+            raise _missing(f"{at}.function.name")
+        if not isinstance(function["name"], str) or not _NAME.match(function["name"]):
+            raise ApiError(400, f"Invalid '{at}.function.name': string does not match pattern. "
+                           "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                           param=f"{at}.function.name", code="invalid_value")
+        if function.get("strict") is True:
+            problem = strict_schema_problem(function.get("parameters", {}))
+            if problem:
+                raise ApiError(400, f"Invalid schema for function '{function['name']}': "
+                               f"{problem}", param=f"{at}.function.parameters",
+                               code="invalid_function_parameters")
+    return tools
+
+
+@dataclass
+class _Thread:
+    thread: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    model: ScriptedModel | None = None
+    active_run: str | None = None
+
+
+@dataclass
+class _Run:
+    run: dict[str, Any]
+    deadline: float
+    queue: list[ScriptCall] = field(default_factory=list)
+    """Calls of the scripted round still to ask for (one at a time without parallel calls)."""
+
+
+class EmulatedService:
+    """Assistants, threads, messages and runs, playing a scripted model per thread."""
+
+    def __init__(self, script: Script, *, expire_after: float = 600.0) -> None:
+        self.script = script
+        self.expire_after = expire_after
+        self.assistants: dict[str, dict[str, Any]] = {}
+        self.threads: dict[str, _Thread] = {}
+        self.runs: dict[str, _Run] = {}
+
+    # ------------------------------------------------------------------ lookups
+    def _thread(self, thread_id: str) -> _Thread:
+        if thread_id not in self.threads:
+            raise ApiError(404, f"No thread found with id '{thread_id}'.")
+        return self.threads[thread_id]
+
+    def _run(self, thread_id: str, run_id: str) -> _Run:
+        self._thread(thread_id)
+        state = self.runs.get(run_id)
+        if state is None or state.run["thread_id"] != thread_id:
+            raise ApiError(404, f"No run found with id '{run_id}'.")
+        self._expire_if_due(state)
+        return state
+
+    def _expire_if_due(self, state: _Run) -> list[Event]:
+        run = state.run
+        if run["status"] in ("queued", "in_progress", "requires_action") and (
+                time.time() >= state.deadline):
+            run["status"], run["required_action"] = "expired", None
+            self._thread(run["thread_id"]).active_run = None
+            return [("thread.run.expired", copy.deepcopy(run))]
+        return []
+
+    # ------------------------------------------------------------------ assistants, threads
+    def create_assistant(self, body: dict[str, Any]) -> dict[str, Any]:
+        if "model" not in body:
+            raise _missing("model")
+        assistant = {
+            "id": _id("asst"), "object": "assistant", "created_at": int(time.time()),
+            "name": body.get("name"), "description": body.get("description"),
+            "model": body["model"], "instructions": body.get("instructions"),
+            "tools": _check_tools(body.get("tools", [])), "metadata": body.get("metadata") or {},
+            "top_p": body.get("top_p", 1.0), "temperature": body.get("temperature", 1.0),
+            "response_format": body.get("response_format", "auto"), "tool_resources": {},
+        }
+        self.assistants[assistant["id"]] = assistant
+        return assistant
+
+    def get_assistant(self, assistant_id: str) -> dict[str, Any]:
+        if assistant_id not in self.assistants:
+            raise ApiError(404, f"No assistant found with id '{assistant_id}'.")
+        return self.assistants[assistant_id]
+
+    def create_thread(self, body: dict[str, Any]) -> dict[str, Any]:
+        thread_id = _id("thread")
+        thread: dict[str, Any] = {"id": thread_id, "object": "thread",
+                                  "created_at": int(time.time()),
+                                  "metadata": body.get("metadata") or {}, "tool_resources": {}}
+        self.threads[thread_id] = _Thread(thread)
+        for i, message in enumerate(body.get("messages") or []):
+            self._add_message(thread_id, message, f"messages[{i}].")
+        return thread
+
+    def get_thread(self, thread_id: str) -> dict[str, Any]:
+        return self._thread(thread_id).thread
+
+    def _add_message(self, thread_id: str, body: Any, at: str = "",
+                     run_id: str | None = None, assistant_id: str | None = None
+                     ) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise _wrong_type(at.rstrip(".") or "body", "an object", body)
+        for key in ("role", "content"):
+            if key not in body:
+                raise _missing(f"{at}{key}")
+        if body["role"] not in ("user", "assistant"):
+            raise ApiError(400, f"Invalid value: '{body['role']}'. Supported values are: 'user' "
+                           "and 'assistant'.", param=f"{at}role", code="invalid_value")
+        content = body["content"]
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = "".join(p.get("text", "") for p in content
+                           if isinstance(p, dict) and p.get("type") == "text")
+        else:
+            raise _wrong_type(f"{at}content", "a string or an array", content)
+        now = int(time.time())
+        message = {
+            "id": _id("msg"), "object": "thread.message", "created_at": now,
+            "thread_id": thread_id, "role": body["role"], "status": "completed",
+            "content": [{"type": "text", "text": {"value": text, "annotations": []}}],
+            "assistant_id": assistant_id, "run_id": run_id, "attachments": [],
+            "metadata": body.get("metadata") or {}, "completed_at": now,
+            "incomplete_at": None, "incomplete_details": None,
+        }
+        self._thread(thread_id).messages.append(message)
+        return message
+
+    def create_message(self, thread_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        thread = self._thread(thread_id)
+        if thread.active_run is not None:
+            self._expire_if_due(self.runs[thread.active_run])
+        if thread.active_run is not None:
+            raise ApiError(400, f"Can't add messages to {thread_id} while a run "
+                           f"{thread.active_run} is active.")
+        return self._add_message(thread_id, body)
+
+    def list_messages(self, thread_id: str, query: Mapping[str, str]) -> dict[str, Any]:
+        messages = list(self._thread(thread_id).messages)
+        if query.get("run_id"):
+            messages = [m for m in messages if m["run_id"] == query["run_id"]]
+        if query.get("order", "desc") == "desc":
+            messages.reverse()
+        limit = int(query.get("limit", 20))
+        page = messages[:limit]
+        return {"object": "list", "data": page,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+                "has_more": len(messages) > limit}
+
+    # ------------------------------------------------------------------ runs
+    def create_run(self, thread_id: str, body: dict[str, Any], stream: bool
+                   ) -> tuple[dict[str, Any], list[Event]]:
+        thread = self._thread(thread_id)
+        if "assistant_id" not in body:
+            raise _missing("assistant_id")
+        assistant = self.get_assistant(body["assistant_id"])
+        if thread.active_run is not None:
+            self._expire_if_due(self.runs[thread.active_run])
+        if thread.active_run is not None:
+            raise ApiError(400, f"Thread {thread_id} already has an active run "
+                           f"{thread.active_run}.")
+        tools = _check_tools(body["tools"]) if body.get("tools") is not None else assistant[
+            "tools"]
+        now = time.time()
+        run = {
+            "id": _id("run"), "object": "thread.run", "created_at": int(now),
+            "assistant_id": assistant["id"], "thread_id": thread_id, "status": "queued",
+            "started_at": None, "expires_at": math.ceil(now + self.expire_after),
+            "cancelled_at": None, "failed_at": None, "completed_at": None,
+            "required_action": None, "last_error": None, "incomplete_details": None,
+            "model": body.get("model") or assistant["model"],
+            "instructions": body.get("instructions") or assistant["instructions"] or "",
+            "tools": copy.deepcopy(tools), "metadata": body.get("metadata") or {},
+            "usage": None, "temperature": body.get("temperature", 1.0),
+            "top_p": body.get("top_p", 1.0), "max_prompt_tokens": None,
+            "max_completion_tokens": None,
+            "truncation_strategy": {"type": "auto", "last_messages": None},
+            "response_format": "auto", "tool_choice": body.get("tool_choice", "auto"),
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+        }
+        state = _Run(run, now + self.expire_after)
+        self.runs[run["id"]] = state
+        thread.active_run = run["id"]
+        declared = {t["function"]["name"]: t["function"].get("parameters") or {}
+                    for t in tools if t.get("type") == "function"}
+        if thread.model is None:
+            thread.model = ScriptedModel(self.script, declared)
+        thread.model.tools = declared
+        users = [m for m in thread.messages if m["role"] == "user"]
+        thread.model.start_turn(users[-1]["content"][0]["text"]["value"] if users else "")
+        events: list[Event] = [("thread.run.created", copy.deepcopy(run)),
+                               ("thread.run.queued", copy.deepcopy(run))]
+        if stream:
+            events += self._advance(state, to_stop=True)
+        return copy.deepcopy(run), events
+
+    def get_run(self, thread_id: str, run_id: str) -> dict[str, Any]:
+        state = self._run(thread_id, run_id)
+        if state.run["status"] in ("queued", "in_progress"):
+            self._advance(state, to_stop=False)
+        return copy.deepcopy(state.run)
+
+    def _advance(self, state: _Run, *, to_stop: bool) -> list[Event]:
+        """Move the run on: queued → in_progress → requires_action or completed."""
+        events: list[Event] = []
+        run = state.run
+        while run["status"] in ("queued", "in_progress"):
+            expired = self._expire_if_due(state)
+            if expired:
+                return events + expired
+            if run["status"] == "queued":
+                run["status"] = "in_progress"
+                run["started_at"] = run["started_at"] or int(time.time())
+                events.append(("thread.run.in_progress", copy.deepcopy(run)))
+            else:
+                events += self._next_round(state)
+            if not to_stop:
+                break
+        return events
+
+    def _next_round(self, state: _Run) -> list[Event]:
+        run = state.run
+        thread = self._thread(run["thread_id"])
+        assert thread.model is not None
+        if not state.queue and run["tool_choice"] != "none":
+            try:
+                state.queue = list(thread.model.next_round())
+            except ScriptError as exc:
+                run.update(status="failed", failed_at=int(time.time()), last_error={
+                    "code": "server_error", "message": f"emulator script error: {exc}"})
+                thread.active_run = None
+                return [("thread.run.failed", copy.deepcopy(run))]
+        if state.queue:
+            count = len(state.queue) if run["parallel_tool_calls"] else 1
+            asked, state.queue = state.queue[:count], state.queue[count:]
+            run["status"] = "requires_action"
+            run["required_action"] = {"type": "submit_tool_outputs", "submit_tool_outputs": {
+                "tool_calls": [{"id": _id("call"), "type": "function", "function": {
+                    "name": c.name, "arguments": json.dumps(c.arguments)}} for c in asked]}}
+            return [("thread.run.requires_action", copy.deepcopy(run))]
+        return self._complete(state, thread)
+
+    def _complete(self, state: _Run, thread: _Thread) -> list[Event]:
+        run = state.run
+        assert thread.model is not None
+        message = self._add_message(run["thread_id"], {"role": "assistant",
+                                                       "content": thread.model.reply()},
+                                    run_id=run["id"], assistant_id=run["assistant_id"])
+        created = {**copy.deepcopy(message), "status": "in_progress", "content": [],
+                   "completed_at": None}
+        delta = {"id": message["id"], "object": "thread.message.delta", "delta": {
+            "content": [{"index": 0, **copy.deepcopy(message["content"][0])}]}}
+        run.update(status="completed", completed_at=int(time.time()), usage={
+            "prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20})
+        thread.active_run = None
+        return [("thread.message.created", created), ("thread.message.in_progress", created),
+                ("thread.message.delta", delta),
+                ("thread.message.completed", copy.deepcopy(message)),
+                ("thread.run.completed", copy.deepcopy(run))]
+
+    def submit(self, thread_id: str, run_id: str, body: dict[str, Any], stream: bool
+               ) -> tuple[dict[str, Any], list[Event]]:
+        state = self._run(thread_id, run_id)
+        outputs = self._check_outputs(body)
+        run = state.run
+        if run["status"] != "requires_action":
+            raise ApiError(400, f'Runs in status "{run["status"]}" do not accept tool outputs.')
+        expected = [c["id"] for c in run["required_action"]["submit_tool_outputs"]["tool_calls"]]
+        got = [o["tool_call_id"] for o in outputs]
+        if sorted(got) != sorted(expected):
+            raise ApiError(400, f"Expected tool outputs for call_ids {expected}, got {got}")
+        thread = self._thread(thread_id)
+        assert thread.model is not None
+        by_id = {o["tool_call_id"]: o["output"] for o in outputs}
+        for call_id in expected:
+            thread.model.record(by_id[call_id])
+        run.update(status="queued", required_action=None)
+        events: list[Event] = [("thread.run.queued", copy.deepcopy(run))]
+        if stream:
+            events += self._advance(state, to_stop=True)
+        return copy.deepcopy(run), events
+
+    @staticmethod
+    def _check_outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
+        if "tool_outputs" not in body:
+            raise _missing("tool_outputs")
+        outputs = body["tool_outputs"]
+        if not isinstance(outputs, list):
+            raise _wrong_type("tool_outputs", "an array", outputs)
+        for i, item in enumerate(outputs):
+            at = f"tool_outputs[{i}]"
+            if not isinstance(item, dict):
+                raise _wrong_type(at, "an object", item)
+            for key in ("tool_call_id", "output"):
+                if key not in item:
+                    raise _missing(f"{at}.{key}")
+                if not isinstance(item[key], str):
+                    raise _wrong_type(f"{at}.{key}", "a string", item[key])
+            if len(item["output"]) > MAX_OUTPUT_CHARS:
+                raise ApiError(400, f"Invalid '{at}.output': string too long. Expected a string "
+                               f"with maximum length {MAX_OUTPUT_CHARS}, but got a string with "
+                               f"length {len(item['output'])} instead.", param=f"{at}.output",
+                               code="string_above_max_length")
+        return outputs
+
+    def cancel(self, thread_id: str, run_id: str) -> dict[str, Any]:
+        state = self._run(thread_id, run_id)
+        run = state.run
+        if run["status"] not in ("queued", "in_progress", "requires_action"):
+            raise ApiError(400, f"Cannot cancel run with status '{run['status']}'.")
+        run.update(status="cancelled", cancelled_at=int(time.time()), required_action=None)
+        self._thread(thread_id).active_run = None
+        return copy.deepcopy(run)

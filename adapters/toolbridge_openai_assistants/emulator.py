@@ -1,0 +1,165 @@
+"""The Assistants API on loopback: OpenAI (``/v1/...``) and Azure (``/openai/...``) forms.
+
+Strict like the real service (see `_emulator_state`); streams SSE with ``data: [DONE]``;
+sends ``openai-poll-after-ms`` on every answer. Faults: the shared ones plus
+``expire_after`` (seconds until a run expires).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from toolbridge import Emulator, sse_frames
+
+from ._emulator_state import ApiError, EmulatedService, Event
+from .wire import DIALECT
+
+__all__ = ["AssistantsEmulator"]
+
+Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
+
+_AZURE_NOT_FOUND = {"error": {"code": "404", "message": "Resource not found"}}
+_AZURE_DENIED = {"error": {"code": "401", "message": (
+    "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide "
+    "a valid key for an active subscription and use a correct regional API endpoint for your "
+    "resource.")}}
+
+
+class AssistantsEmulator(Emulator):
+    """Assistants, threads, messages and runs, with a scripted model.
+
+    ``poll_after_ms`` is the ``openai-poll-after-ms`` hint sent on every answer;
+    ``expire_after`` (also accepted as a fault) is the run lifetime in seconds.
+    """
+
+    dialect = DIALECT
+
+    def __init__(self, *, script: Any = None, faults: Any = None, poll_after_ms: int = 20,
+                 expire_after: float | None = None) -> None:
+        super().__init__(script=script, faults=faults)
+        lifetime = expire_after if expire_after is not None else self.faults.extra(
+            "expire_after", 600.0)
+        self.poll_after_ms = poll_after_ms
+        self.service = EmulatedService(self.script, expire_after=float(lifetime))
+
+    def error_body(self, status: int, message: str) -> Any:
+        kind = {429: "requests", 500: "server_error", 502: "server_error",
+                503: "server_error"}.get(status, "invalid_request_error")
+        code = "rate_limit_exceeded" if status == 429 else None
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+    # ------------------------------------------------------------------ HTTP
+    def build_app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.routing import Mount, Route
+
+        s = self.service
+
+        async def create_assistant(r: Any, b: dict[str, Any]) -> Any:
+            return s.create_assistant(b)
+
+        async def get_assistant(r: Any, b: dict[str, Any]) -> Any:
+            return s.get_assistant(r.path_params["assistant_id"])
+
+        async def create_thread(r: Any, b: dict[str, Any]) -> Any:
+            return s.create_thread(b)
+
+        async def get_thread(r: Any, b: dict[str, Any]) -> Any:
+            return s.get_thread(r.path_params["thread_id"])
+
+        async def messages(r: Any, b: dict[str, Any]) -> Any:
+            if r.method == "GET":
+                return s.list_messages(r.path_params["thread_id"], r.query_params)
+            return s.create_message(r.path_params["thread_id"], b)
+
+        async def create_run(r: Any, b: dict[str, Any]) -> Any:
+            run, events = s.create_run(r.path_params["thread_id"], b, bool(b.get("stream")))
+            return events if b.get("stream") else run
+
+        async def get_run(r: Any, b: dict[str, Any]) -> Any:
+            return s.get_run(r.path_params["thread_id"], r.path_params["run_id"])
+
+        async def submit(r: Any, b: dict[str, Any]) -> Any:
+            run, events = s.submit(r.path_params["thread_id"], r.path_params["run_id"], b,
+                                   bool(b.get("stream")))
+            return events if b.get("stream") else run
+
+        async def cancel(r: Any, b: dict[str, Any]) -> Any:
+            return s.cancel(r.path_params["thread_id"], r.path_params["run_id"])
+
+        def routes(azure: bool) -> list[Route]:
+            table: list[tuple[str, Handler, list[str]]] = [
+                ("/assistants", create_assistant, ["POST"]),
+                ("/assistants/{assistant_id}", get_assistant, ["GET"]),
+                ("/threads", create_thread, ["POST"]),
+                ("/threads/{thread_id}", get_thread, ["GET"]),
+                ("/threads/{thread_id}/messages", messages, ["GET", "POST"]),
+                ("/threads/{thread_id}/runs", create_run, ["POST"]),
+                ("/threads/{thread_id}/runs/{run_id}", get_run, ["GET"]),
+                ("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", submit, ["POST"]),
+                ("/threads/{thread_id}/runs/{run_id}/cancel", cancel, ["POST"]),
+            ]
+            return [Route(path, self._endpoint(handler, azure), methods=methods)
+                    for path, handler, methods in table]
+
+        return Starlette(routes=[Mount("/v1", routes=routes(False)),
+                                 Mount("/openai", routes=routes(True))])
+
+    def _endpoint(self, handler: Handler, azure: bool) -> Callable[[Any], Awaitable[Any]]:
+        from starlette.responses import JSONResponse, StreamingResponse
+
+        hint = {"openai-poll-after-ms": str(self.poll_after_ms)}
+
+        async def endpoint(request: Any) -> Any:
+            denied = self._check_request(request, azure)
+            if denied is not None:
+                return JSONResponse(denied[1], status_code=denied[0], headers=hint)
+            raw = await request.body()
+            try:
+                body = json.loads(raw) if raw else {}
+            except ValueError:
+                body = None
+            if not isinstance(body, dict):
+                error = ApiError(400, "We could not parse the JSON body of your request. (HINT: "
+                                 "This likely means you aren't using your HTTP library "
+                                 "correctly. The OpenAI API expects a JSON payload, but what "
+                                 "was sent was not valid JSON.")
+                return JSONResponse(error.body(), status_code=400, headers=hint)
+            try:
+                result = await handler(request, body)
+            except ApiError as exc:
+                return JSONResponse(exc.body(), status_code=exc.status, headers=hint)
+            if isinstance(result, list):
+                return StreamingResponse(
+                    sse_frames(_aiter(result), self.faults, done=b"event: done\ndata: [DONE]\n\n"),
+                    media_type="text/event-stream", headers=hint)
+            return JSONResponse(result, headers=hint)
+
+        return endpoint
+
+    @staticmethod
+    def _check_request(request: Any, azure: bool) -> tuple[int, Any] | None:
+        headers = request.headers
+        if azure:
+            if not request.query_params.get("api-version"):
+                return 404, _AZURE_NOT_FOUND
+            bearer = headers.get("authorization", "").startswith("Bearer ")
+            if not headers.get("api-key") and not bearer:
+                return 401, _AZURE_DENIED
+            return None
+        if not headers.get("authorization", "").startswith("Bearer "):
+            return 401, ApiError(401, "You didn't provide an API key. You need to provide your "
+                                 "API key in an Authorization header using Bearer auth (i.e. "
+                                 "Authorization: Bearer YOUR_KEY).").body()
+        if headers.get("openai-beta") != "assistants=v2":
+            return 400, ApiError(400, "You must provide the 'OpenAI-Beta' header to access the "
+                                 "Assistants API. Please try again by setting the header "
+                                 "'OpenAI-Beta: assistants=v2'.").body()
+        return None
+
+
+async def _aiter(events: list[Event]) -> AsyncIterator[tuple[str | None, Any]]:
+    for name, data in events:
+        yield name, data

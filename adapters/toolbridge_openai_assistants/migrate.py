@@ -1,0 +1,61 @@
+"""Import an existing assistant's function tools, to serve them from a `toolbridge.Toolbox`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolbridge import ToolDefinition, WireFormatError
+
+from .wire import DIALECT
+
+__all__ = ["tools_from_assistant"]
+
+
+def tools_from_assistant(assistant: Any) -> list[ToolDefinition]:
+    """The function tools of ``assistant`` (a dict, JSON text or an SDK ``Assistant``).
+
+    Each keeps its name, description, parameters and ``strict`` flag, plus the original
+    definition in ``vendor_extras["openai-assistants"]``: while the tool is unchanged it
+    renders back to exactly that definition. Other tools (``code_interpreter``, ``file_search``) are
+    skipped: they have no handler to migrate.
+    """
+    data = _data(assistant)
+    tools = data.get("tools")
+    if not isinstance(tools, list):
+        raise WireFormatError(DIALECT, "tools", "missing or not a list", data)
+    found: list[ToolDefinition] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping) or tool.get("type") != "function":
+            continue
+        function = tool.get("function")
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise WireFormatError(DIALECT, f"tools[{i}].function.name", "missing", data)
+        fields: dict[str, Any] = {"name": function["name"],
+                                  "description": function.get("description") or "",
+                                  "strict": function.get("strict"),
+                                  "vendor_extras": {DIALECT: {"function": dict(function)}}}
+        if function.get("parameters") is not None:
+            fields["parameters"] = dict(function["parameters"])
+        try:
+            found.append(ToolDefinition(**fields))
+        except ValueError as exc:
+            raise WireFormatError(DIALECT, f"tools[{i}].function", str(exc), data) from None
+    return found
+
+
+def _data(assistant: Any) -> Mapping[str, Any]:
+    if isinstance(assistant, Mapping):
+        return assistant
+    if isinstance(assistant, (str, bytes)):
+        import json
+
+        value = json.loads(assistant)
+        if isinstance(value, Mapping):
+            return value
+    elif hasattr(assistant, "model_dump"):
+        value = assistant.model_dump(mode="json", exclude_unset=True)
+        if isinstance(value, Mapping):
+            return value
+    raise WireFormatError(DIALECT, "<assistant>", f"cannot read a {type(assistant).__name__}; "
+                          "pass a dict, JSON text or an openai SDK Assistant")

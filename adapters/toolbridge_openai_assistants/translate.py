@@ -1,0 +1,253 @@
+"""Pure translations between the neutral model and the Assistants wire (no I/O)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import toolbridge
+from toolbridge import (
+    PendingCalls,
+    RenderedTools,
+    SchemaConversionError,
+    ToolCall,
+    ToolChoice,
+    ToolDefinition,
+    ToolResult,
+    UsageError,
+    WireFormatError,
+    output_text,
+)
+
+from .wire import DIALECT, MAX_OUTPUT_CHARS, AssistantsCorrelation, run_of
+
+__all__ = [
+    "drop_absent_nulls",
+    "error_output",
+    "read_calls",
+    "render_tool",
+    "render_tool_choice",
+    "render_tools",
+    "write_results",
+]
+
+
+def render_tool(
+    tool: ToolDefinition, *, policy: Any = "describe"
+) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """One nested function tool, and the schema losses of its strict conversion."""
+    imported = _imported(tool)
+    if imported is not None:
+        return {"type": "function", "function": imported}, ()
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    losses: tuple[Any, ...] = ()
+    if tool.strict is True:
+        conversion = toolbridge.convert_schema(tool.parameters, "openai-strict", policy=policy)
+        function["parameters"], losses = conversion.schema, tuple(conversion.losses)
+        function["strict"] = True
+    elif tool.strict is None:
+        try:
+            conversion = toolbridge.convert_schema(tool.parameters, "openai-strict",
+                                                   policy="error")
+        except SchemaConversionError:
+            function["parameters"] = tool.parameters  # not lossless: send it as declared
+        else:
+            function["parameters"], function["strict"] = conversion.schema, True
+    else:
+        function["parameters"], function["strict"] = tool.parameters, False
+    return {"type": "function", "function": function}, losses
+
+
+def _imported(tool: ToolDefinition) -> dict[str, Any] | None:
+    """The original definition of a tool imported by `tools_from_assistant`, if unchanged.
+
+    Sent verbatim so an existing assistant's tools reach the API byte for byte as before.
+    """
+    original = tool.vendor_extras.get(DIALECT, {}).get("function")
+    if not isinstance(original, Mapping):
+        return None
+    same = (original.get("name") == tool.name
+            and (original.get("description") or "") == tool.description
+            and original.get("strict") == tool.strict
+            and original.get("parameters", tool.parameters) == tool.parameters)
+    return dict(original) if same else None
+
+
+def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
+    """Every tool as ``{"type": "function", "function": {...}}``, with losses per tool name."""
+    definitions: list[dict[str, Any]] = []
+    losses: dict[str, tuple[Any, ...]] = {}
+    for tool in tools:
+        definition, lost = render_tool(tool, policy=policy)
+        definitions.append(definition)
+        if lost:
+            losses[tool.name] = lost
+    return RenderedTools(definitions, losses)
+
+
+def render_tool_choice(choice: ToolChoice) -> Any:
+    """``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "function": {name}}``."""
+    if choice.mode == "tool":
+        return {"type": "function", "function": {"name": choice.tool}}
+    return choice.mode
+
+
+def _text(value: Any, field: str, body: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise WireFormatError(DIALECT, field, "missing or not a non-empty string", body)
+    return value
+
+
+def _arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
+    """Decoded arguments, the raw text, and why decoding failed (if it did)."""
+    if isinstance(raw, Mapping):  # some SDK-built payloads already hold an object
+        return dict(raw), None, None
+    if raw is None or raw == "":
+        return {}, raw, None
+    if not isinstance(raw, str):
+        return {}, None, f"arguments must be a JSON string, got {type(raw).__name__}"
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return {}, raw, f"arguments are not valid JSON ({exc}): {raw[:200]}"
+    if not isinstance(value, dict):
+        return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, raw, None
+
+
+def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
+    """The function calls a run (or a ``thread.run.requires_action`` event) waits on."""
+    run, at = run_of(payload)
+    if not isinstance(run, Mapping):
+        raise WireFormatError(DIALECT, at.rstrip(".") or "<payload>", "not a run object", payload)
+    if "required_action" not in run and "status" not in run:
+        raise WireFormatError(DIALECT, f"{at}required_action",
+                              "missing: this is not an Assistants run object", payload)
+    action = run.get("required_action")
+    if action is None:
+        return PendingCalls(())
+    if not isinstance(action, Mapping):
+        raise WireFormatError(DIALECT, f"{at}required_action", "not an object", payload)
+    if action.get("type") != "submit_tool_outputs":
+        return PendingCalls((), (action,))
+    prefix, at = at, f"{at}required_action.submit_tool_outputs.tool_calls"
+    tool_calls = (action.get("submit_tool_outputs") or {}).get("tool_calls")
+    if not isinstance(tool_calls, list):
+        raise WireFormatError(DIALECT, at, "missing or not a list", payload)
+    thread_id = _text(run.get("thread_id"), f"{prefix}thread_id", payload)
+    run_id = _text(run.get("id"), f"{prefix}id", payload)
+    expires_at = run.get("expires_at")
+    calls: list[ToolCall] = []
+    others: list[Mapping[str, Any]] = []
+    for i, item in enumerate(tool_calls):
+        if not isinstance(item, Mapping):
+            raise WireFormatError(DIALECT, f"{at}[{i}]", "not an object", payload)
+        call_id = _text(item.get("id"), f"{at}[{i}].id", payload)
+        if item.get("type", "function") != "function":
+            others.append(item)
+            continue
+        function = item.get("function")
+        if not isinstance(function, Mapping):
+            raise WireFormatError(DIALECT, f"{at}[{i}].function", "missing or not an object",
+                                  payload)
+        name = _text(function.get("name"), f"{at}[{i}].function.name", payload)
+        arguments, raw, error = _arguments(function.get("arguments"))
+        calls.append(ToolCall(
+            id=call_id, name=name, arguments=arguments, raw_arguments=raw,
+            argument_error=error, dialect=DIALECT, conversation=thread_id, turn=run_id,
+            correlation=AssistantsCorrelation(
+                thread_id=thread_id, run_id=run_id, tool_call_id=call_id,
+                expires_at=expires_at if isinstance(expires_at, int) else None),
+        ))
+    return PendingCalls(tuple(calls), tuple(others))
+
+
+def error_output(message: str) -> str:
+    """The documented error form of an output: ``{"error": "<message>"}`` as JSON text."""
+    return json.dumps({"error": message}, ensure_ascii=False)
+
+
+def _output(result: ToolResult) -> str:
+    if not result.success:
+        text = error_output(result.error or "the tool failed")
+    else:
+        text = output_text(result.output)
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = error_output(f"{result.call.name} returned {len(text)} characters; the "
+                            f"Assistants API accepts at most {MAX_OUTPUT_CHARS} per output")
+    return text
+
+
+def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
+    """``{"tool_outputs": [{"tool_call_id", "output"}]}``: every result of one run, one body."""
+    runs = {(r.call.conversation, r.call.turn) for r in results}
+    if len(runs) > 1:
+        raise UsageError("openai-assistants: results of several runs cannot go in one "
+                         f"submit_tool_outputs body (runs: {sorted(t for _, t in runs)})")
+    return {"tool_outputs": [{"tool_call_id": r.call.id, "output": _output(r)}
+                             for r in results]}
+
+
+# ------------------------------------------------------------------ strict nulls
+def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
+    for _ in range(32):
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return schema
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(
+                node, Mapping) else None
+        schema = node
+    return schema
+
+
+def _accepts_null(schema: Any, root: Mapping[str, Any]) -> bool:
+    schema = _resolve(schema, root)
+    if not isinstance(schema, Mapping):
+        return schema is not False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if "const" in schema:
+        return schema["const"] is None
+    if "enum" in schema:
+        return None in schema["enum"]
+    if kind is not None:
+        return False
+    if any(k in schema for k in ("anyOf", "oneOf")):
+        return any(_accepts_null(s, root) for s in schema.get("anyOf", schema.get("oneOf", ())))
+    if "allOf" in schema:
+        return all(_accepts_null(s, root) for s in schema["allOf"])
+    return True
+
+
+def drop_absent_nulls(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    """Drop ``null`` given for optional properties whose schema does not accept null.
+
+    Strict mode makes every optional property required and nullable; the model answers
+    "absent" with ``null``. Dropping it lets the handler's default apply again.
+    """
+    schema = _resolve(schema, root)
+    if depth > 64 or not isinstance(schema, Mapping):
+        return value
+    props = schema.get("properties")
+    if isinstance(value, dict) and isinstance(props, Mapping):
+        required = set(schema.get("required", ()))
+        out = {}
+        for key, item in value.items():
+            sub = props.get(key)
+            if sub is None:
+                out[key] = item
+            elif item is None and key not in required and not _accepts_null(sub, root):
+                continue
+            else:
+                out[key] = drop_absent_nulls(item, sub, root, depth + 1)
+        return out
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping):
+        return [drop_absent_nulls(v, items, root, depth + 1) for v in value]
+    return value

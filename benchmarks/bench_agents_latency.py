@@ -1,0 +1,139 @@
+"""Agents API sessions: reaction latency of the streaming serve loop vs a polling client.
+
+Reaction latency is measured by the emulator: from emitting ``agent.session.requires_action``
+to accepting the call's result, for SESSIONS sessions at once on loopback (the emulator runs
+in a thread of this process). Each session starts its turn at a random moment within SPREAD
+seconds, so its calls arrive spread out while all sessions hold their event streams open; a
+"burst" run starts every session at once (calls in lockstep: a throughput figure). The
+polling client, measured in the same run, reads each session every POLL_INTERVAL seconds on a
+fixed tick. A second measurement compares
+``toolbox.handle("openai-agents", session)`` on a session with 8 pending no-op calls with
+``AgentSession.model_validate`` of the same payload.
+
+    .venv/bin/python benchmarks/bench_agents_latency.py [sessions] [rounds] [spread]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+import toolbridge
+from toolbridge.testing import emulator
+from toolbridge_openai_agents import AsyncAgentsClient, arun_conversation
+
+SESSIONS = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+SPREAD = float(sys.argv[3]) if len(sys.argv) > 3 else 5.0
+POLL_INTERVAL = 0.5
+SCRIPT = {"turns": [{"rounds": [[{"name": "noop", "arguments": {"n": i}}] for i in range(ROUNDS)],
+                     "reply": "done"}]}
+
+
+def toolbox() -> toolbridge.Toolbox:
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    async def noop(n: int) -> int:
+        """Return n."""
+        return n
+
+    return box
+
+
+def quantiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return statistics.median(ordered) * 1000, p99 * 1000
+
+
+async def streaming(box: toolbridge.Toolbox, spread: float) -> list[float]:
+    with emulator("openai-agents", script=SCRIPT) as emu:
+        async with AsyncAgentsClient(base_url=emu.base_url + "/v1", api_key="bench") as client:
+
+            async def one() -> None:
+                await asyncio.sleep(random.uniform(0, spread))
+                await arun_conversation(box, ["go"], client=client)
+
+            await asyncio.gather(*(one() for _ in range(SESSIONS)))
+        times: list[float] = emu.state.reaction_times()
+    return times
+
+
+async def polling(box: toolbridge.Toolbox, spread: float) -> list[float]:
+    with emulator("openai-agents", script=SCRIPT) as emu:
+        async with AsyncAgentsClient(base_url=emu.base_url + "/v1", api_key="bench") as client:
+
+            async def one() -> None:
+                await asyncio.sleep(random.uniform(0, spread))
+                session = await client.create_session(box, input="go")
+                tick = time.perf_counter() + random.uniform(0, POLL_INTERVAL)
+                while session["status"] not in ("idle", "failed"):
+                    tick += POLL_INTERVAL
+                    await asyncio.sleep(max(0.0, tick - time.perf_counter()))
+                    session = await client.retrieve_session(session["id"])
+                    if session["required_actions"]:
+                        body = await box.ahandle("openai-agents", session)
+                        await client.submit_results(session["id"], body)
+
+            await asyncio.gather(*(one() for _ in range(SESSIONS)))
+        times: list[float] = emu.state.reaction_times()
+    return times
+
+
+def handle_vs_validate() -> tuple[float, float]:
+    from openai.types.beta.agent_session import AgentSession
+
+    box = toolbox()
+    action = {"type": "function_call", "turn_id": "turn_1", "name": "noop"}
+    session: dict[str, Any] = {
+        "id": "sess_1", "object": "agent.session", "created_at": 0, "last_active_at": 0,
+        "agent": {"id": "agent_1", "model": "gpt-5", "name": None, "instructions": None,
+                  "multi_agent": {"enabled": False, "max_concurrent_subagents": None},
+                  "reasoning": {"effort": None, "summary": None}, "service_tier": "auto",
+                  "text": {"format": {"type": "text"}, "verbosity": "medium"},
+                  "tools": box.definitions("openai-agents")},
+        "environment": {"type": "none"}, "error": None, "metadata": {},
+        "required_actions": [{**action, "call_id": f"call_{i}", "arguments": {"n": i}}
+                             for i in range(8)],
+        "status": "requires_action", "usage": None, "vault_ids": [],
+    }
+    for tool in session["agent"]["tools"]:
+        tool.setdefault("defer_loading", False)
+
+    async def handles(n: int) -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            await box.ahandle("openai-agents", session)
+        return (time.perf_counter() - started) / n
+
+    n = 2000
+    handle = asyncio.run(handles(n))
+    started = time.perf_counter()
+    for _ in range(n):
+        AgentSession.model_validate(session)
+    validate = (time.perf_counter() - started) / n
+    return handle * 1e6, validate * 1e6
+
+
+def main() -> None:
+    box = toolbox()
+    print(f"reaction latency, {SESSIONS} sessions at once, {ROUNDS} rounds each, loopback")
+    for label, spread in ((f"spread over {SPREAD:g} s", SPREAD), ("burst", 0.0)):
+        s50, s99 = quantiles(asyncio.run(streaming(box, spread)))
+        p50, p99 = quantiles(asyncio.run(polling(box, spread)))
+        print(f"  {label}: streaming serve loop p50 {s50:7.2f} ms  p99 {s99:7.2f} ms")
+        print(f"  {label}: polling every {POLL_INTERVAL * 1000:.0f} ms  p50 {p50:7.2f} ms  "
+              f"p99 {p99:7.2f} ms  (polling/streaming p50: {p50 / s50:.0f}x)")
+    handle, validate = handle_vs_validate()
+    print("8 pending no-op calls: toolbox.handle vs AgentSession.model_validate")
+    print(f"  handle {handle:.1f} us, model_validate {validate:.1f} us, ratio "
+          f"{handle / validate:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

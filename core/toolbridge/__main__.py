@@ -1,0 +1,5 @@
+"""``python -m toolbridge`` is the ``toolbridge`` command."""
+
+from .cli import main
+
+raise SystemExit(main())

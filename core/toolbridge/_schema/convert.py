@@ -1,0 +1,47 @@
+"""``convert_schema``: neutral JSON Schema → one target dialect, with a loss report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolbridge._schema._walk import Conversion, LossPolicy, SchemaTarget, SchemaTransformer
+from toolbridge._schema.ces import CesSchema
+from toolbridge._schema.normalize import normalize
+from toolbridge._schema.openai_strict import OpenAIStrictSchema
+from toolbridge._schema.openapi30 import OpenAPI30Schema, inline_recursion, validate_openapi30
+from toolbridge.errors import UsageError
+
+__all__ = ["TRANSFORMERS", "convert_schema"]
+
+TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
+    "openai-strict": OpenAIStrictSchema,
+    "openapi-3.0": OpenAPI30Schema,
+    "ces": CesSchema,
+}
+
+
+def convert_schema(
+    schema: Mapping[str, Any], target: SchemaTarget, *, policy: LossPolicy = "describe"
+) -> Conversion:
+    """Convert ``schema`` (JSON Schema draft-07 or 2020-12) to ``target``.
+
+    ``policy``: ``allow`` drops what the target cannot hold, ``describe`` also writes it into
+    the node's description, ``error`` raises :class:`~toolbridge.errors.SchemaConversionError`
+    listing every loss. Hostile input (too deep, too large, dangling ``$ref``) raises
+    ``SchemaConversionError`` too.
+    """
+    transformer_cls = TRANSFORMERS.get(target)
+    if transformer_cls is None:
+        raise UsageError(f"unknown schema target {target!r}; use one of {sorted(TRANSFORMERS)}")
+    if policy not in ("allow", "describe", "error"):
+        raise UsageError(f"unknown loss policy {policy!r}; use 'allow', 'describe' or 'error'")
+    norm = normalize(schema)
+    if target == "openapi-3.0":
+        norm = inline_recursion(norm)
+    transformer = transformer_cls(norm.schema, policy=policy, origins=norm.origins)
+    converted = transformer.walk()
+    transformer.check_policy()
+    if target == "openapi-3.0":
+        validate_openapi30(converted)
+    return Conversion(converted, tuple(transformer.losses))

@@ -1,0 +1,3 @@
+from ces_support import toolbox
+
+__all__ = ["toolbox"]

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import io
+import logging
+import sys
+from typing import Any
+
+import pytest
+import toolbridge
+from ces_support import ADD_SCRIPT, APP, SESSION
+from toolbridge.testing import emulator
+from toolbridge_google_ces import (
+    AsyncCesClient,
+    CesApiError,
+    CesClient,
+    arun_conversation,
+    endpoint,
+    run_conversation,
+    session_name,
+)
+
+FAST = toolbridge.RetryPolicy(backoff=0.01, max_delay=0.05)
+TOKEN = "ya29.super-secret-token"
+
+FAULTS: list[dict[str, Any]] = [
+    {},
+    {"fail_requests": [{"nth": 1, "status": 429, "retry_after": 0.01}]},
+    {"fail_requests": [{"nth": 2, "status": 500}, {"nth": 3, "status": 503}]},
+    {"fail_requests": [{"nth": 4, "status": 503}, {"nth": 6, "status": 429}]},
+    {"latency_ms": 20},
+]
+
+
+@pytest.mark.parametrize("faults", FAULTS)
+async def test_conversation_under_faults(toolbox: toolbridge.Toolbox,
+                                         faults: dict[str, Any]) -> None:
+    with emulator("google-ces", script=ADD_SCRIPT, faults=faults) as emu:
+        transcript = await arun_conversation(toolbox, ["add please", "thanks"], session=SESSION,
+                                             base_url=emu.base_url, token=TOKEN, retry=FAST)
+    kinds = [e.kind for e in transcript.entries]
+    assert kinds == ["tools", "user", "call", "result", "call", "call", "result", "result",
+                     "reply", "user", "reply"]
+    assert transcript.of_kind("reply")[0].text == 'done: [5, 42, {"error": "cannot: no"}]'
+    assert transcript.reply == "thanks"
+    assert toolbox.seen == [(int, int), (int, int)]  # type: ignore[attr-defined]
+
+
+def test_sync_run_conversation_with_float_numbers(toolbox: toolbridge.Toolbox) -> None:
+    with emulator("google-ces", script=ADD_SCRIPT, number_style="float") as emu:
+        transcript = run_conversation(toolbox, ["add"], session=SESSION, base_url=emu.base_url,
+                                      token=lambda: TOKEN, retry=FAST)
+        assert '"a":2.0' in transcript.of_kind("call")[0].text
+        assert toolbox.seen == [(int, int), (int, int)]  # type: ignore[attr-defined]
+        # a second conversation finds the tools unchanged
+        again = run_conversation(toolbox, [], session=session_name("p", "us", "a"),
+                                 base_url=emu.base_url, token=TOKEN)
+        assert "unchanged 3" in again.entries[0].text
+
+
+def test_client_retries_are_bounded_and_errors_typed() -> None:
+    always = {"fail_requests": [{"nth": n, "status": 503} for n in range(1, 10)]}
+    with emulator("google-ces", faults=always) as emu, \
+            CesClient(base_url=emu.base_url, token=TOKEN, retry=FAST) as client:
+        with pytest.raises(CesApiError) as info:
+            client.send_text(SESSION, "hi")
+        assert len(emu.journal) == FAST.max_attempts
+    assert info.value.status == 503 and info.value.status_name == "UNAVAILABLE"
+    assert TOKEN not in str(info.value) and TOKEN not in repr(info.value.body)
+
+
+def test_client_tools_and_session_errors(toolbox: toolbridge.Toolbox) -> None:
+    with emulator("google-ces") as emu, \
+            CesClient(base_url=emu.base_url, token=TOKEN, retry=FAST) as client:
+        report = client.sync_tools(toolbox, APP)
+        assert len(report.created) == 3 and report.tool_names[f"{APP}/tools/add"] == "add"
+        tool = client.get_tool(f"{APP}/tools/add")
+        assert tool["clientFunction"]["parameters"]["type"] == "OBJECT"
+        client.update_tool(tool["name"], {"clientFunction": {**tool["clientFunction"],
+                                                             "description": "old"}})
+        again = client.sync_tools(toolbox, APP)
+        assert again.updated == [f"{APP}/tools/add"] and len(again.unchanged) == 2
+        client.delete_tool(f"{APP}/tools/broken")
+        assert len(client.list_tools(APP)) == 2
+        assert client.send_text(SESSION, "echo me")["outputs"][0]["text"] == "echo me"
+        with pytest.raises(toolbridge.UsageError):
+            client.send_text("sessions/bad", "x")
+        with pytest.raises(CesApiError) as info:
+            client.run_session(SESSION, {"inputs": [{"toolResponses": {"toolResponses": [
+                {"id": "x", "response": {"output": 1}}]}}]})
+        assert info.value.status == 400 and "unknown tool call id" in str(info.value)
+        headers = emu.journal.entries("POST", ":runSession")[0].headers
+        assert headers["authorization"] == "<redacted>"
+        assert headers["x-goog-request-params"] == f"config.session={SESSION}"
+
+
+async def test_token_never_logged(toolbox: toolbridge.Toolbox,
+                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    faults = {"fail_requests": [{"nth": 1, "status": 500}]}
+    with emulator("google-ces", script=ADD_SCRIPT, faults=faults) as emu:
+        client = AsyncCesClient(base_url=emu.base_url, token=toolbridge.Secret(TOKEN),
+                                retry=FAST)
+        transcript = await arun_conversation(toolbox, ["add"], session=SESSION, client=client)
+        await client.aclose()
+    assert TOKEN not in caplog.text and TOKEN not in repr(client)
+    assert TOKEN not in transcript.render(show_data=True)
+    assert "retrying" in caplog.text
+
+
+def test_endpoints_and_missing_google_auth(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert endpoint() == "https://ces.googleapis.com"
+    assert endpoint(region="us") == "https://ces.us.rep.googleapis.com"
+    assert CesClient(token="t", universe_domain="example.com").base_url == "https://ces.example.com"
+    monkeypatch.setitem(sys.modules, "google.auth", None)
+    with pytest.raises(toolbridge.UsageError, match="toolbridge\\[google-auth\\]"):
+        CesClient()
+
+
+async def test_aserve_reads_stdin_lines(toolbox: toolbridge.Toolbox) -> None:
+    dialect = toolbridge.get_dialect("google-ces")
+    out = io.StringIO()
+    with emulator("google-ces", script=ADD_SCRIPT) as emu:
+        transcript = await dialect.aserve(toolbox, app=APP, base_url=emu.base_url, token=TOKEN,
+                                          stdin=io.StringIO("add\n\nhello\n"), stdout=out)
+        given = await dialect.aserve(toolbox, session=SESSION, messages=["hi"],
+                                     base_url=emu.base_url, token=TOKEN)
+    assert out.getvalue().splitlines() == ['done: [5, 42, {"error": "cannot: no"}]', "hello"]
+    assert len(transcript.of_kind("user")) == 2 and given.reply.startswith("done: [5, 42")
+    with pytest.raises(toolbridge.UsageError):
+        await dialect.aserve(toolbox, messages=["x"])
+
+
+async def test_max_rounds_stops_a_looping_agent(toolbox: toolbridge.Toolbox) -> None:
+    with emulator("google-ces", script=ADD_SCRIPT) as emu:
+        with pytest.raises(toolbridge.BackendError, match="rounds in a row"):
+            await arun_conversation(toolbox, ["add"], session=SESSION, base_url=emu.base_url,
+                                    token=TOKEN, max_rounds=1)
+
+
+async def test_aconverse_for_the_demo(toolbox: toolbridge.Toolbox,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    dialect = toolbridge.get_dialect("google-ces")
+    with emulator("google-ces", script=ADD_SCRIPT) as emu:
+        transcript = await dialect.aconverse(toolbox, ["add"], base_url=emu.base_url,
+                                             api_key="demo-key")
+    assert transcript.reply.startswith("done: [5, 42")
+    monkeypatch.delenv("TOOLBRIDGE_GOOGLE_CES_APP", raising=False)
+    with pytest.raises(toolbridge.UsageError, match="app="):
+        await dialect.aconverse(toolbox, ["add"], token="t")

@@ -1,0 +1,99 @@
+"""Checks of converted schemas by each target's own implementation (shared by the schema tests)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+STRICT_UNSUPPORTED = {"allOf", "not", "oneOf", "if", "then", "else", "dependentRequired",
+                      "dependentSchemas", "prefixItems", "discriminator", "patternProperties",
+                      "minLength", "maxLength", "default", "examples", "nullable", "$schema"}
+CES_TYPES = {"STRING", "INTEGER", "NUMBER", "BOOLEAN", "OBJECT", "ARRAY"}
+
+
+def walk(schema: Any, path: str = ""):
+    """Yield (pointer, node) for every schema node of a converted schema (any dialect)."""
+    stack = [(path, schema)]
+    while stack:
+        ptr, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        yield ptr, node
+        for key in ("items", "additionalProperties", "not"):
+            if isinstance(node.get(key), dict):
+                stack.append((f"{ptr}/{key}", node[key]))
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            for i, sub in enumerate(node.get(key) or ()):
+                stack.append((f"{ptr}/{key}/{i}", sub))
+        for key in ("properties", "$defs", "defs"):
+            for name, sub in (node.get(key) or {}).items():
+                stack.append((f"{ptr}/{key}/{name}", sub))
+
+
+def check_openai_strict(schema: dict[str, Any]) -> None:
+    """Strict-mode rules plus the SDK's own invariants (its strictifier changes nothing)."""
+    from openai.lib._pydantic import _ensure_strict_json_schema
+    from openai.types.shared_params import FunctionDefinition
+    from pydantic import TypeAdapter
+
+    assert schema.get("type") == "object" and "anyOf" not in schema
+    for ptr, node in walk(schema):
+        if node.get("type") == "object" or "object" in (node.get("type") or []) \
+                or "properties" in node:
+            assert node.get("additionalProperties") is False, ptr
+            assert sorted(node.get("required", [])) == sorted(node.get("properties", {})), ptr
+        if "$ref" in node:
+            assert set(node) == {"$ref"}, f"{ptr}: $ref with siblings"
+            ref = node["$ref"]
+            assert ref == "#" or ref.removeprefix("#/$defs/") in schema.get("$defs", {}), ptr
+        assert {"type", "anyOf", "$ref", "enum", "const"} & set(node), f"{ptr}: no type"
+        bad = STRICT_UNSUPPORTED & set(node)
+        assert not bad, f"{ptr}: {bad}"
+        if isinstance(node.get("type"), list):
+            assert len([t for t in node["type"] if t != "null"]) == 1, ptr
+    again = _ensure_strict_json_schema(copy.deepcopy(schema), path=(), root=copy.deepcopy(schema))
+    assert again == schema
+    TypeAdapter(FunctionDefinition).validate_python(
+        {"name": "tool", "description": "d", "parameters": schema, "strict": True})
+
+
+def check_openapi30(schema: dict[str, Any]) -> None:
+    """openapi-pydantic's 3.0 Schema model accepts it and keeps no unknown keys anywhere."""
+    from openapi_pydantic.v3.v3_0 import Schema
+
+    model = Schema.model_validate(schema)
+    stack: list[Any] = [model]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Schema):
+            extra = {k for k in (item.model_extra or {}) if not k.startswith("x-")}
+            assert not extra, f"unknown keys kept by openapi-pydantic: {extra}"
+            stack.extend(getattr(item, f) for f in type(item).model_fields)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    for ptr, node in walk(schema):
+        assert "$ref" not in node, ptr
+        assert not isinstance(node.get("type"), list), ptr
+        assert node.get("type") != "null", ptr
+
+
+def check_ces(schema: dict[str, Any]) -> None:
+    """google-cloud-ces parses it strictly as a Schema and inside a client-function Tool."""
+    from google.cloud import ces_v1
+
+    ces_v1.Schema.from_json(json.dumps(schema), ignore_unknown_fields=False)
+    tool = {"name": "projects/p/locations/l/apps/a/tools/t",
+            "clientFunction": {"name": "tool", "description": "d", "parameters": schema}}
+    ces_v1.Tool.from_json(json.dumps(tool), ignore_unknown_fields=False)
+    for ptr, node in walk(schema):
+        assert node.get("type", "STRING") in CES_TYPES, ptr
+        assert all(isinstance(v, str) for v in node.get("enum", [])), ptr
+        if ptr and "defs" in node and not ptr.startswith("/defs"):
+            raise AssertionError(f"{ptr}: defs below the root")
+
+
+CHECKS = {"openai-strict": check_openai_strict, "openapi-3.0": check_openapi30,
+          "ces": check_ces}

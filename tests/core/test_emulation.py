@@ -1,0 +1,125 @@
+"""The emulator base: journal, faults, SSE framing and the scripted model, over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+
+from toolbridge import Emulator, Faults, Script, ScriptedModel, ScriptError, sse_frames
+from toolbridge.emulation import parse_fault_options
+
+
+class Tiny(Emulator):
+    dialect = "tiny"
+
+    def build_app(self) -> Any:
+        async def echo(request: Request) -> JSONResponse:
+            return JSONResponse({"got": await request.json()})
+
+        async def events(request: Request) -> StreamingResponse:
+            async def source() -> AsyncIterator[tuple[str | None, Any]]:
+                for i in range(5):
+                    yield ("tick", {"i": i})
+
+            return StreamingResponse(sse_frames(source(), self.faults, done=b"data: [DONE]\n\n"),
+                                     media_type="text/event-stream")
+
+        return Starlette(routes=[Route("/echo", echo, methods=["POST"]),
+                                 Route("/events", events)])
+
+    def error_body(self, status: int, message: str) -> Any:
+        return {"error": {"message": message, "type": "tiny_error"}}
+
+
+def read_events(client: httpx.Client, url: str) -> list[str]:
+    with client.stream("GET", url) as response:
+        return [line for line in response.iter_lines() if line.startswith("data:")]
+
+
+def test_journal_records_and_redacts() -> None:
+    with Tiny().run() as emu, httpx.Client() as client:
+        r = client.post(emu.url("/echo"), json={"a": 1},
+                        headers={"Authorization": "Bearer sk-secret", "api-key": "k2"})
+        assert r.json() == {"got": {"a": 1}}
+        [entry] = emu.journal.entries("POST", "/echo")
+        assert entry.body == {"a": 1} and entry.status == 200 and entry.response == {"got": {"a": 1}}
+        assert entry.headers["authorization"] == "<redacted>" and entry.headers["api-key"] == "<redacted>"
+        over_http = client.get(emu.url("/_emulator/journal")).json()
+        assert over_http[0]["path"] == "/echo"
+        assert "sk-secret" not in json.dumps(over_http)
+
+
+def test_fail_requests_use_the_dialect_error_shape_and_retry_after() -> None:
+    faults = Faults(fail_requests=[{"nth": 2, "status": 429, "retry_after": 1.5}])
+    with Tiny(faults=faults).run() as emu, httpx.Client() as client:
+        assert client.post(emu.url("/echo"), json={}).status_code == 200
+        second = client.post(emu.url("/echo"), json={})
+        assert second.status_code == 429 and second.headers["retry-after"] == "1.5"
+        assert second.json()["error"]["type"] == "tiny_error"
+        assert client.post(emu.url("/echo"), json={}).status_code == 200
+
+
+def test_stream_faults() -> None:
+    with Tiny().run() as emu, httpx.Client() as client:
+        assert read_events(client, emu.url("/events"))[-1] == "data: [DONE]"
+    with Tiny(faults={"duplicate_events": 2}).run() as emu, httpx.Client() as client:
+        data = read_events(client, emu.url("/events"))
+        assert data.count('data: {"i": 1}') == 2 and data.count('data: {"i": 0}') == 1
+    with Tiny(faults={"drop_stream_after": 2}).run() as emu, httpx.Client() as client:
+        with pytest.raises(httpx.RemoteProtocolError):
+            read_events(client, emu.url("/events"))
+
+
+def test_latency() -> None:
+    import time
+
+    with Tiny(faults={"latency_ms": 120}).run() as emu, httpx.Client() as client:
+        started = time.perf_counter()
+        client.post(emu.url("/echo"), json={})
+        assert time.perf_counter() - started >= 0.12
+
+
+def test_scripted_model_plays_rounds_and_checks_calls() -> None:
+    script = Script.load({"turns": [{
+        "rounds": [[{"name": "f", "arguments": {"x": 1}}],
+                   [{"name": "f", "arguments": {"x": 2}}, {"name": "f", "arguments": {"x": 3}}]],
+        "reply": "got {outputs}"}]})
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    model = ScriptedModel(script, {"f": schema})
+    model.start_turn("hello")
+    assert [c.arguments for c in model.next_round()] == [{"x": 1}]
+    model.record("one")
+    assert len(model.next_round()) == 2
+    model.record({"two": 2})
+    assert model.next_round() == []
+    assert model.reply() == 'got ["one", {"two": 2}]'
+    model.start_turn("beyond the script")
+    assert model.next_round() == [] and model.reply() == "beyond the script"
+
+    with pytest.raises(ScriptError, match="does not declare"):
+        ScriptedModel(script, {"g": schema}).check(script.turns[0].rounds[0][0])
+    bad = Script.load({"turns": [{"rounds": [[{"name": "f", "arguments": {"x": "no"}}]]}]})
+    model = ScriptedModel(bad, {"f": schema})
+    model.start_turn("hi")
+    with pytest.raises(ScriptError, match="rejected by its declared schema"):
+        model.next_round()
+
+
+def test_script_and_fault_parsing(tmp_path: Any) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('{"turns": [{"reply": "x"}]}')
+    assert Script.load(str(path)).turns[0].reply == "x"
+    with pytest.raises(ScriptError):
+        Script.load('{"turns": 3}')
+    faults = parse_fault_options(["latency_ms=5", "drop-stream-after=2", "expire_after=1.5",
+                                  'fail_requests=[{"nth": 1, "status": 503}]'])
+    assert faults.latency_ms == 5 and faults.drop_stream_after == 2
+    assert faults.extra("expire_after") == 1.5 and faults.fail_requests[0].status == 503

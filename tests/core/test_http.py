@@ -1,0 +1,81 @@
+"""Retries honouring Retry-After, and secrets that never show."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from toolbridge import (
+    BackendError,
+    Emulator,
+    RetryPolicy,
+    Secret,
+    asend_with_retries,
+    raise_for_backend,
+    send_with_retries,
+)
+
+
+class Ok(Emulator):
+    dialect = "ok"
+
+    def build_app(self) -> Any:
+        async def ok(request: Any) -> JSONResponse:
+            return JSONResponse({"ok": True})
+
+        return Starlette(routes=[Route("/ok", ok, methods=["GET", "POST"])])
+
+
+FAST = RetryPolicy(backoff=0.01, max_attempts=3)
+
+
+def test_retries_429_and_5xx_then_succeeds() -> None:
+    faults = {"fail_requests": [{"nth": 1, "status": 503}, {"nth": 2, "status": 429,
+                                                             "retry_after": 0.2}]}
+    with Ok(faults=faults).run() as emu, httpx.Client() as client:
+        started = time.perf_counter()
+        response = send_with_retries(client, client.build_request("GET", emu.url("/ok")), FAST)
+        assert response.json() == {"ok": True}
+        assert time.perf_counter() - started >= 0.2  # honoured Retry-After
+        assert len(emu.journal) == 3
+
+
+def test_retries_are_bounded_and_the_last_answer_is_returned() -> None:
+    faults = {"fail_requests": [{"nth": n, "status": 500} for n in (1, 2, 3)]}
+    with Ok(faults=faults).run() as emu, httpx.Client() as client:
+        response = send_with_retries(client, client.build_request("GET", emu.url("/ok")), FAST)
+        assert response.status_code == 500 and len(emu.journal) == 3
+        with pytest.raises(BackendError) as info:
+            raise_for_backend(response, "GET /ok")
+        assert info.value.status == 500 and "injected failure" in str(info.value)
+
+
+async def test_async_form_and_custom_retry_condition() -> None:
+    faults = {"fail_requests": [{"nth": 1, "status": 502}]}
+    with Ok(faults=faults).run() as emu:
+        async with httpx.AsyncClient() as client:
+            response = await asend_with_retries(
+                client, client.build_request("GET", emu.url("/ok")), FAST)
+            assert response.status_code == 200
+
+
+def test_transport_errors_become_backend_errors() -> None:
+    with httpx.Client() as client, pytest.raises(BackendError, match="GET /nothing"):
+        send_with_retries(client, client.build_request("GET", "http://127.0.0.1:9/nothing"),
+                          RetryPolicy(backoff=0.001, max_attempts=2))
+
+
+def test_secret_never_shows() -> None:
+    secret = Secret("sk-live-123")
+    assert "sk-live" not in repr(secret) and "sk-live" not in str(secret)
+    assert "sk-live" not in f"{secret} {[secret]} {dict(k=secret)}"
+    assert secret.get() == "sk-live-123"
+    with pytest.raises(TypeError):
+        pickle.dumps(secret)

@@ -1,0 +1,294 @@
+"""The execution pipeline: lookup, validation, running, serialization, concurrency, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import threading
+import time
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from toolbridge import (
+    Content,
+    TextPart,
+    Toolbox,
+    ToolCall,
+    ToolContext,
+    ToolDefinition,
+    ToolError,
+    WireFormatError,
+)
+
+
+def call(name: str, args: dict[str, Any] | None = None, id: str = "1", **kw: Any) -> ToolCall:
+    return ToolCall(id=id, name=name, arguments=args or {}, dialect="test", **kw)
+
+
+def test_unknown_tool_names_the_available_ones() -> None:
+    toolbox = Toolbox()
+    toolbox.tool(lambda: 1, name="one")
+    toolbox.tool(lambda: 2, name="two")
+    [result] = toolbox.execute([call("three")])
+    assert not result.success
+    assert result.error == "unknown tool 'three'; available tools: one, two"
+
+
+class Item(BaseModel):
+    sku: str
+    qty: int
+
+
+def test_every_argument_violation_is_reported_with_its_path() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool
+    def order(items: list[Item], note: str) -> str:
+        return "ok"
+
+    [result] = toolbox.execute([call("order", {"items": [{"sku": "a", "qty": "x"}, {}]})])
+    assert result.error is not None
+    for path in ("/items/0/qty", "/items/1/sku", "/items/1/qty", "/note"):
+        assert path in result.error, (path, result.error)
+
+
+def test_hand_written_schema_violations_have_json_paths() -> None:
+    toolbox = Toolbox()
+    schema = {"type": "object", "additionalProperties": False, "required": ["a", "tags"],
+              "properties": {"a": {"type": "integer", "minimum": 1},
+                             "tags": {"type": "array", "items": {"type": "string"}}}}
+    toolbox.add(ToolDefinition(name="t", parameters=schema), lambda a, tags: a)
+    ok, bad = toolbox.execute([call("t", {"a": 2, "tags": []}, id="1"),
+                               call("t", {"a": 0, "tags": ["x", 3], "zz": 1}, id="2")])
+    assert ok.output == 2
+    assert bad.error is not None and bad.error.startswith("invalid arguments for t: ")
+    assert "/a: 0 is less than the minimum of 1" in bad.error
+    assert "/tags/1: 3 is not of type 'string'" in bad.error
+    assert "'zz' was unexpected" in bad.error
+
+
+def test_an_invalid_hand_written_schema_fails_at_definition() -> None:
+    from toolbridge import ToolDefinitionError
+
+    with pytest.raises(ToolDefinitionError, match="tool 'bad': invalid parameters schema"):
+        Toolbox().add(ToolDefinition(name="bad", parameters={
+            "type": "object", "properties": {"a": {"type": "nope"}}}), lambda a: a)
+
+
+def test_undecodable_arguments_fail_the_call_only() -> None:
+    toolbox = Toolbox()
+    toolbox.tool(lambda: "fine", name="f")
+    bad = call("f", raw_arguments="{oops", argument_error="not valid JSON", id="1")
+    results = toolbox.execute([bad, call("f", id="2")])
+    assert results[0].error == "invalid arguments for f: not valid JSON"
+    assert results[1].output == "fine"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Pair(BaseModel):
+    a: int
+    b: list[str]
+
+
+@pytest.mark.parametrize(("value", "output"), [
+    ("text", "text"),
+    ({"a": [1, 2]}, {"a": [1, 2]}),
+    (Point(1, 2), {"x": 1, "y": 2}),
+    (Pair(a=1, b=["x"]), {"a": 1, "b": ["x"]}),
+    (TextPart(text="hi"), Content(parts=(TextPart(text="hi"),))),
+    (None, None),
+])
+def test_return_values_are_serialized(value: Any, output: Any) -> None:
+    toolbox = Toolbox()
+    toolbox.tool(lambda: value, name="f")
+    assert toolbox.execute([call("f")])[0].output == output
+
+
+def test_an_unserializable_return_value_is_an_error_result() -> None:
+    toolbox = Toolbox()
+    toolbox.tool(lambda: object(), name="f")
+    [result] = toolbox.execute([call("f")])
+    assert result.error == "f returned a object, which cannot be sent as a result"
+
+
+def test_handler_errors_carry_type_and_message_only(caplog: pytest.LogCaptureFixture) -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool
+    def boom(secret_local: str = "hunter2") -> str:
+        raise KeyError("missing-thing")
+
+    @toolbox.tool
+    def refuse() -> str:
+        raise ToolError("Order 42 is already shipped; nothing to cancel.")
+
+    with caplog.at_level(logging.ERROR, logger="toolbridge.runtime"):
+        a, b = toolbox.execute([call("boom", id="1"), call("refuse", id="2")])
+    assert a.error == "KeyError: 'missing-thing'"
+    assert "hunter2" not in a.error and "Traceback" not in a.error
+    assert b.error == "Order 42 is already shipped; nothing to cancel."
+    logged = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
+    assert "tool boom failed (call 1)" in logged
+    assert any(r.exc_info and r.exc_info[0] is KeyError for r in caplog.records)
+
+
+def test_the_error_formatter_is_replaceable_and_guarded() -> None:
+    toolbox = Toolbox(error_formatter=lambda exc: f"sorry ({type(exc).__name__})")
+    toolbox.tool(lambda: 1 / 0, name="div")
+    assert toolbox.execute([call("div")])[0].error == "sorry (ZeroDivisionError)"
+
+    def broken(exc: BaseException) -> str:
+        raise RuntimeError("formatter bug")
+
+    toolbox.error_formatter = broken
+    assert toolbox.execute([call("div")])[0].error == "ZeroDivisionError: division by zero"
+
+
+def test_one_failing_call_never_sinks_the_others() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool
+    async def slow(n: int) -> int:
+        await asyncio.sleep(0.01)
+        if n == 2:
+            raise ValueError("two")
+        return n
+
+    results = toolbox.execute([call("slow", {"n": n}, id=str(n)) for n in range(5)])
+    assert [r.call.id for r in results] == ["0", "1", "2", "3", "4"]
+    assert [r.output for r in results] == [0, 1, None, 3, 4]
+    assert results[2].error == "ValueError: two"
+
+
+def test_max_concurrency_bounds_running_calls() -> None:
+    toolbox = Toolbox(max_concurrency=2)
+    running, peak = 0, 0
+    lock = threading.Lock()
+
+    @toolbox.tool
+    def work(n: int) -> int:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+        return n
+
+    results = toolbox.execute([call("work", {"n": n}, id=str(n)) for n in range(6)])
+    assert [r.output for r in results] == list(range(6))
+    assert peak == 2
+
+
+def test_calls_run_concurrently() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool
+    async def nap() -> str:
+        await asyncio.sleep(0.1)
+        return "z"
+
+    started = time.perf_counter()
+    toolbox.execute([call("nap", id=str(i)) for i in range(8)])
+    assert time.perf_counter() - started < 0.5
+
+
+def test_duplicate_call_ids_are_an_error_not_a_double_run() -> None:
+    toolbox = Toolbox()
+    runs = []
+    toolbox.tool(lambda: runs.append(1), name="f", inline=True)
+    with pytest.raises(WireFormatError, match=r"calls\[1\]\.id: call id '7' appears twice"):
+        toolbox.execute([call("f", id="7"), call("f", id="7")])
+    assert runs == []
+
+
+def test_async_timeout_cancels_the_handler() -> None:
+    toolbox = Toolbox(timeout=5)
+    cancelled = threading.Event()
+
+    @toolbox.tool(timeout=0.05)
+    async def hang() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    [result] = toolbox.execute([call("hang")])
+    assert result.error == "hang timed out after 0.05 s"
+    assert cancelled.is_set()
+
+
+def test_toolbox_default_timeout_applies_to_sync_handlers() -> None:
+    toolbox = Toolbox(timeout=0.05)
+    toolbox.tool(lambda: time.sleep(0.5), name="sleepy")
+    started = time.perf_counter()
+    [result] = toolbox.execute([call("sleepy")])
+    assert result.error == "sleepy timed out after 0.05 s"
+    assert time.perf_counter() - started < 0.4
+
+
+def test_context_reaches_the_handler() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool(inline=True)
+    def who(ctx: ToolContext) -> str:
+        return f"{ctx.call_id}:{ctx.conversation}:{ctx.extra['user']}"
+
+    assert toolbox.execute([call("who", conversation="c9")], user="u1")[0].output == "1:c9:u1"
+
+
+def test_inline_sync_payloads_need_no_event_loop(
+    echo_dialect: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toolbox = Toolbox()
+    toolbox.tool(lambda a: a + 1, name="inc", inline=True)
+    toolbox.tool(lambda: threading.current_thread().name, name="where")
+
+    def no_loop(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("an event loop was started")
+
+    monkeypatch.setattr(asyncio, "run", no_loop)
+    payload = {"conversation": "c", "calls": [
+        {"id": str(i), "tool": "inc", "args": {"a": i}} for i in range(8)]}
+    body = toolbox.handle(echo_dialect, payload)
+    assert [a["value"] for a in body["answers"]] == [str(i + 1) for i in range(8)]
+    # a single call of a plain sync tool runs in the calling thread too
+    body = toolbox.handle(echo_dialect, {"calls": [{"id": "1", "tool": "where"}]})
+    assert body["answers"][0]["value"] == threading.current_thread().name
+
+
+async def test_the_async_forms_give_the_same_answers(echo_dialect: str) -> None:
+    toolbox = Toolbox()
+    toolbox.tool(lambda a: a + 1, name="inc", inline=True)
+
+    @toolbox.tool
+    async def dbl(a: int) -> int:
+        return 2 * a
+
+    payload = {"conversation": "c", "calls": [{"id": "1", "tool": "inc", "args": {"a": 1}},
+                                              {"id": "2", "tool": "dbl", "args": {"a": 4}}]}
+    body = await toolbox.ahandle(echo_dialect, payload)
+    assert body == {"answers": [{"id": "1", "ok": True, "value": "2"},
+                                {"id": "2", "ok": True, "value": "8"}]}
+    results = await toolbox.aexecute([call("dbl", {"a": 5})])
+    assert results[0].output == 10
+
+
+def test_malformed_payloads_raise_wire_format_errors(echo_dialect: str) -> None:
+    toolbox = Toolbox()
+    with pytest.raises(WireFormatError, match=r"echo: calls\[0\]\.id"):
+        toolbox.handle(echo_dialect, {"calls": [{"tool": "x"}]})
+    with pytest.raises(WireFormatError, match="echo: <payload>: expected a JSON object"):
+        toolbox.handle(echo_dialect, "[1, 2]")
+    with pytest.raises(WireFormatError, match="cannot read a object"):
+        toolbox.handle(echo_dialect, object())

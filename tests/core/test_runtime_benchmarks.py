@@ -1,0 +1,68 @@
+"""The benchmarks still run (tiny sizes; nothing is timed here), and validation verdicts match."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from toolbridge._tools import schema_validator
+from toolbridge.errors import ArgumentError
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+from _common import validation_cases  # noqa: E402
+
+
+@pytest.mark.parametrize(("script", "args"), [
+    ("bench_validation.py", ["--schemas", "4", "--repeat", "1"]),
+    ("bench_handle.py", ["--number", "3"]),
+])
+def test_benchmark_runs(script: str, args: list[str]) -> None:
+    out = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ratio" in out.stdout
+
+
+def test_fast_validation_verdicts_match_jsonschema_on_the_corpus() -> None:
+    cases = validation_cases()
+    assert len(cases) > 1000
+    compiled: dict[int, tuple[object, object]] = {}
+    verdicts = set()
+    for schema, instance in cases:
+        if id(schema) not in compiled:
+            cls = jsonschema.validators.validator_for(schema)
+            compiled[id(schema)] = (schema_validator(schema), cls(schema))
+        check, reference_validator = compiled[id(schema)]
+        try:
+            check(instance)  # type: ignore[operator]
+            ours = True
+        except ArgumentError:
+            ours = False
+        reference = reference_validator.is_valid(instance)  # type: ignore[attr-defined]
+        assert ours == reference, (schema, instance)
+        verdicts.add(ours)
+    assert verdicts == {True, False}
+
+
+@pytest.mark.parametrize(("schema", "instance", "valid"), [
+    ({"properties": {"p": {"pattern": "^a$"}}}, {"p": "a\n"}, True),  # Python's $ allows \n
+    ({"properties": {"p": {"pattern": "^\\d+$"}}}, {"p": "٣"}, True),  # Unicode digits
+    ({"properties": {"n": {"multipleOf": 0.01}}}, {"n": 0.07}, False),  # float division
+    ({"properties": {"f": {"format": "email"}}}, {"f": "not an email"}, True),  # annotation
+    ({"properties": {"i": {"type": "integer"}}}, {"i": 1.0}, True),
+    ({"properties": {"e": {"enum": [1]}}}, {"e": True}, False),
+])
+def test_edge_cases_follow_jsonschema(schema: dict, instance: dict, valid: bool) -> None:
+    schema = {"type": "object", **schema}
+    assert jsonschema.Draft202012Validator(schema).is_valid(instance) is valid
+    check = schema_validator(schema)
+    if valid:
+        check(instance)
+    else:
+        with pytest.raises(ArgumentError):
+            check(instance)

@@ -1,0 +1,320 @@
+"""The durable result store: completed calls are replayed, side effects never run twice."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import toolbridge
+from toolbridge import (
+    Content,
+    MemoryStore,
+    ResultStore,
+    SqliteStore,
+    StoredResult,
+    StoreKey,
+    TextPart,
+    Toolbox,
+    ToolCall,
+    ToolResult,
+    UsageError,
+    hookimpl,
+    open_store,
+)
+from toolbridge.registry import _PLUGINS
+
+WORKER = Path(__file__).parent / "workers" / "store_worker.py"
+KEY = StoreKey("echo", "conv-1", "", "call-1")
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ResultStore:
+    return MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "r.db")
+
+
+def payload(*ids: str, tool: str = "charge") -> dict[str, Any]:
+    return {"conversation": "conv-1",
+            "calls": [{"id": i, "tool": tool, "args": {"amount": 5}} for i in ids]}
+
+
+def counting_toolbox(store: Any, side_effects: bool = False, **kw: Any) -> tuple[Toolbox, list]:
+    toolbox = Toolbox(store=store)
+    runs: list[int] = []
+
+    @toolbox.tool(side_effects=side_effects, **kw)
+    def charge(amount: int) -> str:
+        runs.append(amount)
+        return f"charged {amount}"
+
+    return toolbox, runs
+
+
+def test_completed_calls_are_answered_from_the_store(store: ResultStore, echo_dialect: str) -> None:
+    toolbox, runs = counting_toolbox(store)
+    first = toolbox.handle(echo_dialect, payload("a", "b"))
+    again = toolbox.handle(echo_dialect, payload("b", "a", "c"))
+    assert runs == [5, 5, 5]  # a, b, then only c
+    assert first["answers"][0] == again["answers"][1]
+    assert again["answers"][2] == {"id": "c", "ok": True, "value": "charged 5"}
+
+
+async def test_the_async_path_replays_too(store: ResultStore, echo_dialect: str) -> None:
+    toolbox, runs = counting_toolbox(store, side_effects=True)
+    first = await toolbox.ahandle(echo_dialect, payload("a"))
+    assert await toolbox.ahandle(echo_dialect, payload("a")) == first
+    assert runs == [5]
+
+
+def test_error_results_are_stored_and_replayed(store: ResultStore, echo_dialect: str) -> None:
+    toolbox = Toolbox(store=store)
+    runs = []
+
+    @toolbox.tool
+    def charge(amount: int) -> str:
+        runs.append(amount)
+        raise toolbridge.ToolError("card declined")
+
+    for _ in range(2):
+        body = toolbox.handle(echo_dialect, payload("a"))
+        assert body["answers"] == [{"id": "a", "ok": False, "error": "card declined"}]
+    assert runs == [5]
+
+
+def test_a_reused_call_id_with_other_arguments_is_refused(
+    store: ResultStore, echo_dialect: str
+) -> None:
+    toolbox, runs = counting_toolbox(store)
+    toolbox.handle(echo_dialect, payload("a"))
+    other = {"conversation": "conv-1", "calls": [{"id": "a", "tool": "charge",
+                                                  "args": {"amount": 6}}]}
+    body = toolbox.handle(echo_dialect, other)
+    assert "already used in this turn for a different call" in body["answers"][0]["error"]
+    assert runs == [5]
+
+
+def test_calls_without_conversation_or_turn_are_not_stored(echo_dialect: str) -> None:
+    toolbox, runs = counting_toolbox("memory://")
+    for _ in range(2):
+        toolbox.handle(echo_dialect, {"calls": [{"id": "a", "tool": "charge",
+                                                 "args": {"amount": 1}}]})
+    assert runs == [1, 1]
+
+
+def test_store_none_runs_every_delivery(echo_dialect: str) -> None:
+    toolbox, runs = counting_toolbox(None)
+    toolbox.handle(echo_dialect, payload("a"))
+    toolbox.handle(echo_dialect, payload("a"))
+    assert runs == [5, 5]
+
+
+def test_stored_results_round_trip(store: ResultStore) -> None:
+    content = Content(parts=(TextPart(text="hi"), toolbridge.ImagePart(url="data:x")))
+    for stored in (StoredResult(True, {"a": [1, "é"]}), StoredResult(True, content),
+                   StoredResult(False, None, "boom"), StoredResult(True, "text")):
+        key = StoreKey("d", "c", "t", repr(stored)[:40])
+        claim = store.claim(key, "fp", "tool")
+        assert claim.state == "claimed"
+        assert store.claim(key, "fp", "tool").state == "running"
+        assert store.complete(key, claim.owner, stored)
+        found = store.get(key)
+        assert found is not None and found.state == "completed" and found.result == stored
+    assert StoredResult.from_json(StoredResult(True, content).to_json()).output == content
+
+
+def test_the_claim_is_atomic_across_threads(store: ResultStore) -> None:
+    wins: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def contend() -> None:
+        barrier.wait()
+        claim = store.claim(KEY, "fp", "tool")
+        if claim.state == "claimed":
+            wins.append(claim.owner)
+
+    threads = [threading.Thread(target=contend) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1
+
+
+def test_a_released_claim_can_be_claimed_again(store: ResultStore) -> None:
+    claim = store.claim(KEY, "fp", "tool")
+    store.release(KEY, "someone-else")
+    assert store.get(KEY) is not None
+    store.release(KEY, claim.owner)
+    assert store.get(KEY) is None
+    assert store.claim(KEY, "fp", "tool").state == "claimed"
+
+
+def test_a_cancelled_call_without_side_effects_runs_again(echo_dialect: str) -> None:
+    import asyncio
+
+    store = MemoryStore()
+    toolbox = Toolbox(store=store)
+    runs = []
+
+    @toolbox.tool
+    async def charge(amount: int) -> str:
+        runs.append(amount)
+        await asyncio.sleep(0 if len(runs) > 1 else 10)
+        return "done"
+
+    async def cancel_first() -> None:
+        task = asyncio.ensure_future(toolbox.ahandle(echo_dialect, payload("a")))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_first())
+    assert len(store) == 0
+    assert toolbox.handle(echo_dialect, payload("a"))["answers"][0]["value"] == "done"
+
+
+def test_an_in_memory_side_effect_warns_once(
+    echo_dialect: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    toolbox, _ = counting_toolbox("memory://", side_effects=True)
+    with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
+        toolbox.handle(echo_dialect, payload("a", "b"))
+        toolbox.handle(echo_dialect, payload("c"))
+    warnings = [r for r in caplog.records if "result store is in memory" in r.getMessage()]
+    assert len(warnings) == 1
+    caplog.clear()
+    durable, _ = counting_toolbox(SqliteStore(":memory:"), side_effects=True)
+    with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
+        durable.handle(echo_dialect, payload("a"))
+    assert not caplog.records
+
+
+def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(open_store("memory://"), MemoryStore)
+    absolute = open_store(f"sqlite:///{tmp_path}/abs.db?timeout=2&synchronous=normal")
+    assert isinstance(absolute, SqliteStore) and absolute.path == f"{tmp_path}/abs.db"
+    assert absolute.timeout == 2.0 and absolute.synchronous == "NORMAL"
+    monkeypatch.chdir(tmp_path)
+    relative = open_store("sqlite:///rel.db")
+    assert isinstance(relative, SqliteStore) and (tmp_path / "rel.db").exists()
+    mine = MemoryStore()
+    assert open_store(mine) is mine
+    for bad, message in (("redis://x", "unknown store URL"), ("sqlite://", "no file path"),
+                         ("sqlite:///x.db?cache=1", "unknown option")):
+        with pytest.raises(UsageError, match=message):
+            open_store(bad)
+
+
+def test_sqlite_uses_wal_and_the_documented_table(tmp_path: Path) -> None:
+    import sqlite3
+
+    SqliteStore(tmp_path / "r.db").claim(KEY, "fp", "charge")
+    conn = sqlite3.connect(tmp_path / "r.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    row = conn.execute("SELECT dialect, conversation, turn, call_id, state, tool "
+                       "FROM toolbridge_calls").fetchone()
+    assert row == ("echo", "conv-1", "", "call-1", "started", "charge")
+
+
+def test_prune_drops_old_completed_calls(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "r.db")
+    claim = store.claim(KEY, "fp", "t")
+    store.complete(KEY, claim.owner, StoredResult(True, "x"))
+    assert store.prune(older_than=60) == 0
+    assert store.prune(older_than=-1) == 1
+    assert store.get(KEY) is None
+
+
+def test_memory_store_is_bounded() -> None:
+    store = MemoryStore(max_entries=10)
+    for i in range(25):
+        key = StoreKey("d", "c", "t", str(i))
+        store.complete(key, store.claim(key, "fp", "t").owner, StoredResult(True, i))
+    assert len(store) <= 11
+
+
+# ---------------------------------------------------------------------------- processes
+def run_worker(db: Path, runs: Path, mode: str, side_effects: bool = True) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), str(db), str(runs), mode, "1" if side_effects else "0"],
+        stdout=subprocess.PIPE, text=True)
+
+
+def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    answer: dict[str, Any] = json.loads(out)["answers"][0]
+    return answer
+
+
+def start_and_kill(db: Path, runs: Path) -> None:
+    proc = run_worker(db, runs, "hang")
+    deadline = time.monotonic() + 20
+    while not runs.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the worker never started"
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def test_a_side_effect_killed_mid_call_is_never_run_again(tmp_path: Path) -> None:
+    db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
+    start_and_kill(db, runs)
+    first = answer_of(run_worker(db, runs, "fast"))
+    assert first["ok"] is False
+    assert "outcome of charge (call call-1) is unknown" in first["error"]
+    assert "not repeated" in first["error"]
+    assert answer_of(run_worker(db, runs, "fast")) == first  # the verdict is stored
+    assert runs.read_text() == "ran\n"
+
+
+def test_reconciliation_hook_decides(tmp_path: Path, echo_dialect: str) -> None:
+    db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
+    start_and_kill(db, runs)
+    seen: list[tuple[str, float]] = []
+
+    class Ledger:
+        @hookimpl
+        def toolbridge_reconcile_call(
+            self, call: ToolCall, tool: Any, started_at: float
+        ) -> ToolResult | None:
+            seen.append((call.id, started_at))
+            return ToolResult.ok(call, "the ledger shows the charge went through")
+
+    toolbridge.register_plugin(Ledger(), "ledger")
+    toolbox, local_runs = counting_toolbox(f"sqlite:///{db}", side_effects=True)
+    body = toolbox.handle(echo_dialect, payload("call-1"))
+    assert body["answers"] == [{"id": "call-1", "ok": True,
+                                "value": "the ledger shows the charge went through"}]
+    assert local_runs == [] and runs.read_text() == "ran\n"
+    assert seen[0][0] == "call-1" and abs(seen[0][1] - time.time()) < 60
+    _PLUGINS.reset()
+
+
+def test_a_killed_call_without_side_effects_is_run_again(tmp_path: Path) -> None:
+    db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
+    proc = run_worker(db, runs, "hang", side_effects=False)
+    while not runs.exists():
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert answer_of(run_worker(db, runs, "fast", side_effects=False))["value"] == "charged 5"
+    assert runs.read_text() == "ran\nran\n"
+
+
+def test_two_workers_never_both_run_one_call(tmp_path: Path) -> None:
+    db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
+    SqliteStore(db).close()  # create the file first, so both start on the same database
+    workers = [run_worker(db, runs, "slow", side_effects=False) for _ in range(3)]
+    answers = [answer_of(w) for w in workers]
+    assert answers == [{"id": "call-1", "ok": True, "value": "charged 5"}] * 3
+    assert runs.read_text() == "ran\n"
