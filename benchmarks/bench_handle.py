@@ -17,8 +17,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import toolbridge
 from _common import ROOT, SAMPLES, best_of
+
+import toolbridge
 
 SAMPLE = SAMPLES / "openai-agents-sessions.session.retrieve.response.json"
 

@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import jsonschema
 from _common import best_of, validation_cases
+
 from toolbridge._tools import schema_validator
 from toolbridge.errors import ArgumentError
 

@@ -15,9 +15,9 @@ PLUGINS = Path(__file__).parent / "plugins"
 def echo_dialect() -> Iterator[str]:
     """Register the echo test dialect directly (no entry point) and forget it afterwards."""
     sys.path.insert(0, str(PLUGINS))
-    import toolbridge
     import toolbridge_echo
 
+    import toolbridge
     from toolbridge.registry import _PLUGINS
 
     toolbridge.register_plugin(toolbridge_echo, "echo")

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+
 from toolbridge import (
     BackendError,
     RetryPolicy,

@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
 from toolbridge import Emulator, Faults, Script, ScriptedModel, ScriptError, to_json_schema
 
 from . import wire

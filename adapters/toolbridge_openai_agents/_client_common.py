@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
+
 from toolbridge import BackendError, RetryPolicy, Secret, Toolbox, ToolDefinition, WireFormatError
 
 from .translate import DIALECT, tools_to_wire

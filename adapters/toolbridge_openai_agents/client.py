@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
+
 from toolbridge import (
     BackendError,
     Secret,

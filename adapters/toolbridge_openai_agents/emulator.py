@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
 from toolbridge import Emulator, RunningEmulator, sse_frames
 
 from ._emulator_checks import ApiError, check_create, check_events, check_tools

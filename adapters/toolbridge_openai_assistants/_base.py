@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
+
 from toolbridge import (
     BackendError,
     RetryPolicy,

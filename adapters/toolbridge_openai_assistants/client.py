@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
+
 from toolbridge import (
     BackendError,
     Secret,

@@ -19,7 +19,6 @@ from .errors import (
     UsageError,
     WireFormatError,
 )
-from . import hookspecs
 from .hookspecs import hookimpl
 from .model import (
     Content,

@@ -18,7 +18,7 @@ from ._output import serialize_output
 from ._signature import FunctionSignature
 from .context import ToolContext
 from .errors import ArgumentError, ToolDefinitionError
-from .model import ToolCall, ToolDefinition, ToolResult
+from .model import ToolCall, ToolDefinition, ToolResult, new_result
 
 __all__ = [
     "RegisteredTool", "TimedOut", "new_result", "run_with_timeout", "schema_validator",
@@ -173,19 +173,6 @@ def serialize_result(call: ToolCall, value: Any) -> ToolResult:
         log.error("tool %s returned a value that is not JSON-compatible", call.name, exc_info=exc)
         return ToolResult.failed(call, f"{call.name} returned a {type(value).__name__}, which "
                                        "cannot be sent as a result")
-
-
-_new, _set = object.__new__, object.__setattr__
-
-
-def new_result(call: ToolCall, success: bool, output: Any, error: str | None) -> ToolResult:
-    """`ToolResult.model_construct`, four times faster (it is on every call's path)."""
-    result: ToolResult = _new(ToolResult)
-    _set(result, "__dict__", {"call": call, "success": success, "output": output, "error": error})
-    _set(result, "__pydantic_fields_set__", {"call", "success", "output", "error"})
-    _set(result, "__pydantic_extra__", None)
-    _set(result, "__pydantic_private__", None)
-    return result
 
 
 class TimedOut(Exception):

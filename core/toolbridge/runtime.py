@@ -371,11 +371,19 @@ def _format(toolbox: Toolbox, exc: BaseException) -> str:
         return default_error_formatter(exc)
 
 
+def _log_failure(call: ToolCall, exc: Exception) -> None:
+    """A `ToolError` is a message for the agent (logged briefly); anything else in full."""
+    if isinstance(exc, ToolError):
+        log.info("tool %s answered an error (call %s): %s", call.name, call.id, exc)
+    else:
+        log.error("tool %s failed (call %s)", call.name, call.id, exc_info=exc)
+
+
 def _invoke_sync(toolbox: Toolbox, run: _Run) -> ToolResult:
     try:
         value = run.tool.handler(**run.kwargs)
     except Exception as exc:
-        log.error("tool %s failed (call %s)", run.call.name, run.call.id, exc_info=exc)
+        _log_failure(run.call, exc)
         return ToolResult.failed(run.call, _format(toolbox, exc))
     return serialize_result(run.call, value)
 
@@ -392,6 +400,6 @@ async def _invoke(toolbox: Toolbox, run: _Run) -> ToolResult:
         log.error("tool %s timed out after %g s (call %s)", call.name, timeout, call.id)
         return ToolResult.failed(call, f"{call.name} timed out after {timeout:g} s")
     except Exception as exc:
-        log.error("tool %s failed (call %s)", call.name, call.id, exc_info=exc)
+        _log_failure(call, exc)
         return ToolResult.failed(call, _format(toolbox, exc))
     return serialize_result(call, value)

@@ -50,8 +50,8 @@ def test_journal_records_and_redacts() -> None:
                         headers={"Authorization": "Bearer sk-secret", "api-key": "k2"})
         assert r.json() == {"got": {"a": 1}}
         [entry] = emu.journal.entries("POST", "/echo")
-        assert entry.body == {"a": 1} and entry.status == 200 and entry.response == {"got": {"a": 1}}
-        assert entry.headers["authorization"] == "<redacted>" and entry.headers["api-key"] == "<redacted>"
+        assert (entry.body, entry.status, entry.response) == ({"a": 1}, 200, {"got": {"a": 1}})
+        assert entry.headers["authorization"] == entry.headers["api-key"] == "<redacted>"
         over_http = client.get(emu.url("/_emulator/journal")).json()
         assert over_http[0]["path"] == "/echo"
         assert "sk-secret" not in json.dumps(over_http)

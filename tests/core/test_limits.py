@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+
 from toolbridge import (
     Content,
     Dialect,

@@ -83,8 +83,8 @@ def test_two_plugins_registering_one_name_fail_naming_both(site: Path) -> None:
     )
     install_distribution(site, "echo_one", {"echo": "toolbridge_echo"})
     install_distribution(site, "echo_two", {"echo_twin": "toolbridge_echo_twin"})
-    with pytest.raises(PluginError, match="registered twice.*'echo'.*'echo_twin'|registered "
-                       "twice.*'echo_twin'.*'echo'"):
+    with pytest.raises(PluginError, match=r"registered twice.*'echo'.*'echo_twin'|registered "
+                       r"twice.*'echo_twin'.*'echo'"):
         toolbridge.dialects()
 
 
@@ -97,7 +97,7 @@ def test_a_plugin_that_fails_to_import_is_named(site: Path) -> None:
 
 def test_registry_accepts_only_dialect_instances() -> None:
     registry = DialectRegistry()
-    with pytest.raises(PluginError, match="not a toolbridge.Dialect instance"):
+    with pytest.raises(PluginError, match=r"not a toolbridge\.Dialect instance"):
         registry.add(object())  # type: ignore[arg-type]
     with pytest.raises(UnknownDialectError, match="installed dialects: none"):
         registry["x"]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+
 from toolbridge import (
     Content,
     TextPart,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from toolbridge._tools import schema_validator
 from toolbridge.errors import ArgumentError
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Annotated, Any, Literal, Optional
+import json
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from toolbridge import (
+    Toolbox,
     ToolContext,
     ToolDefinition,
     ToolDefinitionError,
-    Toolbox,
     UnknownDialectError,
     UsageError,
     WireFormatError,
@@ -54,7 +55,7 @@ def test_parameters_from_type_hints_and_google_docstring() -> None:
         filters: Filters,
         tags: list[str],
         weights: dict[str, float],
-        note: Optional[str] = None,
+        note: str | None = None,
         days: Annotated[int, Field(description="How many days", ge=1)] = 3,
     ) -> dict[str, Any]:
         """Plan a trip.
@@ -173,7 +174,8 @@ def test_handle_through_a_plugin_dialect(echo_dialect: str) -> None:
         {"id": "3", "tool": "add", "args": {"a": "x"}},
         {"id": "4", "tool": "missing"},
     ]}
-    for form in (payload, __import__("json").dumps(payload), __import__("json").dumps(payload).encode()):
+    text = json.dumps(payload)
+    for form in (payload, text, text.encode()):
         body = toolbox.handle(echo_dialect, form, user="u1")
         answers = {a["id"]: a for a in body["answers"]}
         assert answers["1"] == {"id": "1", "ok": True, "value": "5"}
@@ -184,7 +186,7 @@ def test_handle_through_a_plugin_dialect(echo_dialect: str) -> None:
 
 def test_handle_errors(echo_dialect: str) -> None:
     toolbox = Toolbox()
-    with pytest.raises(UnknownDialectError, match="installed dialects: .*echo"):
+    with pytest.raises(UnknownDialectError, match=r"installed dialects: .*echo"):
         toolbox.handle("nope", {})
     with pytest.raises(WireFormatError, match="echo: calls"):
         toolbox.handle(echo_dialect, {"calls": 3})

@@ -6,6 +6,7 @@ Rules: OpenAI's Structured Outputs "Supported schemas" and the SDK's ``_ensure_s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from toolbridge._schema._common import (
@@ -50,7 +51,7 @@ def make_nullable(schema: dict[str, Any]) -> dict[str, Any]:
         out["type"] = [*kind, "null"]
     else:
         out["anyOf"] = [*out["anyOf"], {"type": "null"}]
-    if "enum" in out:
+    if "enum" in out and None not in out["enum"]:
         # `{"type": ["string","null"], "enum": ["a"]}` still rejects null: add it to the enum.
         out["enum"] = [*out["enum"], None]
     return out
@@ -61,6 +62,43 @@ class OpenAIStrictSchema(TableTransformer):
 
     target = "openai-strict"
     dialect: SchemaTarget = "openai-strict"
+
+    def walk_node(self, node: Any, pointer: str, depth: int, *, root: bool = False) -> Any:
+        if isinstance(node, Mapping) and isinstance(node.get("properties"), Mapping):
+            node = self._move_optional_defaults(node)
+        return super().walk_node(node, pointer, depth, root=root)
+
+    def _move_optional_defaults(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
+        """An optional, non-nullable property's default is kept faithfully, not lost.
+
+        Strict mode makes it required and nullable; the model sends null for "use the
+        default" and argument decoding turns that null back into "absent", so the neutral
+        default applies. The default goes into the description so the model knows it. A
+        nullable property's non-null default cannot be told apart from null: that stays a loss.
+        """
+        required = set(node.get("required", ()))
+        props = dict(node["properties"])
+        changed = False
+        for name, sub in node["properties"].items():
+            if name in required or not isinstance(sub, Mapping) or "default" not in sub:
+                continue
+            default = sub["default"]
+            if default is None or allows_null(sub):
+                continue
+            moved = {k: v for k, v in sub.items() if k != "default"}
+            note = f"(default: {short(default)}; null uses it)"
+            described = moved.get("description")
+            moved["description"] = f"{described} {note}" if described else note
+            if id(sub) in self.origins:
+                self.origins = {**self.origins, id(moved): self.origins[id(sub)]}
+            props[name] = moved
+            changed = True
+        if not changed:
+            return node
+        out = {**node, "properties": props}
+        if id(node) in self.origins:
+            self.origins = {**self.origins, id(out): self.origins[id(node)]}
+        return out
 
     def transform_bool(self, value: Any, pointer: str) -> Any:
         if value is True:

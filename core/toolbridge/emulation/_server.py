@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
@@ -160,11 +161,25 @@ class RunningEmulator:
         return self.base_url + path
 
 
+class _HideInjectedDrops(logging.Filter):
+    """uvicorn logs a stream cut on purpose as an ASGI crash; it is a fault we injected."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], StreamDropped))
+
+
+_DROP_FILTER = _HideInjectedDrops()
+
+
 class EmulatorServer:
     """Serves an ASGI app with uvicorn in a background thread."""
 
     def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> None:
         import uvicorn
+
+        error_log = logging.getLogger("uvicorn.error")
+        if _DROP_FILTER not in error_log.filters:
+            error_log.addFilter(_DROP_FILTER)
 
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

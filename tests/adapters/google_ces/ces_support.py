@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import toolbridge
 
 PAYLOADS = Path(__file__).parent / "payloads"

@@ -6,8 +6,9 @@ import sys
 from typing import Any
 
 import pytest
-import toolbridge
 from ces_support import ADD_SCRIPT, APP, SESSION
+
+import toolbridge
 from toolbridge.testing import emulator
 from toolbridge_google_ces import (
     AsyncCesClient,

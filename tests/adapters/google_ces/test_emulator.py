@@ -6,12 +6,13 @@ from typing import Any
 
 import httpx
 import pytest
-import toolbridge
 from ces_support import ADD_SCRIPT, APP, SESSION, payload
 from google.api_core import exceptions as gexc
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import ces_v1
+
+import toolbridge
 from toolbridge.testing import emulator
 
 

@@ -4,9 +4,10 @@ import json
 from typing import Any
 
 import pytest
-import toolbridge
 from ces_support import SESSION, payload
 from google.cloud import ces_v1
+
+import toolbridge
 from toolbridge.testing import check_dialect
 from toolbridge_google_ces import CesCorrelation, GoogleCesDialect, definition_from_tool
 

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import pytest
-import toolbridge
 from agents_support import weather_toolbox
+
+import toolbridge
 
 
 @pytest.fixture

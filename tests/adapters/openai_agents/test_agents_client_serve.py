@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import toolbridge
 from agents_sdk_types import check_events_body, check_tools
 from agents_support import FAST, RACE, SCRIPT, weather_toolbox
+
+import toolbridge
 from toolbridge.testing import emulator
 from toolbridge_openai_agents import (
     AgentsClient,

@@ -8,13 +8,14 @@ from typing import Any
 
 import openai
 import pytest
-import toolbridge
 from agents_sdk_types import check_model
 from agents_support import SCRIPT
 from openai import OpenAI
 from openai.types.beta.agent_session import AgentSession
 from openai.types.beta.agent_session_event import AgentSessionEvent
 from openai.types.beta.agent_session_item import AgentSessionItem
+
+import toolbridge
 from toolbridge.testing import emulator
 
 DIALECT = "openai-agents"

@@ -6,13 +6,14 @@ import json
 from typing import Any
 
 import pytest
-import toolbridge
 from agents_sdk_types import check_events_body, check_model, check_param, check_tools
 from agents_support import payload
 from openai.types.beta.agent_session import AgentSession
 from openai.types.beta.agent_session_event import AgentSessionEvent
 from openai.types.beta.agents.session_create_params import SessionCreateParamsNonStreaming
 from pydantic import TypeAdapter
+
+import toolbridge
 from toolbridge import Content, ImagePart, TextPart, ToolDefinition, ToolResult
 from toolbridge.testing import check_dialect
 from toolbridge_openai_agents import AgentsCorrelation, OpenAIAgentsDialect

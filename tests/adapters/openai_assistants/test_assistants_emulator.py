@@ -11,6 +11,7 @@ import pytest
 from assistants_sdk_types import check_model
 from assistants_support import PARALLEL, D, weather_toolbox
 from openai.types.beta.threads.run import Run
+
 from toolbridge.testing import emulator
 
 HEADERS = {"Authorization": "Bearer sk-test", "OpenAI-Beta": "assistants=v2"}

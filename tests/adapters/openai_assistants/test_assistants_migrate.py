@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import toolbridge
 from assistants_support import D, payload
 from openai.types.beta.assistant import Assistant
+
+import toolbridge
 from toolbridge import WireFormatError
 from toolbridge_openai_assistants import tools_from_assistant
 

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import toolbridge
 from assistants_support import PARALLEL, D
 from openai import AzureOpenAI, OpenAI
+
+import toolbridge
 from toolbridge.testing import emulator
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -9,10 +9,11 @@ import time
 from typing import Any
 
 import pytest
-import toolbridge
 from assistants_sdk_types import check_param
 from assistants_support import PARALLEL, TWO_ROUNDS, D, weather_toolbox
 from openai.types.beta.threads.run_submit_tool_outputs_params import ToolOutput
+
+import toolbridge
 from toolbridge import BackendError, RetryPolicy, UsageError
 from toolbridge.testing import emulator
 from toolbridge_openai_assistants import (

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-import toolbridge
 from assistants_sdk_types import check_model, check_param
 from assistants_support import D, payload
 from openai.types.beta.assistant_stream_event import AssistantStreamEvent
@@ -14,6 +13,8 @@ from openai.types.beta.assistant_tool_choice_option_param import AssistantToolCh
 from openai.types.beta.assistant_tool_param import AssistantToolParam
 from openai.types.beta.threads.run import Run
 from openai.types.beta.threads.run_submit_tool_outputs_params import ToolOutput
+
+import toolbridge
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult, WireFormatError
 from toolbridge.testing import check_dialect
 from toolbridge_openai_assistants import AssistantsCorrelation, OpenAIAssistantsDialect
@@ -53,7 +54,8 @@ def test_rendered_tools_validate_against_sdk(toolbox: toolbridge.Toolbox) -> Non
 
 
 def test_strict_none_with_losses_is_sent_as_declared() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "default": 3}}}
+    schema = {"type": "object", "properties": {  # an open dict cannot be strict
+        "tags": {"type": "object", "additionalProperties": {"type": "string"}}}}
     tool = ToolDefinition(name="t", parameters=schema)
     [definition] = dialect.render_tools([tool]).definitions
     assert definition["function"]["parameters"] == schema
@@ -61,7 +63,8 @@ def test_strict_none_with_losses_is_sent_as_declared() -> None:
 
 
 def test_strict_false_is_kept_and_strict_true_reports_losses() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "default": 3}}}
+    schema = {"type": "object", "properties": {  # an open dict cannot be strict
+        "tags": {"type": "object", "additionalProperties": {"type": "string"}}}}
     off = dialect.render_tools([ToolDefinition(name="t", parameters=schema, strict=False)])
     assert off.definitions[0]["function"]["strict"] is False
     on = dialect.render_tools([ToolDefinition(name="t", parameters=schema, strict=True)])

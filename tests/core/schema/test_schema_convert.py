@@ -20,12 +20,31 @@ def test_strict_optional_becomes_required_and_nullable_default_noted():
     out = convert_schema(schema, "openai-strict")
     assert out.schema == {
         "type": "object",
-        "properties": {"days": {"type": ["integer", "null"], "description": "(default: 3)"},
+        "properties": {"days": {"type": ["integer", "null"],
+                                "description": "(default: 3; null uses it)"},
                        "q": {"type": "string"}},
         "required": ["days", "q"], "additionalProperties": False}
-    assert out.losses == (SchemaLoss("/properties/days", "default", "described",
+    # Not a loss: null means "absent" when arguments are decoded, so the default applies.
+    assert out.losses == ()
+    assert convert_schema(schema, "openai-strict", policy="error").schema == out.schema
+    check_openai_strict(out.schema)
+
+
+def test_strict_default_of_a_nullable_optional_is_a_loss():
+    # `Optional[str] = "C"`: null is a value of its own, so "use the default" cannot be said.
+    schema = {"type": "object", "properties": {
+        "unit": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "C"}}}
+    out = convert_schema(schema, "openai-strict")
+    assert out.losses == (SchemaLoss("/properties/unit", "default", "described",
                                      "strict mode has no defaults"),)
     check_openai_strict(out.schema)
+
+
+def test_strict_nullable_enum_keeps_one_null():
+    schema = {"type": "object", "properties": {
+        "u": {"type": ["string", "null"], "enum": ["a", None]}}}
+    out = convert_schema(schema, "openai-strict", policy="error").schema
+    assert out["properties"]["u"]["enum"] == ["a", None]
 
 
 def test_strict_optional_ref_and_enum_made_nullable():

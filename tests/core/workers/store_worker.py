@@ -14,8 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins"))
 
-import toolbridge
 import toolbridge_echo
+
+import toolbridge
 
 PAYLOAD = {"conversation": "conv-1", "calls": [{"id": "call-1", "tool": "charge",
                                                 "args": {"amount": 5}}]}
