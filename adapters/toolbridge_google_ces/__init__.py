@@ -88,6 +88,12 @@ class GoogleCesDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results, session=self.session)
 
+    def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+        """Client-function ``Tool`` resources as neutral definitions (other kinds skipped)."""
+        from .tools_import import read_tools
+
+        return read_tools(definitions)
+
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Struct numbers are doubles: integral values become ints where the schema says
         integer; stringified enum values get their declared type back."""
@@ -109,26 +115,11 @@ class GoogleCesDialect(Dialect):
 
     async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
         """`arun_conversation` for ``toolbridge demo``: ``session`` or ``app`` (else
-        ``$TOOLBRIDGE_GOOGLE_CES_APP``; against an emulator a demo app), ``base_url``,
-        ``token`` (``api_key`` is taken as the token)."""
-        import os
+        ``$GOOGLE_CES_APP``; against an emulator a demo app), ``base_url`` (``None``: the real
+        service), ``token`` (``api_key`` is taken as the token)."""
+        from .converse import aconverse
 
-        from .serve import arun_conversation
-
-        if "api_key" in options:
-            options.setdefault("token", options.pop("api_key"))
-        session = options.pop("session", None)
-        if session is None:
-            app = options.pop("app", None) or os.environ.get("TOOLBRIDGE_GOOGLE_CES_APP")
-            if app is None and options.get("base_url"):
-                app = "projects/demo/locations/us/apps/demo"
-            if app is None:
-                from toolbridge import UsageError
-
-                raise UsageError("google-ces needs session=... or app=projects/P/locations/L/"
-                                 "apps/A (or $TOOLBRIDGE_GOOGLE_CES_APP)")
-            session = f"{app}/sessions/{wire.new_session_id()}"
-        return await arun_conversation(toolbox, messages, session=session, **options)
+        return await aconverse(toolbox, messages, **options)
 
     def create_emulator(self, **options: Any) -> Any:
         from .emulator import GoogleCesEmulator

@@ -63,6 +63,12 @@ class OpenAIAgentsDialect(Dialect):
         """``{"events": [tool_result, ...]}`` for ``POST /agents/sessions/{id}/events``."""
         return results_to_wire(results)
 
+    def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+        """Function entries of an ``agent.tools`` list (``tool_search`` is skipped)."""
+        from .tools_import import read_tools
+
+        return read_tools(definitions)
+
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
         session = payload.get("session", payload)
         value = session.get("id") if isinstance(session, Mapping) else None
@@ -75,9 +81,25 @@ class OpenAIAgentsDialect(Dialect):
         return await serve_from_options(toolbox, options)
 
     async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
-        """`arun_conversation`: options ``base_url``, ``api_key``, ``model``, ``instructions``."""
+        """`arun_conversation`: options ``base_url``, ``api_key``, ``model``, ``instructions``.
+
+        ``base_url`` is the service root (``/v1`` is added); ``None`` means the real service
+        with ``$OPENAI_API_KEY``.
+        """
         from .serve import arun_conversation
 
+        base_url = options.get("base_url")
+        if base_url:
+            root = str(base_url).rstrip("/")
+            options["base_url"] = root if root.endswith("/v1") else root + "/v1"
+        elif options.get("api_key") is None and options.get("client") is None:
+            import os
+
+            if not os.environ.get("OPENAI_API_KEY"):
+                from toolbridge import UsageError
+
+                raise UsageError(f"{DIALECT}: the real service needs OPENAI_API_KEY (not set); "
+                                 "export it, or pass api_key=... or base_url=... (emulator)")
         return await arun_conversation(toolbox, messages, **options)
 
     def create_emulator(self, **options: Any) -> Any:

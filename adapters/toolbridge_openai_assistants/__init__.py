@@ -90,6 +90,19 @@ class OpenAIAssistantsDialect(Dialect):
 
         return await aserve_from_options(toolbox, options)
 
+    def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+        """Function tools of a ``tools`` list or ``{"tools": [...]}`` (others are skipped)."""
+        from .tools_import import read_tools
+
+        return read_tools(definitions)
+
+    async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
+        """`arun_conversation`: ``base_url`` (the root; ``None`` = the real service with
+        ``$OPENAI_API_KEY`` or the ``$AZURE_OPENAI_*`` variables), ``api_key``, ``model``."""
+        from .converse import aconverse
+
+        return await aconverse(toolbox, messages, **options)
+
     def create_emulator(self, **options: Any) -> Any:
         from .emulator import AssistantsEmulator
 

@@ -88,11 +88,12 @@ async def answer_run(toolbox: Any, client: AsyncAssistantsClient, run: Mapping[s
     dialect = get_dialect(DIALECT)
     calls = dialect.read_calls(run).calls
     late = [c for c in calls if not client.can_finish(run, _estimate(toolbox, c.name))]
-    for call in calls:
-        if transcript is not None:
+    if transcript is not None:
+        wire_calls = {c.get("id"): c for c in
+                      run["required_action"]["submit_tool_outputs"]["tool_calls"]}
+        for call in calls:
             shown = call.raw_arguments or json.dumps(call.arguments)
-            transcript.add("call", f"{call.name}({shown})", {"id": call.id, "name": call.name,
-                                                             "arguments": shown})
+            transcript.add("call", f"{call.name}({shown})", dict(wire_calls[call.id]))
     if not late:
         body: dict[str, Any] = await toolbox.ahandle(dialect, run, **context)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
              show_wire: bool = False) -> bool:
     """Run the demo on each built-in dialect (or ``only`` these); True when all succeeded."""
     from .examples import tickets, toolbox
+    from .store import open_store
 
     installed = dialects()
     names = list(only) if only else [n for n in BUILT_IN if n in installed]
@@ -53,18 +55,29 @@ def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
         raise UsageError("no built-in dialect is installed; reinstall toolbridge")
     where = "the real services" if real else "emulators on loopback"
     print(f"toolbridge demo: tools {', '.join(toolbox.names())} on {len(names)} backends "
-          f"({where})\n")
+          f"({where}); results kept in a SQLite store\n")
     ok = True
-    for name in names:
-        opened = len(tickets)
+    with tempfile.TemporaryDirectory(prefix="toolbridge-demo-") as tmp:
+        toolbox.store = open_store(f"sqlite:///{tmp}/results.db")
         try:
-            with _backend(name, real) as options:
-                transcript = asyncio.run(get_dialect(name).aconverse(
-                    toolbox, DEMO_MESSAGES, **options))
-        except ToolbridgeError as exc:
-            print(f"== {name}\n  failed: {exc}\n", file=sys.stderr)
-            ok = False
-            continue
-        print(transcript.render(show_data=show_wire))
-        print(f"  note   side-effecting create_ticket ran {len(tickets) - opened} time(s)\n")
+            for name in names:
+                ok = _converse(name, real, show_wire, toolbox, tickets) and ok
+        finally:
+            store, toolbox.store = toolbox.store, open_store("memory://")
+            store.close()
     return ok
+
+
+def _converse(name: str, real: bool, show_wire: bool, toolbox: Any, tickets: list[Any]) -> bool:
+    """One backend's conversation, printed; False when it failed."""
+    opened = len(tickets)
+    try:
+        with _backend(name, real) as options:
+            transcript = asyncio.run(get_dialect(name).aconverse(
+                toolbox, DEMO_MESSAGES, **options))
+    except ToolbridgeError as exc:
+        print(f"== {name}\n  failed: {exc}\n", file=sys.stderr)
+        return False
+    print(transcript.render(show_data=show_wire))
+    print(f"  note   side-effecting create_ticket ran {len(tickets) - opened} time(s)\n")
+    return True

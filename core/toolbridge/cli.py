@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._options import parse_key_values
 from .errors import ToolbridgeError, UsageError
 from .registry import dialects, get_dialect
 from .toolbox import Toolbox
@@ -40,19 +41,6 @@ def _load_toolbox(spec: str) -> Toolbox:
     if not isinstance(toolbox, Toolbox):
         raise UsageError(f"{spec!r} is not a toolbridge.Toolbox (found {type(toolbox).__name__})")
     return toolbox
-
-
-def _options(pairs: Sequence[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep:
-            raise UsageError(f"option {pair!r} must look like key=value")
-        try:
-            options[key.replace("-", "_")] = json.loads(raw)
-        except ValueError:
-            options[key.replace("-", "_")] = raw
-    return options
 
 
 def _print_json(data: Any) -> None:
@@ -114,7 +102,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     toolbox = _load_toolbox(args.toolbox)
     dialect = get_dialect(args.dialect)
-    options = _options(args.option)
+    options = parse_key_values(args.option)
     print(f"serving {args.dialect} with tools {', '.join(toolbox.names())}", file=sys.stderr,
           flush=True)
     try:

@@ -63,3 +63,27 @@ def test_python_dash_m() -> None:
     out = subprocess.run([sys.executable, "-m", "toolbridge", "--help"], capture_output=True,
                          text=True, check=True)
     assert "demo" in out.stdout
+
+
+def test_emulate_serves_until_interrupted(echo_dialect: str) -> None:
+    import signal
+
+    import httpx
+
+    proc = subprocess.Popen([sys.executable, "-m", "toolbridge", "emulate", "openai-agents",
+                             "--fault", "latency_ms=1"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "openai-agents emulator on http://127.0.0.1:" in line, line
+        base = line.split(" on ", 1)[1].split(" ", 1)[0]
+        assert httpx.get(base + "/_emulator/journal").json() == []
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+
+
+def test_bad_fault_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["emulate", "openai-agents", "--fault", "latency_ms=-5"]) == 2
+    assert "invalid fault options: latency_ms" in capsys.readouterr().err
+    assert main(["emulate", "openai-agents", "--fault", "nonsense"]) == 2

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -40,16 +39,16 @@ class Faults(BaseModel):
 
 def parse_fault_options(options: Iterable[str]) -> Faults:
     """Faults from ``name=value`` strings (values are JSON, else plain strings)."""
-    data: dict[str, Any] = {}
-    for option in options:
-        name, sep, raw = option.partition("=")
-        if not sep:
-            raise ValueError(f"fault option {option!r} must look like name=value")
-        try:
-            data[name.strip().replace("-", "_")] = json.loads(raw)
-        except ValueError:
-            data[name.strip().replace("-", "_")] = raw
-    return Faults.model_validate(data)
+    from pydantic import ValidationError
+
+    from .._options import parse_key_values
+    from ..errors import UsageError
+
+    try:
+        return Faults.model_validate(parse_key_values(options, "fault option"))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"invalid fault options: {problems}") from None
 
 
 def faults_from(value: Faults | Mapping[str, Any] | None) -> Faults:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents_sdk_types import check_events_body, check_tools
 from agents_support import FAST, RACE, SCRIPT, weather_toolbox
+from openai_sdk_types import check_events_body, check_tools
 
 import toolbridge
 from toolbridge.testing import emulator

@@ -8,12 +8,12 @@ from typing import Any
 
 import openai
 import pytest
-from agents_sdk_types import check_model
 from agents_support import SCRIPT
 from openai import OpenAI
 from openai.types.beta.agent_session import AgentSession
 from openai.types.beta.agent_session_event import AgentSessionEvent
 from openai.types.beta.agent_session_item import AgentSessionItem
+from openai_sdk_types import check_model
 
 import toolbridge
 from toolbridge.testing import emulator

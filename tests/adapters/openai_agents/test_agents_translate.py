@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 import pytest
-from agents_sdk_types import check_events_body, check_model, check_param, check_tools
 from agents_support import payload
 from openai.types.beta.agent_session import AgentSession
 from openai.types.beta.agent_session_event import AgentSessionEvent
 from openai.types.beta.agents.session_create_params import SessionCreateParamsNonStreaming
+from openai_sdk_types import check_events_body, check_model, check_param, check_tools
 from pydantic import TypeAdapter
 
 import toolbridge

@@ -9,9 +9,9 @@ import time
 from typing import Any
 
 import pytest
-from assistants_sdk_types import check_param
 from assistants_support import PARALLEL, TWO_ROUNDS, D, weather_toolbox
 from openai.types.beta.threads.run_submit_tool_outputs_params import ToolOutput
+from openai_sdk_types import check_param
 
 import toolbridge
 from toolbridge import BackendError, RetryPolicy, UsageError

@@ -6,13 +6,13 @@ import json
 from typing import Any
 
 import pytest
-from assistants_sdk_types import check_model, check_param
 from assistants_support import D, payload
 from openai.types.beta.assistant_stream_event import AssistantStreamEvent
 from openai.types.beta.assistant_tool_choice_option_param import AssistantToolChoiceOptionParam
 from openai.types.beta.assistant_tool_param import AssistantToolParam
 from openai.types.beta.threads.run import Run
 from openai.types.beta.threads.run_submit_tool_outputs_params import ToolOutput
+from openai_sdk_types import check_model, check_param, parse_model
 
 import toolbridge
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult, WireFormatError
@@ -28,8 +28,8 @@ def test_registered_through_the_entry_point() -> None:
 
 
 def test_samples_are_what_the_sdk_expects() -> None:
-    assert check_model(payload("run.requires-action.response"), Run)[0] == []
-    assert check_model(payload("stream.requires-action.event"), AssistantStreamEvent)[0] == []
+    assert check_model(payload("run.requires-action.response"), Run) == []
+    assert check_model(payload("stream.requires-action.event"), AssistantStreamEvent) == []
     assert check_param(payload("tools"), list[AssistantToolParam]) == []
 
 
@@ -89,8 +89,8 @@ def test_reads_calls_from_sdk_objects() -> None:
     run = Run.model_validate(payload("run.requires-action.response"))
     body = toolbridge.Toolbox().handle(D, run)  # no tools: every call answers an error
     assert [o["tool_call_id"] for o in body["tool_outputs"]] == ["call_w1", "call_t1"]
-    event = check_model(payload("stream.requires-action.event"), AssistantStreamEvent)
-    assert event[1] == "ThreadRunRequiresAction"
+    errors, event = parse_model(payload("stream.requires-action.event"), AssistantStreamEvent)
+    assert errors == [] and type(event).__name__ == "ThreadRunRequiresAction"
 
 
 def test_invalid_json_arguments_become_an_error_result_quoting_the_parse_error(

@@ -1,6 +1,8 @@
-"""Checks of our payloads against the openai SDK's types (the approach of
-shared/protocols/validate_samples.py): TypedDict params structurally, response models with
-``model_validate`` plus a walk for undeclared keys."""
+"""Our payloads against the openai SDK's types, for both OpenAI adapters' tests.
+
+The approach of shared/protocols/validate_samples.py: TypedDict params structurally, response
+models with ``model_validate`` plus a walk for undeclared keys.
+"""
 
 from __future__ import annotations
 
@@ -101,13 +103,18 @@ def undeclared_keys(obj: Any, path: str = "$") -> list[str]:
     return found
 
 
-def check_model(data: Any, model: Any) -> list[str]:
-    """Errors of response ``data`` against an SDK model or union (strict parse + extras)."""
+def parse_model(data: Any, model: Any) -> tuple[list[str], Any]:
+    """Errors of response ``data`` against an SDK model or union, and what it parsed as."""
     try:
         parsed = pydantic.TypeAdapter(model).validate_python(data)
     except pydantic.ValidationError as err:
-        return [str(err)]
-    return undeclared_keys(parsed)
+        return [str(err)], None
+    return undeclared_keys(parsed), parsed
+
+
+def check_model(data: Any, model: Any) -> list[str]:
+    """Errors of response ``data`` against an SDK model or union (strict parse + extras)."""
+    return parse_model(data, model)[0]
 
 
 def check_events_body(body: Any) -> list[str]:

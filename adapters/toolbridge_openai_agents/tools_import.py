@@ -1,0 +1,66 @@
+"""``agent.tools`` back to neutral definitions (the inverse of `tools_to_wire`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolbridge import ToolDefinition, WireFormatError
+
+from .translate import DIALECT
+
+__all__ = ["read_tools"]
+
+_FIELDS = ("type", "name", "description", "parameters", "defer_loading", "strict")
+
+
+def read_tools(definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+    """Neutral definitions of the function entries of an ``agent.tools`` list.
+
+    ``tool_search`` and other non-function entries are skipped; ``defer_loading`` is kept,
+    and any other key of a function (``async``, ...) goes to
+    ``vendor_extras["openai-agents"]``, so the tool renders back the same.
+    """
+    if isinstance(definitions, (str, bytes, Mapping)) or not isinstance(definitions, Sequence):
+        raise WireFormatError(DIALECT, "tools", "expected a list of tools", definitions)
+    found: list[ToolDefinition] = []
+    for index, item in enumerate(definitions):
+        where = f"tools[{index}]"
+        if not isinstance(item, Mapping):
+            raise WireFormatError(DIALECT, where, "expected an object", item)
+        kind = item.get("type")
+        if not isinstance(kind, str):
+            raise WireFormatError(DIALECT, f"{where}.type", "missing or not a string", item)
+        if kind == "function":
+            found.append(_function(item, where))
+    return found
+
+
+def _function(item: Mapping[str, Any], where: str) -> ToolDefinition:
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise WireFormatError(DIALECT, f"{where}.name", "missing or not a string", item)
+    description = item.get("description", "")
+    if not isinstance(description, str):
+        raise WireFormatError(DIALECT, f"{where}.description", "not a string", item)
+    parameters = item.get("parameters")
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise WireFormatError(DIALECT, f"{where}.parameters", "not a JSON Schema object", item)
+    defer = item.get("defer_loading", False)
+    if not isinstance(defer, bool):
+        raise WireFormatError(DIALECT, f"{where}.defer_loading", "not a boolean", item)
+    fields: dict[str, Any] = {"name": name, "description": description, "defer_loading": defer}
+    if parameters is not None:
+        fields["parameters"] = dict(parameters)
+    extras = {k: v for k, v in item.items() if k not in _FIELDS}
+    if extras:
+        fields["vendor_extras"] = {DIALECT: extras}
+    try:
+        return ToolDefinition(**fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else ""
+        raise WireFormatError(DIALECT, f"{where}.{field}".rstrip("."), error["msg"],
+                              item) from None

@@ -1,0 +1,31 @@
+"""The README's first command: `toolbridge demo` on every built-in backend's emulator."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def test_demo_runs_on_all_three_backends() -> None:
+    env = {**os.environ, "PYTHONWARNINGS": "error::ResourceWarning"}
+    out = subprocess.run([sys.executable, "-m", "toolbridge", "demo"], capture_output=True,
+                         text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    for dialect in ("openai-agents", "openai-assistants", "google-ces"):
+        section = out.stdout.split(f"== {dialect}\n", 1)[1].split("\n== ", 1)[0]
+        assert "tools  get_customer, get_weather, create_ticket" in section
+        assert section.count("  call ") == 3 and section.count("  result") == 3, section
+        assert "Ada Lovelace" in section.split("reply", 1)[1], "reply quotes the outputs"
+        assert "create_ticket ran 1 time(s)" in section
+    assert "Traceback" not in out.stderr
+
+
+def test_demo_real_without_credentials_says_what_is_missing() -> None:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI", "AZURE_OPENAI", "GOOGLE"))}
+    out = subprocess.run([sys.executable, "-m", "toolbridge", "demo", "--real", "--dialect",
+                          "openai-agents"], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode != 0
+    assert "OPENAI_API_KEY" in out.stderr
+    assert "Traceback" not in out.stderr
