@@ -1,4 +1,9 @@
-"""HTTP clients for CES: ``runSession`` and tool resources (sync and async, httpx)."""
+"""HTTP clients for CES: ``runSession`` and tool resources (sync and async, httpx).
+
+Retries: tool-resource calls retry transport errors and the policy's statuses. ``runSession``
+is not idempotent (a retried turn whose reply was lost runs the user turn twice), so it is
+retried only on 429/503 and on errors raised before the request was sent (`_retry`).
+"""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from toolbridge import (
 )
 
 from . import translate, wire
+from ._retry import asend_unsent_only, run_session_policy, send_unsent_only
 
 __all__ = ["AsyncCesClient", "CesApiError", "CesClient", "SyncReport", "TokenProvider"]
 
@@ -34,7 +40,8 @@ TokenProvider = Callable[[], "str | Secret"]
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 DEFAULT_RETRY = RetryPolicy()
-"""Four attempts on transport errors, 408/409/429/5xx, honouring Retry-After."""
+"""Four attempts on transport errors, 408/409/429/5xx, honouring Retry-After (``runSession``:
+only 429/503 and errors before the request was sent)."""
 DEFAULT_TIMEOUT = 220.0
 """Seconds; the SDK's default for ``run_session``."""
 
@@ -95,12 +102,12 @@ class _Base:
     """Request building shared by the sync and async clients."""
 
     def __init__(self, *, base_url: str | None, token: str | Secret | TokenProvider | None,
-                 universe_domain: str, region: str | None, retry: RetryPolicy,
-                 timeout: float) -> None:
-        self.base_url = (base_url or wire.endpoint(universe_domain=universe_domain,
-                                                   region=region)).rstrip("/")
+                 universe_domain: str, retry: RetryPolicy, timeout: float) -> None:
+        self.base_url = (base_url or wire.endpoint(universe_domain=universe_domain)).rstrip("/")
         self._token = _token_provider(token)
         self.retry = retry
+        self.run_session_retry = run_session_policy(retry)
+        """``retry`` limited to 429/503: what ``runSession`` uses."""
         self.timeout = timeout
 
     def __repr__(self) -> str:
@@ -184,11 +191,11 @@ class CesClient(_Base):
 
     def __init__(self, *, base_url: str | None = None,
                  token: str | Secret | TokenProvider | None = None,
-                 universe_domain: str = wire.DEFAULT_UNIVERSE, region: str | None = None,
+                 universe_domain: str = wire.DEFAULT_UNIVERSE,
                  retry: RetryPolicy = DEFAULT_RETRY, timeout: float = DEFAULT_TIMEOUT,
                  http: httpx.Client | None = None) -> None:
         super().__init__(base_url=base_url, token=token, universe_domain=universe_domain,
-                         region=region, retry=retry, timeout=timeout)
+                         retry=retry, timeout=timeout)
         self._http = http or httpx.Client(timeout=timeout)
         self._owns_http = http is None
 
@@ -204,14 +211,19 @@ class CesClient(_Base):
 
     def _send(self, method: str, path: str, what: str, body: Any = None,
               params: Mapping[str, str] | None = None,
-              headers: Mapping[str, str] | None = None) -> Any:
+              headers: Mapping[str, str] | None = None, idempotent: bool = True) -> Any:
         request = self._request(self._token(), method, path, body, params, headers)
-        return self._decode(send_with_retries(self._http, request, self.retry), what)
+        if idempotent:
+            return self._decode(send_with_retries(self._http, request, self.retry), what)
+        return self._decode(send_unsent_only(self._http, request, self.run_session_retry),
+                            what)
 
     def run_session(self, session: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST /v1/{session}:runSession`` with ``body`` (a ``RunSessionRequest``)."""
+        """``POST /v1/{session}:runSession`` with ``body`` (a ``RunSessionRequest``); retried
+        only on 429/503 and errors before the request was sent (it is not idempotent)."""
         path, full, routing = self._run_session_parts(session, body)
-        result: dict[str, Any] = self._send("POST", path, "runSession", full, headers=routing)
+        result: dict[str, Any] = self._send("POST", path, "runSession", full, headers=routing,
+                                            idempotent=False)
         return result
 
     def send_text(self, session: str, text: str) -> dict[str, Any]:
@@ -266,11 +278,11 @@ class AsyncCesClient(_Base):
 
     def __init__(self, *, base_url: str | None = None,
                  token: str | Secret | TokenProvider | None = None,
-                 universe_domain: str = wire.DEFAULT_UNIVERSE, region: str | None = None,
+                 universe_domain: str = wire.DEFAULT_UNIVERSE,
                  retry: RetryPolicy = DEFAULT_RETRY, timeout: float = DEFAULT_TIMEOUT,
                  http: httpx.AsyncClient | None = None) -> None:
         super().__init__(base_url=base_url, token=token, universe_domain=universe_domain,
-                         region=region, retry=retry, timeout=timeout)
+                         retry=retry, timeout=timeout)
         self._http = http or httpx.AsyncClient(timeout=timeout)
         self._owns_http = http is None
 
@@ -286,15 +298,19 @@ class AsyncCesClient(_Base):
 
     async def _send(self, method: str, path: str, what: str, body: Any = None,
                     params: Mapping[str, str] | None = None,
-                    headers: Mapping[str, str] | None = None) -> Any:
+                    headers: Mapping[str, str] | None = None, idempotent: bool = True) -> Any:
         token = await asyncio.to_thread(self._token)  # providers may block (refresh)
         request = self._request(token, method, path, body, params, headers)
-        return self._decode(await asend_with_retries(self._http, request, self.retry), what)
+        if idempotent:
+            response = await asend_with_retries(self._http, request, self.retry)
+        else:
+            response = await asend_unsent_only(self._http, request, self.run_session_retry)
+        return self._decode(response, what)
 
     async def run_session(self, session: str, body: Mapping[str, Any]) -> dict[str, Any]:
         path, full, routing = self._run_session_parts(session, body)
         result: dict[str, Any] = await self._send("POST", path, "runSession", full,
-                                                  headers=routing)
+                                                  headers=routing, idempotent=False)
         return result
 
     async def send_text(self, session: str, text: str) -> dict[str, Any]:

@@ -37,8 +37,9 @@ async def aconverse(toolbox: Any, messages: Sequence[str], **options: Any) -> Tr
     """A new session in ``app`` (else ``$GOOGLE_CES_APP``; against an emulator `DEMO_APP`),
     unless ``session`` is given; ``api_key`` is taken as the token.
 
-    ``base_url=None`` means the real service: `UsageError` names the missing app variable
-    and credentials (``token`` or Google's default credentials) together.
+    ``base_url=None`` means the real service: without an app `UsageError` names
+    ``GOOGLE_CES_APP`` at once, before any network call (looking for Google's default
+    credentials may ask the metadata server); with one, missing credentials are named.
     """
     if "api_key" in options:
         options.setdefault("token", options.pop("api_key"))
@@ -48,19 +49,20 @@ async def aconverse(toolbox: Any, messages: Sequence[str], **options: Any) -> Tr
         app = next((os.environ[v] for v in APP_VARIABLES if os.environ.get(v)), None)
         if app is None and options.get("base_url"):
             app = DEMO_APP
-    missing: list[str] = []
+    needs_credentials = not options.get("base_url") and options.get("token") is None and (
+        options.get("client") is None)
     if session is None and app is None:
-        missing.append("an app: app=projects/P/locations/L/apps/A or $GOOGLE_CES_APP")
-    if not options.get("base_url") and options.get("token") is None and (
-            options.get("client") is None):
+        also = ("; it also needs credentials: token=... or Google's default credentials"
+                if needs_credentials else "")
+        raise UsageError("google-ces needs GOOGLE_CES_APP (projects/P/locations/L/apps/A) in "
+                         f"the environment, or app=/session=, to open a session{also}")
+    if needs_credentials:
         provider = _default_credentials()
         if provider is None:
-            missing.append("credentials: token=... or Google's default credentials "
-                           "($GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth "
-                           "application-default login`)")
+            raise UsageError("google-ces needs credentials: token=... or Google's default "
+                             "credentials ($GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth "
+                             "application-default login`)")
         options["token"] = provider
-    if missing:
-        raise UsageError("google-ces needs " + "; and ".join(missing))
     if session is None:
         session = f"{app}/sessions/{wire.new_session_id()}"
     return await arun_conversation(toolbox, messages, session=session, **options)

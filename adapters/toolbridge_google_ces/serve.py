@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from toolbridge import (
@@ -13,6 +13,7 @@ from toolbridge import (
     RetryPolicy,
     Secret,
     Toolbox,
+    ToolCall,
     Transcript,
     UsageError,
     get_dialect,
@@ -20,6 +21,7 @@ from toolbridge import (
 
 from . import wire
 from .client import DEFAULT_RETRY, DEFAULT_TIMEOUT, AsyncCesClient, TokenProvider
+from .translate import CesCorrelation
 
 __all__ = ["Conversation", "arun_conversation", "aserve", "run_conversation"]
 
@@ -28,6 +30,31 @@ DIALECT = "google-ces"
 
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _wire_calls(response: Mapping[str, Any], calls: Sequence[ToolCall]) -> list[Any]:
+    """The wire ``ToolCall`` of each call, by ``id`` (else by position: `read_calls` reads
+    one call per item, in order)."""
+    items: list[Any] = []
+    for output in response.get("outputs", []):
+        holder = output.get("toolCalls", output.get("tool_calls")) or {}
+        items += holder.get("toolCalls", holder.get("tool_calls", []))
+    by_id = {item["id"]: item for item in items if item.get("id")}
+    wired = []
+    for index, call in enumerate(calls):
+        corr = call.correlation
+        key = corr.id if isinstance(corr, CesCorrelation) else ""
+        wired.append(by_id.get(key) if key else items[index] if index < len(items) else None)
+    return wired
+
+
+def _result_text(response: Mapping[str, Any]) -> str:
+    """The output of a ``ToolResponse.response``, or ``error: <message>``."""
+    if "error" in response:
+        error = response["error"]
+        return "error: " + (error if isinstance(error, str) else _compact(error))
+    output = response.get("output")
+    return output if isinstance(output, str) else _compact(output)
 
 
 class Conversation:
@@ -70,14 +97,12 @@ class Conversation:
             pending = dialect.read_calls(response)
             if not pending.calls:
                 return response
-            for call in pending.calls:
-                self.transcript.add("call", f"{call.name}({_compact(call.arguments)})",
-                                    call.model_dump(mode="json", include={"id", "name",
-                                                                          "arguments"}))
+            wired = _wire_calls(response, pending.calls)
+            for call, item in zip(pending.calls, wired, strict=True):
+                self.transcript.add("call", f"{call.name}({_compact(call.arguments)})", item)
             body = await self.toolbox.ahandle(dialect, response, **self.context)
             for entry in body["inputs"][0]["toolResponses"]["toolResponses"]:
-                self.transcript.add("result", f"{entry.get('displayName', '')}: "
-                                    f"{_compact(entry['response'])}", entry)
+                self.transcript.add("result", _result_text(entry["response"]), entry)
             response = await self.client.run_session(self.session, body)
         raise BackendError(f"google-ces: session {self.session} asked for tool calls "
                            f"{self.max_rounds} rounds in a row; stopped (raise max_rounds if "

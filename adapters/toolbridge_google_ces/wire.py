@@ -59,14 +59,10 @@ _SCHEMA_PROTO_NAMES = {"unique_items": "uniqueItems", "prefix_items": "prefixIte
                        "min_items": "minItems", "max_items": "maxItems"}
 
 
-def endpoint(*, universe_domain: str = DEFAULT_UNIVERSE, region: str | None = None) -> str:
-    """The CES base URL: ``https://ces.googleapis.com``, or a regional host.
-
-    ``region`` gives ``https://ces.{region}.rep.{universe_domain}``, Google's regional-endpoint
-    naming; pass ``base_url`` to the client instead when your project uses another host.
-    """
-    host = f"ces.{region}.rep.{universe_domain}" if region else f"ces.{universe_domain}"
-    return f"https://{host}"
+def endpoint(*, universe_domain: str = DEFAULT_UNIVERSE) -> str:
+    """The CES base URL, ``https://ces.{universe_domain}``: the SDK's only endpoint template
+    (``_DEFAULT_ENDPOINT_TEMPLATE``); any other host is the client's ``base_url``."""
+    return f"https://ces.{universe_domain}"
 
 
 def session_name(project: str, location: str, app: str, session: str | None = None) -> str:

@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from toolbridge import Emulator, RunningEmulator, sse_frames
 
-from ._emulator_checks import ApiError, check_create, check_events, check_tools
+from ._emulator_checks import ApiError, check_create, check_events, check_tools, unknown_call
 from ._emulator_session import EmuSession
 from .wire import TOOL_RESULT
 
@@ -180,10 +180,14 @@ class AgentsEmulator(Emulator):
         if key and (session.id, key) in self._idempotent:
             return Response(status_code=202)  # a retry of an accepted request: not re-applied
         race = bool(self.faults.extra("registration_race"))
+        answered: set[str] = set()
         for index, event in enumerate(events):  # check every event before applying any
             if event["type"] == TOOL_RESULT:
-                session.pending(event["turn_id"], event["call_id"],
-                                f"events[{index}].call_id", race)
+                param = f"events[{index}].call_id"
+                if event["call_id"] in answered:  # a second result for one call
+                    raise unknown_call(event["call_id"], param)
+                answered.add(event["call_id"])
+                session.pending(event["turn_id"], event["call_id"], param, race)
         for event in events:
             kind = event["type"]
             if kind == TOOL_RESULT:

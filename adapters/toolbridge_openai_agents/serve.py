@@ -4,6 +4,9 @@ Each pending call is answered as soon as it appears (its own task, its own reque
 `Toolbox.ahandle`, so the toolbox's store, limits and side-effect rules apply. After a dropped
 stream the session is re-read and every call still in ``required_actions`` is offered to the
 toolbox again; a call whose result the store holds is resubmitted without running twice.
+Pending actions that are not function calls (MCP or computer-use approvals, environment
+connections) are left to the caller: serving stops when only they remain, and the returned
+session (or a ``note`` in the transcript) shows them.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
 from toolbridge import Secret, Toolbox, Transcript, UsageError
 
+from ._client_common import DEFAULT_BASE_URL
 from .client import AsyncAgentsClient, AsyncEventStream, PendingCallRaceError
 from .translate import DIALECT
 
@@ -25,6 +30,7 @@ __all__ = ["arun_conversation", "aserve_session", "run_conversation", "serve_ses
 log = logging.getLogger("toolbridge.openai_agents")
 
 Stop = Callable[[Mapping[str, Any], "_SessionServer"], bool]
+_ACTIVE = ("in_progress", "requires_action")
 
 
 class _Failure:
@@ -36,7 +42,8 @@ class _SessionServer:
     """Answers the pending calls of one session while its events are read."""
 
     def __init__(self, toolbox: Toolbox, client: AsyncAgentsClient, session_id: str,
-                 context: Mapping[str, Any], transcript: Transcript | None = None) -> None:
+                 context: Mapping[str, Any], transcript: Transcript | None = None,
+                 last_active_at: Any = None) -> None:
         self.toolbox = toolbox
         self.client = client
         self.session_id = session_id
@@ -44,6 +51,7 @@ class _SessionServer:
         self.transcript = transcript
         self.tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self.submitted: set[tuple[str, str]] = set()
+        self.recorded: set[tuple[str, str]] = set()
         self.unhandled: set[str] = set()
         self.limit = asyncio.Semaphore(toolbox.max_concurrency)
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
@@ -51,6 +59,9 @@ class _SessionServer:
         self.reply: str | None = None
         self.turn_id: str | None = None
         self.turn_ended = False
+        self.started = False
+        """Evidence that the awaited turn began (turn created, an active status, or activity)."""
+        self.last_active_at = last_active_at
 
     # ------------------------------------------------------------------ calls
     def offer(self, session: Mapping[str, Any]) -> None:
@@ -75,7 +86,9 @@ class _SessionServer:
                 body = await self.toolbox.ahandle(DIALECT, payload, **self.context)
                 await self.client.submit_results(self.session_id, body)
             self.submitted.add(key)
-            self._record(action, body)
+            if key not in self.recorded:
+                self.recorded.add(key)
+                self._record(action, body)
         except PendingCallRaceError as exc:
             # No longer pending (answered elsewhere, or the turn ended); a re-read decides.
             log.warning("%s: %s", DIALECT, exc)
@@ -101,12 +114,17 @@ class _SessionServer:
         kind = event.get("type")
         session = event.get("session")
         if isinstance(session, Mapping) and session.get("id") == self.session_id:
+            if _is_resync(event):
+                self._resynced(session)
+            elif session.get("status") in _ACTIVE:
+                self.started = True
             self.session = session
             self.offer(session)
         if kind == "agent.session.turn.created":
             turn = event.get("turn") or {}
             if self.turn_id is None and not turn.get("subagent_id"):
                 self.turn_id = str(event.get("turn_id"))
+                self.started = True
         elif kind in ("agent.session.turn.completed", "agent.session.turn.failed",
                       "agent.session.turn.cancelled") and event.get("turn_id") == self.turn_id:
             self.turn_ended = True
@@ -116,9 +134,36 @@ class _SessionServer:
                 self.reply = "".join(p.get("text", "") for p in item.get("content") or []
                                      if p.get("type") == "output_text")
 
+    def _resynced(self, session: Mapping[str, Any]) -> None:
+        """A snapshot read after (re)connecting: a call it still lists as pending is offered
+        again even if submitted (the submission may have been lost; the store answers it)."""
+        for action in self.function_calls(session):
+            self.submitted.discard((str(action.get("turn_id")), str(action.get("call_id"))))
+        if session.get("status") in _ACTIVE or (
+                self.last_active_at is not None
+                and session.get("last_active_at") != self.last_active_at):
+            self.started = True
+
+    @staticmethod
+    def function_calls(session: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [a for a in session.get("required_actions") or ()
+                if a.get("type") == "function_call"]
+
     def settled(self) -> bool:
         """Idle or failed, with nothing in flight."""
         return not self.tasks and self.session.get("status") in ("idle", "failed")
+
+    def left_to_caller(self) -> list[Mapping[str, Any]]:
+        """The non-function actions the session waits on, once every function call pending
+        beside them is submitted and nothing is in flight; else empty."""
+        actions = list(self.session.get("required_actions") or ())
+        if self.tasks or self.session.get("status") != "requires_action":
+            return []
+        calls = self.function_calls(self.session)
+        if any((str(a.get("turn_id")), str(a.get("call_id"))) not in self.submitted
+               for a in calls):
+            return []
+        return [a for a in actions if a.get("type") != "function_call"]
 
     async def run(self, source: AsyncGenerator[dict[str, Any], None], stop: Stop | None
                   ) -> None:
@@ -165,22 +210,31 @@ class _SessionServer:
         return events()
 
 
+def _is_resync(event: Mapping[str, Any]) -> bool:
+    return str(event.get("event_id", "")).startswith("resync-")
+
+
 def _until_settled(event: Mapping[str, Any], server: _SessionServer) -> bool:
-    return server.settled()
+    return server.settled() or bool(server.left_to_caller())
 
 
 def _until_turn_done(event: Mapping[str, Any], server: _SessionServer) -> bool:
-    resync = str(event.get("event_id", "")).startswith("resync-")
+    if server.left_to_caller():
+        return True
     status = server.session.get("status")
     if server.tasks or status not in ("idle", "failed"):
         return False
-    return status == "failed" or server.turn_ended or resync
+    return status == "failed" or server.turn_ended or (_is_resync(event) and server.started)
 
 
 def _client(client: AsyncAgentsClient | None, base_url: str | None,
             api_key: str | Secret | None, options: Mapping[str, Any]) -> AsyncAgentsClient:
     if client is not None:
         return client
+    real = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    if api_key is None and not os.environ.get("OPENAI_API_KEY") and real == DEFAULT_BASE_URL:
+        raise UsageError(f"{DIALECT}: the real service needs OPENAI_API_KEY (not set); export "
+                         "it, or pass api_key=... or base_url=... (emulator)")
     return AsyncAgentsClient(base_url=base_url, api_key=api_key, **options)
 
 
@@ -189,10 +243,13 @@ async def aserve_session(
     base_url: str | None = None, api_key: str | Secret | None = None, watch: bool = False,
     context: Mapping[str, Any] | None = None, **client_options: Any,
 ) -> dict[str, Any]:
-    """Answer every pending function call of ``session_id`` until it is idle or failed.
+    """Answer every pending function call of ``session_id`` until it is idle or failed, or
+    until only actions that are not function calls (e.g. ``mcp_approval_request``) remain.
 
     With ``watch=True`` it keeps serving (a long-running worker) until cancelled. Returns the
-    last session snapshot. ``context`` goes to each handler's `ToolContext.extra`.
+    last session snapshot (its ``required_actions`` show what is left to the caller).
+    ``context`` goes to each handler's `ToolContext.extra`. Without ``client``, ``base_url``
+    or ``api_key``, ``$OPENAI_API_KEY`` is required (`UsageError` before any request).
     """
     http = _client(client, base_url, api_key, client_options)
     try:
@@ -220,7 +277,9 @@ async def arun_conversation(
     """Create a session declaring the toolbox's tools, send each message, serve its calls.
 
     The first message is the session's ``input`` (created with ``stream: true``); each later
-    one is posted after the event stream is open, so no event is missed.
+    one is posted after the event stream is open, so no event is missed. When the session
+    waits on an action that is not a function call, a ``note`` entry (data: those actions)
+    ends the transcript and later messages are not sent.
     """
     if not messages:
         raise UsageError(f"{DIALECT}: arun_conversation needs at least one message")
@@ -230,6 +289,7 @@ async def arun_conversation(
     transcript.add("tools", ", ".join(d.get("name", d["type"]) for d in definitions),
                    definitions)
     session_id = ""
+    last_active_at: Any = None
     try:
         for index, message in enumerate(messages):
             transcript.add("user", message)
@@ -245,33 +305,44 @@ async def arun_conversation(
                     await stream.aclose()
                     raise
             if index == 0:
-                session_id = await _created_id(stream)
-            server = _SessionServer(toolbox, http, session_id, context or {}, transcript)
+                session_id, last_active_at = await _created(stream)
+            server = _SessionServer(toolbox, http, session_id, context or {}, transcript,
+                                    last_active_at)
             await server.run(server.source(stream), _until_turn_done)
-            await _reply(http, server, transcript)
+            if not await _reply(http, server, transcript):
+                break
+            last_active_at = server.session.get("last_active_at")
         return transcript
     finally:
         if client is None:
             await http.aclose()
 
 
-async def _created_id(stream: AsyncEventStream) -> str:
-    """The session id from the first event of a create stream."""
+async def _created(stream: AsyncEventStream) -> tuple[str, Any]:
+    """The session id (and ``last_active_at``, if shown) from the first event of a create
+    stream."""
     async for event in stream:
         session = event.get("session")
         if isinstance(session, Mapping) and isinstance(session.get("id"), str):
-            return str(session["id"])
+            return str(session["id"]), session.get("last_active_at")
         if isinstance(event.get("session_id"), str):
-            return str(event["session_id"])
+            return str(event["session_id"]), None
     raise UsageError(f"{DIALECT}: the create stream ended before naming the session")
 
 
 async def _reply(http: AsyncAgentsClient, server: _SessionServer,
-                 transcript: Transcript) -> None:
+                 transcript: Transcript) -> bool:
+    """Record how the turn ended; False when the conversation cannot go on."""
+    left = server.left_to_caller()
+    if left:
+        kinds = ", ".join(sorted({str(a.get("type")) for a in left}))
+        transcript.add("note", f"session {server.session_id} waits on action(s) left to the "
+                       f"caller: {kinds}", [dict(a) for a in left])
+        return False
     if server.session.get("status") == "failed":
         transcript.add("note", f"session failed: {server.session.get('error')}",
                        dict(server.session))
-        return
+        return True
     reply = server.reply
     if reply is None:  # the stream dropped before the final message: read it from history
         page = await http.list_items(server.session_id, limit=20, order="desc")
@@ -280,6 +351,7 @@ async def _reply(http: AsyncAgentsClient, server: _SessionServer,
                 reply = "".join(p.get("text", "") for p in item.get("content") or [])
                 break
     transcript.add("reply", reply or "")
+    return True
 
 
 def run_conversation(toolbox: Toolbox, messages: Sequence[str], **options: Any) -> Transcript:

@@ -2,7 +2,8 @@
 
 Pure state machine (no HTTP): each operation returns the answer object and, for streamed
 requests, the events the run produced, computed eagerly so a dropped stream leaves the run
-in the state the real service would be in. Error texts are the real service's.
+in the state the real service would be in. Error texts are the real service's; the
+request checks live in `_emulator_checks`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
 import secrets
 import time
 from collections.abc import Mapping
@@ -19,108 +19,16 @@ from typing import Any
 
 from toolbridge import Script, ScriptCall, ScriptedModel, ScriptError
 
-from .wire import MAX_OUTPUT_CHARS, MAX_TOOLS
+from ._emulator_checks import ApiError, check_tools, missing, wrong_type
+from .wire import MAX_OUTPUT_CHARS
 
 __all__ = ["ApiError", "EmulatedService", "Event"]
 
 Event = tuple[str, dict[str, Any]]
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-class ApiError(Exception):
-    """An error answer in OpenAI's shape."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None,
-                 code: str | None = None, type: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.status, self.message, self.param, self.code, self.type = (
-            status, message, param, code, type)
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param,
-                          "code": self.code}}
 
 
 def _id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
-
-
-def _missing(param: str) -> ApiError:
-    return ApiError(400, f"Missing required parameter: '{param}'.", param=param,
-                    code="missing_required_parameter")
-
-
-def _wrong_type(param: str, expected: str, value: Any) -> ApiError:
-    got = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-           type(None): "null"}.get(type(value), "a number")
-    return ApiError(400, f"Invalid type for '{param}': expected {expected}, but got {got} "
-                    "instead.", param=param, code="invalid_type")
-
-
-def strict_schema_problem(schema: Any, context: str = "()") -> str | None:
-    """Why ``schema`` is not a valid strict function schema, or ``None``."""
-    if not isinstance(schema, Mapping):
-        return None
-    if schema.get("type") == "object" or "properties" in schema:
-        props = schema.get("properties", {})
-        if schema.get("additionalProperties") is not False:
-            return (f"In context={context}, 'additionalProperties' is required to be supplied "
-                    "and to be false.")
-        missing = [k for k in props if k not in schema.get("required", ())]
-        if missing:
-            return (f"In context={context}, 'required' is required to be supplied and to be "
-                    f"an array including every key in properties. Missing '{missing[0]}'.")
-        for key, sub in props.items():
-            problem = strict_schema_problem(sub, f"('properties', '{key}')")
-            if problem:
-                return problem
-    for key in ("items",):
-        problem = strict_schema_problem(schema.get(key), f"('{key}',)")
-        if problem:
-            return problem
-    for key in ("anyOf",):
-        for i, sub in enumerate(schema.get(key, ())):
-            problem = strict_schema_problem(sub, f"('{key}', {i})")
-            if problem:
-                return problem
-    for name, sub in schema.get("$defs", {}).items():
-        problem = strict_schema_problem(sub, f"('$defs', '{name}')")
-        if problem:
-            return problem
-    return None
-
-
-def _check_tools(tools: Any, param: str = "tools") -> list[dict[str, Any]]:
-    if not isinstance(tools, list):
-        raise _wrong_type(param, "an array", tools)
-    if len(tools) > MAX_TOOLS:
-        raise ApiError(400, f"Invalid '{param}': array too long. Expected an array with maximum "
-                       f"length {MAX_TOOLS}, but got an array with length {len(tools)} instead.",
-                       param=param, code="array_above_max_length")
-    for i, tool in enumerate(tools):
-        at = f"{param}[{i}]"
-        if not isinstance(tool, dict) or "type" not in tool:
-            raise _missing(f"{at}.type")
-        if tool["type"] in ("code_interpreter", "file_search"):
-            continue
-        if tool["type"] != "function":
-            raise ApiError(400, f"Invalid value: '{tool['type']}'. Supported values are: "
-                           "'code_interpreter', 'function', and 'file_search'.",
-                           param=f"{at}.type", code="invalid_value")
-        function = tool.get("function")
-        if not isinstance(function, dict) or "name" not in function:
-            raise _missing(f"{at}.function.name")
-        if not isinstance(function["name"], str) or not _NAME.match(function["name"]):
-            raise ApiError(400, f"Invalid '{at}.function.name': string does not match pattern. "
-                           "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
-                           param=f"{at}.function.name", code="invalid_value")
-        if function.get("strict") is True:
-            problem = strict_schema_problem(function.get("parameters", {}))
-            if problem:
-                raise ApiError(400, f"Invalid schema for function '{function['name']}': "
-                               f"{problem}", param=f"{at}.function.parameters",
-                               code="invalid_function_parameters")
-    return tools
 
 
 @dataclass
@@ -175,12 +83,12 @@ class EmulatedService:
     # ------------------------------------------------------------------ assistants, threads
     def create_assistant(self, body: dict[str, Any]) -> dict[str, Any]:
         if "model" not in body:
-            raise _missing("model")
+            raise missing("model")
         assistant = {
             "id": _id("asst"), "object": "assistant", "created_at": int(time.time()),
             "name": body.get("name"), "description": body.get("description"),
             "model": body["model"], "instructions": body.get("instructions"),
-            "tools": _check_tools(body.get("tools", [])), "metadata": body.get("metadata") or {},
+            "tools": check_tools(body.get("tools", [])), "metadata": body.get("metadata") or {},
             "top_p": body.get("top_p", 1.0), "temperature": body.get("temperature", 1.0),
             "response_format": body.get("response_format", "auto"), "tool_resources": {},
         }
@@ -209,10 +117,10 @@ class EmulatedService:
                      run_id: str | None = None, assistant_id: str | None = None
                      ) -> dict[str, Any]:
         if not isinstance(body, dict):
-            raise _wrong_type(at.rstrip(".") or "body", "an object", body)
+            raise wrong_type(at.rstrip(".") or "body", "an object", body)
         for key in ("role", "content"):
             if key not in body:
-                raise _missing(f"{at}{key}")
+                raise missing(f"{at}{key}")
         if body["role"] not in ("user", "assistant"):
             raise ApiError(400, f"Invalid value: '{body['role']}'. Supported values are: 'user' "
                            "and 'assistant'.", param=f"{at}role", code="invalid_value")
@@ -223,7 +131,7 @@ class EmulatedService:
             text = "".join(p.get("text", "") for p in content
                            if isinstance(p, dict) and p.get("type") == "text")
         else:
-            raise _wrong_type(f"{at}content", "a string or an array", content)
+            raise wrong_type(f"{at}content", "a string or an array", content)
         now = int(time.time())
         message = {
             "id": _id("msg"), "object": "thread.message", "created_at": now,
@@ -263,14 +171,14 @@ class EmulatedService:
                    ) -> tuple[dict[str, Any], list[Event]]:
         thread = self._thread(thread_id)
         if "assistant_id" not in body:
-            raise _missing("assistant_id")
+            raise missing("assistant_id")
         assistant = self.get_assistant(body["assistant_id"])
         if thread.active_run is not None:
             self._expire_if_due(self.runs[thread.active_run])
         if thread.active_run is not None:
             raise ApiError(400, f"Thread {thread_id} already has an active run "
                            f"{thread.active_run}.")
-        tools = _check_tools(body["tools"]) if body.get("tools") is not None else assistant[
+        tools = check_tools(body["tools"]) if body.get("tools") is not None else assistant[
             "tools"]
         now = time.time()
         run = {
@@ -394,19 +302,19 @@ class EmulatedService:
     @staticmethod
     def _check_outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
         if "tool_outputs" not in body:
-            raise _missing("tool_outputs")
+            raise missing("tool_outputs")
         outputs = body["tool_outputs"]
         if not isinstance(outputs, list):
-            raise _wrong_type("tool_outputs", "an array", outputs)
+            raise wrong_type("tool_outputs", "an array", outputs)
         for i, item in enumerate(outputs):
             at = f"tool_outputs[{i}]"
             if not isinstance(item, dict):
-                raise _wrong_type(at, "an object", item)
+                raise wrong_type(at, "an object", item)
             for key in ("tool_call_id", "output"):
                 if key not in item:
-                    raise _missing(f"{at}.{key}")
+                    raise missing(f"{at}.{key}")
                 if not isinstance(item[key], str):
-                    raise _wrong_type(f"{at}.{key}", "a string", item[key])
+                    raise wrong_type(f"{at}.{key}", "a string", item[key])
             if len(item["output"]) > MAX_OUTPUT_CHARS:
                 raise ApiError(400, f"Invalid '{at}.output': string too long. Expected a string "
                                f"with maximum length {MAX_OUTPUT_CHARS}, but got a string with "

@@ -13,7 +13,6 @@ import httpx
 
 from toolbridge import (
     BackendError,
-    Secret,
     UsageError,
     asend_with_retries,
     send_with_retries,
@@ -64,9 +63,12 @@ class AssistantsClient(_Base):
         if self.token_provider is None:
             return None
         token = self.token_provider()
-        if inspect.isawaitable(token):
-            raise UsageError("openai-assistants: the sync client needs a sync token provider")
-        return Secret(token).get()
+        if not isinstance(token, str):
+            if inspect.iscoroutine(token):
+                token.close()
+            raise UsageError("openai-assistants: the sync client needs a token provider "
+                             "returning a str (not an awaitable)")
+        return token
 
     def _call(self, method: str, path: str, what: str, body: Any = None,
               query: Mapping[str, Any] | None = None,
@@ -221,9 +223,9 @@ class AsyncAssistantsClient(_Base):
         if self.token_provider is None:
             return None
         token = self.token_provider()
-        if inspect.isawaitable(token):
+        if not isinstance(token, str):
             token = await token
-        return Secret(str(token)).get()
+        return token
 
     async def _call(self, method: str, path: str, what: str, body: Any = None,
                     query: Mapping[str, Any] | None = None,

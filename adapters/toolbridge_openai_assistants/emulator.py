@@ -1,7 +1,8 @@
 """The Assistants API on loopback: OpenAI (``/v1/...``) and Azure (``/openai/...``) forms.
 
 Strict like the real service (see `_emulator_state`); streams SSE with ``data: [DONE]``;
-sends ``openai-poll-after-ms`` on every answer. Faults: the shared ones plus
+sends ``openai-poll-after-ms`` on every answer; unknown paths get the service's 404 body
+(Azure: ``Resource not found``; OpenAI: ``Invalid URL``). Faults: the shared ones plus
 ``expire_after`` (seconds until a run expires).
 """
 
@@ -30,7 +31,8 @@ _AZURE_DENIED = {"error": {"code": "401", "message": (
 class AssistantsEmulator(Emulator):
     """Assistants, threads, messages and runs, with a scripted model.
 
-    ``poll_after_ms`` is the ``openai-poll-after-ms`` hint sent on every answer;
+    ``poll_after_ms`` is the ``openai-poll-after-ms`` hint sent on every answer (read per
+    answer, so changing it mid-run takes effect at once);
     ``expire_after`` (also accepted as a fault) is the run lifetime in seconds.
     """
 
@@ -104,15 +106,31 @@ class AssistantsEmulator(Emulator):
             return [Route(path, self._endpoint(handler, azure), methods=methods)
                     for path, handler, methods in table]
 
-        return Starlette(routes=[Mount("/v1", routes=routes(False)),
-                                 Mount("/openai", routes=routes(True))])
+        return Starlette(routes=[Mount("/v1", routes=[*routes(False), self._unknown(False)]),
+                                 Mount("/openai", routes=[*routes(True), self._unknown(True)])])
+
+    def _hint(self) -> dict[str, str]:
+        return {"openai-poll-after-ms": str(self.poll_after_ms)}
+
+    def _unknown(self, azure: bool) -> Any:
+        """Any other path under the prefix: the service's own 404, not Starlette's text."""
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def not_found(request: Any) -> Any:
+            if azure:
+                return JSONResponse(_AZURE_NOT_FOUND, status_code=404, headers=self._hint())
+            error = ApiError(404, f"Invalid URL ({request.method} {request.url.path})")
+            return JSONResponse(error.body(), status_code=404, headers=self._hint())
+
+        return Route("/{path:path}", not_found, methods=["GET", "POST", "DELETE", "PUT",
+                                                         "PATCH"])
 
     def _endpoint(self, handler: Handler, azure: bool) -> Callable[[Any], Awaitable[Any]]:
         from starlette.responses import JSONResponse, StreamingResponse
 
-        hint = {"openai-poll-after-ms": str(self.poll_after_ms)}
-
         async def endpoint(request: Any) -> Any:
+            hint = self._hint()  # read per answer: tests change poll_after_ms mid-run
             denied = self._check_request(request, azure)
             if denied is not None:
                 return JSONResponse(denied[1], status_code=denied[0], headers=hint)

@@ -111,10 +111,8 @@ async def answer_run(toolbox: Any, client: AsyncAssistantsClient, run: Mapping[s
                        for o in dialect.write_results(refused)["tool_outputs"])
         body = {"tool_outputs": [outputs[c.id] for c in calls]}
     if transcript is not None:
-        names = {c.id: c.name for c in calls}
         for output in body["tool_outputs"]:
-            transcript.add("result", f"{names.get(output['tool_call_id'])} -> "
-                           f"{output['output'][:300]}", output)
+            transcript.add("result", output["output"], output)
     return body
 
 
@@ -129,9 +127,11 @@ async def _submit(client: AsyncAssistantsClient, run: Mapping[str, Any],
     except RunExpiredError:
         raise
     except BackendError as exc:
-        if exc.status != 400 or "do not accept tool outputs" not in str(exc):
+        if exc.status != 400:
             raise
-        # A retried submission whose first attempt was accepted: the run has moved on.
+        # A retried submission whose first attempt was accepted but lost on the way back:
+        # the run has moved on (`Runs in status "queued" do not accept tool outputs.`, or a
+        # next round waiting on other call ids). If it still waits on our calls, the 400 is real.
         fresh = await client.retrieve_run(thread_id, run_id)
         if fresh.get("status") == "expired":
             raise expired_error(fresh) from None

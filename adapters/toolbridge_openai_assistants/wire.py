@@ -22,7 +22,8 @@ DIALECT = "openai-assistants"
 BETA_HEADER = ("OpenAI-Beta", "assistants=v2")
 """Sent on every request, OpenAI and Azure alike."""
 MAX_OUTPUT_CHARS = 1_048_576
-"""Longest ``tool_outputs[].output`` string we send (OpenAI's per-string input cap)."""
+"""Longest ``tool_outputs[].output`` string we send: the issue's requirement (1,048,576
+characters); the service's real limit is not documented."""
 MAX_TOOLS = 128
 """Most tools one assistant holds (``assistant_create_params.py``)."""
 

@@ -101,6 +101,7 @@ __all__ = [
     "StoreKey",
     "StoredResult",
     "open_store",
+    "PostgresStore",
 ]
 
 __version__ = "0.1.0"
@@ -140,6 +141,7 @@ _LAZY: dict[str, str] = {
     "StoreKey": ".store",
     "StoredResult": ".store",
     "open_store": ".store",
+    "PostgresStore": "._store_postgres",
     "Oversize": "._limits",
     "SizePolicy": "._limits",
 }
@@ -164,6 +166,7 @@ if TYPE_CHECKING:
         to_json_schema,
         tools_from_openapi,
     )
+    from ._store_postgres import PostgresStore
     from .emulation import (
         Emulator,
         Faults,

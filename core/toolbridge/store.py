@@ -378,10 +378,12 @@ def _params(key: StoreKey) -> tuple[str, str, str, str]:
 
 
 def open_store(url: str | ResultStore) -> ResultStore:
-    """A store from a URL: ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs/path.db``.
+    """A store from a URL: ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs/path.db``,
+    ``postgresql://user@host:port/db`` (or ``postgres://``; needs ``toolbridge[postgres]``).
 
     SQLite URLs take ``?timeout=<seconds>`` (busy timeout, default 5) and
-    ``?synchronous=normal|full`` (default full).
+    ``?synchronous=normal|full`` (default full); PostgreSQL URLs ``?table=name`` and libpq's
+    options.
     """
     if isinstance(url, ResultStore):
         return url
@@ -402,6 +404,11 @@ def open_store(url: str | ResultStore) -> ResultStore:
                              "known: timeout, synchronous")
         return SqliteStore(path[1:], timeout=float(query.get("timeout", 5.0)),
                            synchronous=query.get("synchronous", "full"))
-    raise UsageError(f"unknown store URL {url!r}; use memory:// or sqlite:///path.db")
+    if parts.scheme in ("postgresql", "postgres"):
+        from ._store_postgres import PostgresStore
+
+        return PostgresStore(url)
+    raise UsageError(f"unknown store URL {url!r}; use memory://, sqlite:///path.db or "
+                     "postgresql://user@host:port/db")
 
 

@@ -35,7 +35,7 @@ def test_every_exported_name_resolves() -> None:
 
 def test_import_is_light() -> None:
     heavy = ["httpx", "jsonschema", "openai", "google", "openapi_pydantic", "starlette",
-             "uvicorn", "sqlite3", "jsonschema_rs"]
+             "uvicorn", "sqlite3", "jsonschema_rs", "psycopg"]
     code = ("import sys, toolbridge\n"
             f"print([m for m in {heavy!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,6 +5,7 @@ import logging
 import sys
 from typing import Any
 
+import httpx
 import pytest
 from ces_support import ADD_SCRIPT, APP, SESSION
 
@@ -46,6 +47,24 @@ async def test_conversation_under_faults(toolbox: toolbridge.Toolbox,
     assert toolbox.seen == [(int, int), (int, int)]  # type: ignore[attr-defined]
 
 
+async def test_transcript_holds_the_wire_calls_and_results(toolbox: toolbridge.Toolbox) -> None:
+    with emulator("google-ces", script=ADD_SCRIPT) as emu:
+        transcript = await arun_conversation(toolbox, ["add please"], session=SESSION,
+                                             base_url=emu.base_url, token=TOKEN, retry=FAST)
+        runs = emu.journal.entries("POST", ":runSession")
+    asked = [item for entry in runs for output in entry.response.get("outputs", [])
+             for item in output.get("toolCalls", {}).get("toolCalls", [])]
+    sent = [entry.body for entry in runs[1:]]
+    calls, results = transcript.of_kind("call"), transcript.of_kind("result")
+    assert [c.data for c in calls] == asked and len(asked) == 3
+    assert [c.text for c in calls] == ['add({"a":2,"b":3})', 'add({"a":40,"b":2})',
+                                       'broken({"reason":"no"})']
+    assert [r.text for r in results] == ["5", "42", "error: cannot: no"]
+    answered = [a for body in sent for a in body["inputs"][0]["toolResponses"]["toolResponses"]]
+    assert [r.data for r in results] == answered
+    assert [a["id"] for a in answered] == [c["id"] for c in asked]
+
+
 def test_sync_run_conversation_with_float_numbers(toolbox: toolbridge.Toolbox) -> None:
     with emulator("google-ces", script=ADD_SCRIPT, number_style="float") as emu:
         transcript = run_conversation(toolbox, ["add"], session=SESSION, base_url=emu.base_url,
@@ -67,6 +86,45 @@ def test_client_retries_are_bounded_and_errors_typed() -> None:
         assert len(emu.journal) == FAST.max_attempts
     assert info.value.status == 503 and info.value.status_name == "UNAVAILABLE"
     assert TOKEN not in str(info.value) and TOKEN not in repr(info.value.body)
+
+
+@pytest.mark.parametrize(("status", "attempts"), [(500, 1), (502, 1), (503, 2), (429, 2)])
+def test_run_session_retries_only_when_the_turn_did_not_run(status: int, attempts: int) -> None:
+    faults = {"fail_requests": [{"nth": 1, "status": status, "retry_after": 0.01}]}
+    with emulator("google-ces", faults=faults) as emu, \
+            CesClient(base_url=emu.base_url, token=TOKEN, retry=FAST) as client:
+        if attempts == 1:
+            with pytest.raises(CesApiError) as info:
+                client.send_text(SESSION, "hi")
+            assert info.value.status == status
+        else:
+            assert client.send_text(SESSION, "hi")["outputs"][0]["text"] == "hi"
+        assert len(emu.journal.entries("POST", ":runSession")) == attempts
+
+
+async def test_run_session_retries_connect_errors_only() -> None:
+    sent: list[str] = []
+
+    def flaky(error: type[httpx.TransportError]) -> httpx.MockTransport:
+        def handle(request: httpx.Request) -> httpx.Response:
+            sent.append(request.url.path)
+            if len(sent) == 1:
+                raise error("boom", request=request)
+            return httpx.Response(200, json={"outputs": [{"text": "ok"}]})
+        return httpx.MockTransport(handle)
+
+    async with AsyncCesClient(base_url="http://ces.test", token=TOKEN, retry=FAST,
+                              http=httpx.AsyncClient(transport=flaky(httpx.ConnectError))) as c:
+        assert (await c.send_text(SESSION, "hi"))["outputs"][0]["text"] == "ok"
+    assert len(sent) == 2
+    sent.clear()
+    with CesClient(base_url="http://ces.test", token=TOKEN, retry=FAST,
+                   http=httpx.Client(transport=flaky(httpx.ReadTimeout))) as client:
+        with pytest.raises(toolbridge.BackendError, match="not retried"):
+            client.send_text(SESSION, "hi")
+        assert len(sent) == 1
+        assert client.list_tools(APP) == []  # idempotent calls still retry read errors
+    assert len(sent) == 2
 
 
 def test_client_tools_and_session_errors(toolbox: toolbridge.Toolbox) -> None:
@@ -110,7 +168,9 @@ async def test_token_never_logged(toolbox: toolbridge.Toolbox,
 
 def test_endpoints_and_missing_google_auth(monkeypatch: pytest.MonkeyPatch) -> None:
     assert endpoint() == "https://ces.googleapis.com"
-    assert endpoint(region="us") == "https://ces.us.rep.googleapis.com"
+    assert endpoint(universe_domain="example.com") == "https://ces.example.com"
+    with pytest.raises(TypeError):
+        CesClient(token="t", region="us")  # type: ignore[call-arg]
     assert CesClient(token="t", universe_domain="example.com").base_url == "https://ces.example.com"
     monkeypatch.setitem(sys.modules, "google.auth", None)
     with pytest.raises(toolbridge.UsageError, match="toolbridge\\[google-auth\\]"):

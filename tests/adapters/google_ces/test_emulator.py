@@ -14,6 +14,7 @@ from google.cloud import ces_v1
 
 import toolbridge
 from toolbridge.testing import emulator
+from toolbridge_google_ces import GoogleCesDialect
 
 
 def url(emu: Any, path: str) -> str:
@@ -40,12 +41,13 @@ def test_official_sdk_runs_a_session_end_to_end(toolbox: toolbridge.Toolbox, emu
     response = client.run_session(request={"config": {"session": SESSION},
                                            "inputs": [{"text": "add please"}]})
     rounds = 0
+    bound = GoogleCesDialect(session=SESSION)
     while response.outputs and "tool_calls" in response.outputs[0]:
-        body = toolbox.handle("google-ces", response)
+        body = toolbox.handle(bound, response)
+        assert body["config"] == {"session": SESSION}
         request = ces_v1.RunSessionRequest.from_json(json.dumps(body),
                                                      ignore_unknown_fields=False)
-        request.config.session = SESSION  # the unbound dialect cannot know the session
-        response = client.run_session(request=request)
+        response = client.run_session(request=request)  # the body as handle returned it
         rounds += 1
     assert rounds == 2
     assert response.outputs[0].text == 'done: [5.0, 42.0, {"error": "cannot: no"}]'

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from agents_support import SCRIPT
@@ -205,3 +206,48 @@ def test_injected_429_uses_the_openai_error_shape() -> None:
     with emulator(DIALECT, faults=faults) as emu, pytest.raises(openai.RateLimitError) as info:
         sdk(emu).beta.agents.sessions.retrieve("sess_any")
     assert _error(info.value)["code"] == "rate_limit_exceeded"
+
+
+def _result(action: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "agent.session.input.tool_result", "call_id": action["call_id"],
+            "turn_id": action["turn_id"], "success": True, "output": "ok"}
+
+
+def test_idempotency_key_replays_once_and_a_new_key_is_unknown(
+        emu: Any, toolbox: toolbridge.Toolbox) -> None:
+    with httpx.Client(base_url=emu.base_url + "/v1") as http:
+        created = http.post("/agents/sessions", json={
+            "environment": {"type": "none"}, "input": "hi",
+            "agent": {"tools": toolbox.definitions(DIALECT)}}).json()
+        url = f"/agents/sessions/{created['id']}/events"
+        body = {"events": [_result(created["required_actions"][0])]}
+
+        def post(key: str) -> httpx.Response:
+            return http.post(url, json=body, headers={"Idempotency-Key": key})
+
+        def outputs() -> int:
+            return sum(i["type"] == "function_call_output"
+                       for i in emu.state.sessions[created["id"]].items)
+
+        assert post("K").status_code == 202 and outputs() == 1
+        assert post("K").status_code == 202 and outputs() == 1  # replayed, not re-applied
+        again = post("K2")
+    assert again.status_code == 400 and outputs() == 1
+    assert again.json()["error"]["message"] == \
+        "Unknown pending tool call: " + body["events"][0]["call_id"]
+
+
+def test_two_results_for_one_call_in_one_request(emu: Any, toolbox: toolbridge.Toolbox) -> None:
+    with httpx.Client(base_url=emu.base_url + "/v1") as http:
+        created = http.post("/agents/sessions", json={
+            "environment": {"type": "none"}, "input": "hi",
+            "agent": {"tools": toolbox.definitions(DIALECT)}}).json()
+        result = _result(created["required_actions"][0])
+        answer = http.post(f"/agents/sessions/{created['id']}/events",
+                           json={"events": [result, {**result, "output": "again"}]})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["param"] == "events[1].call_id"
+    assert "Unknown pending tool call" in answer.json()["error"]["message"]
+    state = emu.state.sessions[created["id"]]
+    assert not any(i["type"] == "function_call_output" for i in state.items)
+    assert state.required_actions[0]["call_id"] == result["call_id"]  # still pending

@@ -162,3 +162,14 @@ def test_stream_ends_with_done_and_script_errors_fail_the_run() -> None:
     assert response.headers["content-type"].startswith("text/event-stream")
     assert response.text.endswith("data: [DONE]\n\n")
     assert "event: thread.run.failed" in response.text and "nope" in response.text
+
+
+def test_unknown_paths_answer_the_service_404() -> None:
+    with emulator(D) as emu:
+        azure = httpx.post(emu.base_url + "/openai/deployments/gpt-4o/threads",
+                           params={"api-version": "2024-07-01-preview"}, json={},
+                           headers={"api-key": "k"})
+        openai = Api(emu.base_url).http.get("/nope/threads")
+    assert azure.status_code == 404
+    assert azure.json() == {"error": {"code": "404", "message": "Resource not found"}}
+    assert _error(openai, 404)["message"] == "Invalid URL (GET /v1/nope/threads)"

@@ -6,8 +6,10 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from assistants_support import PARALLEL, TWO_ROUNDS, D, weather_toolbox
 from openai.types.beta.threads.run_submit_tool_outputs_params import ToolOutput
@@ -76,6 +78,14 @@ def test_azure_needs_version_and_one_credential() -> None:
     with pytest.raises(UsageError, match="exactly one"):
         AssistantsClient(azure_endpoint="https://r.openai.azure.com", api_version="v")
 
+    async def token() -> str:
+        return "tok"
+
+    with AssistantsClient(azure_endpoint="https://r.openai.azure.com", api_version="v",
+                          azure_ad_token_provider=token) as client, pytest.raises(
+            UsageError, match="returning a str"):
+        client.retrieve_run("thread_1", "run_1")
+
 
 @pytest.mark.parametrize("faults", [
     {"fail_requests": [{"nth": 3, "status": 429, "retry_after": 0.05}]},
@@ -102,30 +112,106 @@ def test_retries_are_bounded() -> None:
     assert info.value.status == 503 and len(emu.journal) == FAST.max_attempts
 
 
-def test_poll_interval_follows_the_header_on_every_response() -> None:
-    with emulator(D, poll_after_ms=70) as emu, AssistantsClient(**_openai(emu)) as client:
-        assistant = client.create_assistant(model="gpt-4o")
+def test_poll_interval_follows_the_header_on_every_response(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    box = weather_toolbox()
+    with emulator(D, script=TWO_ROUNDS, poll_after_ms=70) as emu, AssistantsClient(
+            **_openai(emu)) as client:
+        delays: list[float] = []
+        poll_delay = client.poll_delay
+
+        def recorded() -> float:
+            delays.append(poll_delay())
+            return delays[-1]
+
+        monkeypatch.setattr(client, "poll_delay", recorded)
+        assistant = client.create_assistant(model="gpt-4o", tools=box.definitions(D))
         thread = client.create_thread()
         client.create_message(thread["id"], "hello")
         run = client.create_run(thread["id"], assistant["id"])
         assert client.poll_after == 0.07
         started = time.monotonic()
-        final = client.poll_run(thread["id"], run["id"])
-        assert final["status"] == "completed"
-        assert time.monotonic() - started >= 0.07  # queued -> in_progress -> completed
+        run = client.poll_run(thread["id"], run["id"])  # queued -> in_progress -> requires_action
+        elapsed = time.monotonic() - started
+        assert run["status"] == "requires_action"
+        assert 0.07 <= elapsed < 0.5  # the 70 ms hint, not the 1 s default
+        emu.state.poll_after_ms = 10  # the header changes mid-run
+        run = client.submit_tool_outputs(thread["id"], run["id"], box.handle(D, run))
+        assert client.poll_after == 0.01
+        run = client.poll_run(thread["id"], run["id"])
+        assert run["status"] == "requires_action"
+    assert delays == [0.07, 0.01]
 
 
-def test_key_never_logged_or_shown(caplog: pytest.LogCaptureFixture) -> None:
+SECRET = "sk-secret-123"
+CREDENTIALS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "openai-key": lambda url: {"base_url": url + "/v1", "api_key": SECRET},
+    "azure-key": lambda url: {"azure_endpoint": url, "api_version": "2024-07-01-preview",
+                              "api_key": SECRET},
+    "azure-entra-token": lambda url: {"azure_endpoint": url, "api_version": "2024-07-01-preview",
+                                      "azure_ad_token_provider": lambda: SECRET},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CREDENTIALS))
+def test_key_never_logged_or_shown(kind: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
+    # requests 1-4: HTTP 500 (every attempt); 5: a 404; 7: a 429 inside the conversation
+    fail = [{"nth": n, "status": 500} for n in range(1, FAST.max_attempts + 1)]
     with emulator(D, script=TWO_ROUNDS,
-                  faults={"fail_requests": [{"nth": 2, "status": 429}]}) as emu:
-        client = AssistantsClient(**_openai(emu))
-        run_conversation(weather_toolbox(), ["hi"], **_openai(emu))
-        with pytest.raises(BackendError) as info:
-            client.retrieve_run("thread_nope", "run_nope")
-    text = caplog.text + repr(client) + str(info.value) + repr(info.value.body)
-    assert "sk-secret-123" not in text
-    assert "sk-secret-123" not in repr(client.api_key)
+                  faults={"fail_requests": [*fail, {"nth": 7, "status": 429}]}) as emu:
+        creds = CREDENTIALS[kind](emu.base_url)
+        errors: list[BackendError] = []
+        with AssistantsClient(**creds, retry=FAST) as client:
+            for status in (500, 404):
+                with pytest.raises(BackendError) as info:
+                    client.retrieve_run("thread_nope", "run_nope")
+                assert info.value.status == status
+                errors.append(info.value)
+            transcript = run_conversation(weather_toolbox(), ["hi"], retry=FAST, **creds)
+        statuses = [e.status for e in emu.journal.entries()]
+    assert len(_reply_outputs(transcript)) == 3 and 429 in statuses
+    shown = [caplog.text, repr(client), repr(client.api_key), repr(transcript.entries)]
+    for exc in errors:
+        shown += [str(exc), repr(exc), repr(exc.body)]
+    assert all(SECRET not in text for text in shown)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_retried_submission_already_accepted(stream: bool) -> None:
+    transport = _LoseFirstSubmitAnswer()
+    with emulator(D, script=TWO_ROUNDS) as emu:
+        transcript = asyncio.run(arun_conversation(
+            weather_toolbox(), ["hi"], stream=stream,
+            http_client=httpx.AsyncClient(transport=transport), **_openai(emu)))
+        submits = emu.journal.entries("POST", "submit_tool_outputs")
+    assert transport.lost == 1
+    assert [e.status for e in submits] == [200, 400, 200]
+    refused = submits[1].response["error"]["message"]
+    # polling leaves the run queued; a stream already ran it on to the next round
+    expected = "Expected tool outputs" if stream else 'Runs in status "queued"'
+    assert refused.startswith(expected)
+    assert len(_reply_outputs(transcript)) == 3
+
+
+class _LoseFirstSubmitAnswer(httpx.AsyncBaseTransport):
+    """Delivers the first submission, then fails as if the answer were lost on the way back."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.lost = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.url.path.endswith("/submit_tool_outputs") and not self.lost:
+            self.lost += 1
+            await response.aread()
+            await response.aclose()
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def test_expired_run_is_reported_clearly() -> None:

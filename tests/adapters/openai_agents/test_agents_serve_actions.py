@@ -1,0 +1,130 @@
+"""Serve loops: actions left to the caller, resubmission after a resync, turn-end evidence."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from agents_support import FAST, RACE, SCRIPT, weather_toolbox
+
+import toolbridge
+from toolbridge.testing import emulator
+from toolbridge_openai_agents import AsyncAgentsClient, arun_conversation, aserve_session
+from toolbridge_openai_agents._emulator_session import EmuSession
+from toolbridge_openai_agents.serve import _SessionServer, _until_turn_done
+
+DIALECT = "openai-agents"
+
+
+def mcp_action(turn_id: str | None) -> dict[str, Any]:
+    return {"type": "mcp_approval_request", "request_id": "mcpr_1", "turn_id": turn_id,
+            "request": {"arguments": {"q": "x"}, "message": "Allow search?", "name": "search",
+                        "server_label": "docs"}}
+
+
+def aclient(emu: Any) -> AsyncAgentsClient:
+    return AsyncAgentsClient(base_url=emu.base_url + "/v1", retry=FAST, race_delays=RACE)
+
+
+async def test_serve_session_returns_when_only_an_mcp_approval_is_pending(
+        toolbox: toolbridge.Toolbox) -> None:
+    with emulator(DIALECT, script=SCRIPT) as emu:
+        async with aclient(emu) as client:
+            session = await client.create_session(toolbox, input="hi")
+            state = emu.state.sessions[session["id"]]
+            state.required_actions = [mcp_action(state.turn_id)]
+            final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
+                                           5)
+    assert final["status"] == "requires_action"
+    assert [a["type"] for a in final["required_actions"]] == ["mcp_approval_request"]
+
+
+async def test_conversation_stops_with_a_note_on_an_mcp_approval(
+        toolbox: toolbridge.Toolbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    played = EmuSession.advance
+
+    def advance(self: EmuSession) -> None:
+        """The second round asks for an MCP approval instead of function calls."""
+        if not any(i["type"] == "function_call_output" for i in self.items):
+            played(self)
+            return
+        self.required_actions.append(mcp_action(self.turn_id))
+        self._session_event("requires_action")
+
+    monkeypatch.setattr(EmuSession, "advance", advance)
+    with emulator(DIALECT, script=SCRIPT) as emu:
+        async with aclient(emu) as client:
+            transcript = await asyncio.wait_for(
+                arun_conversation(toolbox, ["weather?", "Oslo?"], client=client), 5)
+    kinds = [e.kind for e in transcript.entries]
+    assert kinds == ["tools", "user", "call", "result", "note"]  # "Oslo?" was not sent
+    note = transcript.entries[-1]
+    assert "mcp_approval_request" in note.text
+    assert note.data == [mcp_action(note.data[0]["turn_id"])]
+
+
+async def test_a_lost_submission_is_resubmitted_after_a_resync() -> None:
+    """The service answers 202 but loses the first result; after the stream drops, the
+    snapshot still lists the call, so it goes again, answered from the store."""
+    runs: dict[str, int] = {}
+    toolbox = weather_toolbox(runs)
+    script = {"turns": [{"rounds": [[{"name": "get_weather", "arguments": {"location": "Rome"}}]],
+                         "reply": "{outputs}"}]}
+    accept = EmuSession.accept_result
+    lost: list[str] = []
+
+    def lose_first(self: EmuSession, event: Any) -> None:
+        if lost:
+            accept(self, event)
+            return
+        lost.append(event["call_id"])  # swallowed; a later event cuts the stream
+        asyncio.get_running_loop().call_later(0.05, lambda: self.emit("test.nudge"))
+
+    with emulator(DIALECT, script=script, faults={"drop_stream_after": 1}) as emu:
+        async with aclient(emu) as client:
+            session = await client.create_session(toolbox, input="Rome?")
+            state = emu.state.sessions[session["id"]]
+            state.accept_result = lose_first.__get__(state)  # type: ignore[method-assign]
+            final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
+                                           5)
+        posts = emu.journal.entries("POST", "/events")
+    assert final["status"] == "idle" and runs == {"get_weather": 1}
+    assert [p.body["events"][0]["call_id"] for p in posts] == lost * 2
+    assert state.items[-1]["content"][0]["text"] == '["sunny in Rome"]'
+
+
+async def test_an_idle_resync_ends_the_turn_only_once_it_started(
+        toolbox: toolbridge.Toolbox) -> None:
+    def resync(last_active_at: int) -> dict[str, Any]:
+        return {"type": "agent.session.idle", "event_id": "resync-1", "session": {
+            "id": "sess_1", "status": "idle", "required_actions": [],
+            "last_active_at": last_active_at}}
+
+    client: Any = None
+    server = _SessionServer(toolbox, client, "sess_1", {}, last_active_at=100)
+    server.see(resync(100))
+    assert not _until_turn_done(resync(100), server)  # the message may not have started it
+    server.see(resync(101))
+    assert _until_turn_done(resync(101), server)  # activity since the message was sent
+    seen = _SessionServer(toolbox, client, "sess_1", {}, last_active_at=100)
+    seen.see({"type": "agent.session.turn.created", "event_id": "e1", "turn_id": "turn_1",
+              "turn": {"subagent_id": None}})
+    seen.see(resync(100))
+    assert _until_turn_done(resync(100), seen)
+
+
+async def test_real_service_without_a_key_is_a_usage_error_before_any_request(
+        toolbox: toolbridge.Toolbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+    async def no_network(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a request was sent")
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", no_network)
+    with pytest.raises(toolbridge.UsageError, match="OPENAI_API_KEY"):
+        await arun_conversation(toolbox, ["hi"], base_url=None)
+    with pytest.raises(toolbridge.UsageError, match="OPENAI_API_KEY"):
+        await aserve_session(toolbox, "sess_1")

@@ -1,0 +1,271 @@
+"""The PostgreSQL result store: one table for workers on several machines, liveness by lock.
+
+Needs a server: ``eval "$(scripts/postgres start)"`` sets TOOLBRIDGE_TEST_POSTGRES_URL
+(scripts/test does it). Without it these tests skip, except in CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolbridge
+from toolbridge import (
+    Content,
+    PostgresStore,
+    StoredResult,
+    StoreKey,
+    TextPart,
+    Toolbox,
+    UsageError,
+    open_store,
+)
+
+WORKER = Path(__file__).parent / "workers" / "postgres_worker.py"
+KEY = StoreKey("echo", "conv-1", "", "call-1")
+PAYLOAD = {"conversation": "conv-1", "calls": [{"id": "call-1", "tool": "charge",
+                                                "args": {"amount": 5}}]}
+
+
+@pytest.fixture
+def pg_url() -> str:
+    url = os.environ.get("TOOLBRIDGE_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("TOOLBRIDGE_TEST_POSTGRES_URL is unset in CI: scripts/test starts a "
+                        "server with scripts/postgres")
+        pytest.skip('no PostgreSQL server: run eval "$(scripts/postgres start)" first')
+    return url
+
+
+@pytest.fixture
+def store_url(pg_url: str) -> Iterator[str]:
+    """A URL naming a fresh table of its own, dropped afterwards."""
+    table = f"tb_{uuid.uuid4().hex[:16]}"
+    yield f"{pg_url}{'&' if '?' in pg_url else '?'}table={table}"
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[PostgresStore]:
+    opened = PostgresStore(store_url)
+    yield opened
+    opened.close()
+
+
+def wait_for(predicate: Any, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+# ---------------------------------------------------------------------------- the store
+def test_claim_complete_and_replay(store: PostgresStore) -> None:
+    content = Content(parts=(TextPart(text="hi"), toolbridge.ImagePart(url="data:x")))
+    for stored in (StoredResult(True, {"a": [1, "é"]}), StoredResult(True, content),
+                   StoredResult(False, None, "boom")):
+        key = KEY._replace(call_id=repr(stored)[:40])
+        claim = store.claim(key, "fp", "tool")
+        assert claim.state == "claimed"
+        assert store.claim(key, "fp", "tool").state == "running"
+        assert store.complete(key, claim.owner, stored)
+        again = store.claim(key, "fp", "tool")
+        assert again.state == "completed" and again.result == stored and again.fingerprint == "fp"
+    reused = store.claim(KEY._replace(call_id=repr(stored)[:40]), "other", "tool")
+    assert reused.state == "completed" and reused.fingerprint != "other"  # the runtime refuses
+
+
+def test_the_toolbox_replays_completed_calls(store_url: str, echo_dialect: str) -> None:
+    toolbox = Toolbox(store=store_url)
+    assert isinstance(toolbox.store, PostgresStore)
+    runs: list[int] = []
+
+    @toolbox.tool(side_effects=True)
+    def charge(amount: int) -> str:
+        runs.append(amount)
+        return f"charged {amount}"
+
+    first = toolbox.handle(echo_dialect, PAYLOAD)
+    assert toolbox.handle(echo_dialect, PAYLOAD) == first
+    assert runs == [5] and first["answers"][0]["value"] == "charged 5"
+    toolbox.store.close()
+
+
+def test_release_and_prune(store: PostgresStore) -> None:
+    claim = store.claim(KEY, "fp", "t")
+    store.release(KEY, "someone-else")
+    assert store.get(KEY) is not None
+    store.release(KEY, claim.owner)
+    assert store.get(KEY) is None
+    claim = store.claim(KEY, "fp", "t")
+    assert claim.state == "claimed"
+    store.complete(KEY, claim.owner, StoredResult(True, "x"))
+    assert store.prune(older_than=60) == 0
+    assert store.prune(older_than=-1) == 1
+    assert store.get(KEY) is None
+
+
+def test_threads_with_their_own_stores_claim_a_call_once(store_url: str) -> None:
+    stores = [PostgresStore(store_url) for _ in range(6)]
+    barrier = threading.Barrier(len(stores))
+    states: list[str] = []
+
+    def contend(mine: PostgresStore) -> None:
+        barrier.wait()
+        states.append(mine.claim(KEY, "fp", "tool").state)
+
+    threads = [threading.Thread(target=contend, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(states) == ["claimed"] + ["running"] * 5
+    for s in stores:
+        s.close()
+
+
+# ---------------------------------------------------------------------------- liveness
+def test_a_started_call_is_running_while_its_lock_is_held(
+    store: PostgresStore, pg_url: str
+) -> None:
+    """The owner's host and pid do not matter: only the advisory lock does."""
+    import psycopg
+
+    owner = "another-machine:4242:abcdef:0"
+    store._run("INSERT INTO {table} (dialect, conversation, turn, call_id, state, tool, "
+               "fingerprint, owner, started_at) VALUES (%s, %s, %s, %s, 'started', 't', 'fp', "
+               "%s, %s)", (*KEY, owner, time.time()))
+    found = store.get(KEY)
+    assert found is not None and found.state == "abandoned" and found.owner == owner
+    from toolbridge._store_postgres import _lock_id
+
+    with psycopg.connect(pg_url, autocommit=True) as other:  # the worker elsewhere, alive
+        other.execute("SELECT pg_advisory_lock(%s)", (_lock_id(store.table, *KEY),))
+        assert store.get(KEY).state == "running"  # type: ignore[union-attr]
+        assert store.claim(KEY, "fp", "t").state == "running"
+        assert store.take_over(KEY, owner) is None
+    wait_for(lambda: store.get(KEY).state == "abandoned")  # type: ignore[union-attr]
+    claim = store.claim(KEY, "fp", "t")
+    assert claim.state == "abandoned"
+    new_owner = store.take_over(KEY, owner)
+    assert new_owner is not None and store.take_over(KEY, owner) is None
+    assert store.complete(KEY, new_owner, StoredResult(True, "reconciled"))
+
+
+def run_worker(url: str, runs: Path, mode: str, side_effects: bool = True,
+               **kw: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), url, str(runs), mode, "1" if side_effects else "0"],
+        stdout=subprocess.PIPE, text=True, **kw)
+
+
+def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    answer: dict[str, Any] = json.loads(out)["answers"][0]
+    return answer
+
+
+def test_a_live_worker_process_is_running_until_it_dies(store: PostgresStore,
+                                                         store_url: str, tmp_path: Path) -> None:
+    holder = run_worker(store_url, tmp_path / "runs", "hold", stdin=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "claimed"
+    assert store.claim(KEY, "fp", "charge").state == "running"
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    wait_for(lambda: store.claim(KEY, "fp", "charge").state == "abandoned")
+
+
+def start_and_kill(url: str, runs: Path, side_effects: bool = True) -> None:
+    proc = run_worker(url, runs, "hang", side_effects)
+    deadline = time.monotonic() + 20
+    while not runs.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the worker never started"
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def test_a_side_effect_killed_mid_call_is_never_run_again(store_url: str, tmp_path: Path) -> None:
+    runs = tmp_path / "runs.txt"
+    start_and_kill(store_url, runs)
+    first = answer_of(run_worker(store_url, runs, "fast"))
+    assert first["ok"] is False
+    assert "outcome of charge (call call-1) is unknown" in first["error"]
+    assert "not repeated" in first["error"]
+    assert answer_of(run_worker(store_url, runs, "fast")) == first  # the verdict is stored
+    assert runs.read_text() == "ran\n"
+
+
+def test_a_killed_call_without_side_effects_is_run_again(store_url: str, tmp_path: Path) -> None:
+    runs = tmp_path / "runs.txt"
+    start_and_kill(store_url, runs, side_effects=False)
+    answer = answer_of(run_worker(store_url, runs, "fast", side_effects=False))
+    assert answer == {"id": "call-1", "ok": True, "value": "charged 5"}
+    assert runs.read_text() == "ran\nran\n"
+
+
+def test_worker_processes_racing_run_a_call_once(store: PostgresStore, store_url: str,
+                                                 tmp_path: Path) -> None:
+    runs = tmp_path / "runs.txt"
+    workers = [run_worker(store_url, runs, "slow", side_effects=False) for _ in range(3)]
+    answers = [answer_of(w) for w in workers]
+    assert answers == [{"id": "call-1", "ok": True, "value": "charged 5"}] * 3
+    assert runs.read_text() == "ran\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_uses_its_own_connections(store: PostgresStore) -> None:
+    claim = store.claim(KEY, "fp", "t")
+    pid = os.fork()
+    if pid == 0:  # the child: sees the parent's call running, works on its own sessions
+        code = 1
+        try:
+            other = KEY._replace(call_id="child")
+            mine = store.claim(other, "fp", "t")
+            ok = (store.get(KEY).state == "running"  # type: ignore[union-attr]
+                  and mine.state == "claimed"
+                  and store.complete(other, mine.owner, StoredResult(True, "child")))
+            code = 0 if ok else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.complete(KEY, claim.owner, StoredResult(True, "parent"))
+    child = store.get(KEY._replace(call_id="child"))
+    assert child is not None and child.result == StoredResult(True, "child")
+
+
+# ---------------------------------------------------------------------------- configuration
+def test_urls_and_secrets(pg_url: str, store_url: str) -> None:
+    opened = open_store(store_url.replace("postgresql://", "postgres://", 1))
+    assert isinstance(opened, PostgresStore) and opened.table == store_url.rsplit("=", 1)[1]
+    opened.close()
+    # trust auth ignores the password, so it can stand in for a real one here
+    secret = PostgresStore(store_url.replace("postgres@", "postgres:hunter2@", 1))
+    assert "hunter2" not in repr(secret) and "hunter2" not in secret.url
+    secret.close()
+    for table in ("bad-name", "a.b.c", "x; DROP TABLE y"):
+        with pytest.raises(UsageError, match="table name"):
+            PostgresStore(pg_url, table=table)
+
+
+def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(UsageError, match=r"toolbridge\[postgres\]"):
+        PostgresStore("postgresql://postgres@127.0.0.1:1/db")
