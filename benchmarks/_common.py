@@ -12,7 +12,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "core" / "schema" / "corpus" / "corpus.jsonl"
-SAMPLES = Path("/work/shared/protocols/samples")
+SAMPLES = ROOT / "tests" / "adapters" / "openai_agents" / "payloads"
+"""Recorded vendor payloads (copies of the protocol reference samples)."""
 
 
 def corpus() -> list[dict[str, Any]]:

@@ -139,18 +139,19 @@ def calls_from_wire(
 
 
 def _call(action: Mapping[str, Any], session_id: str, where: str, body: Any) -> ToolCall:
-    ids: dict[str, str] = {}
-    for field in ("turn_id", "call_id", "name"):
-        value = action.get(field)
+    turn_id, call_id, name = action.get("turn_id"), action.get("call_id"), action.get("name")
+    for field, value in (("turn_id", turn_id), ("call_id", call_id), ("name", name)):
         if not isinstance(value, str) or not value:
             raise WireFormatError(DIALECT, f"{where}.{field}", "missing or not a string", body)
-        ids[field] = value
+    assert isinstance(turn_id, str) and isinstance(call_id, str) and isinstance(name, str)
     arguments, raw, error = _arguments(action.get("arguments"))
-    return ToolCall(
-        id=ids["call_id"], name=ids["name"], arguments=arguments, raw_arguments=raw,
-        argument_error=error, dialect=DIALECT, conversation=session_id, turn=ids["turn_id"],
-        correlation=AgentsCorrelation(session_id=session_id, turn_id=ids["turn_id"],
-                                      call_id=ids["call_id"]),
+    # Every field is checked above, so the trusted constructors skip pydantic's validation
+    # (it cost as much as the SDK's whole parse of the session).
+    return ToolCall.trusted(
+        id=call_id, name=name, arguments=arguments, raw_arguments=raw, argument_error=error,
+        dialect=DIALECT, conversation=session_id, turn=turn_id,
+        correlation=AgentsCorrelation.trusted(session_id=session_id, turn_id=turn_id,
+                                              call_id=call_id),
     )
 
 
@@ -165,7 +166,7 @@ def _arguments(value: Any) -> tuple[dict[str, Any], str | None, str | None]:
             return {}, raw, f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
         return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, raw, None
+    return dict(value), raw, None  # a copy, as validation made: the payload stays the caller's
 
 
 # ---------------------------------------------------------------------- results

@@ -153,7 +153,7 @@ class _Base:
 
     def poll_delay(self) -> float:
         """Seconds to wait before the next poll: the latest server hint, else `poll_interval`."""
-        return self.poll_interval
+        return self.poll_after if self.poll_after is not None else self.poll_interval
 
     # ------------------------------------------------------------------ expiry
     def seconds_left(self, run: Mapping[str, Any]) -> float | None:

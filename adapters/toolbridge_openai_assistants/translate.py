@@ -133,8 +133,12 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
         raise WireFormatError(DIALECT, f"{at}required_action", "not an object", payload)
     if action.get("type") != "submit_tool_outputs":
         return PendingCalls((), (action,))
+    submit = action.get("submit_tool_outputs")
+    if not isinstance(submit, Mapping):
+        raise WireFormatError(DIALECT, f"{at}required_action.submit_tool_outputs",
+                              "missing or not an object", payload)
     prefix, at = at, f"{at}required_action.submit_tool_outputs.tool_calls"
-    tool_calls = (action.get("submit_tool_outputs") or {}).get("tool_calls")
+    tool_calls = submit.get("tool_calls")
     if not isinstance(tool_calls, list):
         raise WireFormatError(DIALECT, at, "missing or not a list", payload)
     thread_id = _text(run.get("thread_id"), f"{prefix}thread_id", payload)

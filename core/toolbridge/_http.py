@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
@@ -47,6 +48,12 @@ class Secret:
     def __reduce__(self) -> Any:
         raise TypeError("a Secret cannot be pickled")
 
+    def __copy__(self) -> Secret:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Secret:
+        return self
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -71,20 +78,29 @@ class RetryPolicy:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    ms = response.headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(float(ms) / 1000, 0.0)
-        except ValueError:
-            pass
+    """Seconds the server asked us to wait, or ``None`` when it said nothing usable."""
+    ms = _finite(response.headers.get("retry-after-ms"))
+    if ms is not None:
+        return max(ms / 1000, 0.0)
     value = response.headers.get("retry-after")
     if not value:
         return None
+    seconds = _finite(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
     try:
-        return max(float(value), 0.0)
-    except ValueError:
         when = email.utils.parsedate_to_datetime(value)
-        return max(when.timestamp() - time.time(), 0.0) if when else None
+    except (TypeError, ValueError):
+        return None  # neither seconds nor an HTTP date: ignore it, use our own backoff
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _finite(text: str | None) -> float | None:
+    try:
+        value = float(text) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
 
 
 Retryable = Callable[["httpx.Response"], bool]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -15,6 +16,8 @@ __all__ = ["default_error_formatter", "output_text", "serialize_output"]
 
 def serialize_output(value: Any) -> Any:
     """A handler's return value as a result output: text, JSON-compatible data, or `Content`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not valid JSON")
     if value is None or isinstance(value, (str, bool, int, float, Content)):
         return value
     if isinstance(value, (TextPart, ImagePart)):
@@ -25,17 +28,22 @@ def serialize_output(value: Any) -> Any:
         return Content(parts=tuple(value))
     if isinstance(value, (dict, list)) and _plain_json(value):
         return value
-    return to_jsonable_python(value)
+    converted = to_jsonable_python(value)
+    if not _plain_json(converted):
+        raise ValueError("not representable as JSON (NaN or Infinity, or nesting over 512 levels)")
+    return converted
 
 
 def _plain_json(value: Any, depth: int = 0) -> bool:
-    if depth > 64:
+    if depth > 512:
         return False
     if isinstance(value, dict):
         return all(isinstance(k, str) and _plain_json(v, depth + 1) for k, v in value.items())
     if isinstance(value, list):
         return all(_plain_json(v, depth + 1) for v in value)
-    return value is None or isinstance(value, (str, bool, int, float))
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, bool, int))
 
 
 def output_text(output: Any) -> str:

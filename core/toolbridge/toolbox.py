@@ -116,6 +116,12 @@ class Toolbox:
                 f"tool name {name!r} is already defined in this toolbox; pass name=... to "
                 "give the second one another name"
             )
+        if tool.inline and (tool.is_async or tool.definition.timeout is not None):
+            why = "is async" if tool.is_async else "has a timeout, which only a worker thread"
+            raise ToolDefinitionError(
+                f"tool {name!r}: inline=True runs a sync handler on the caller's thread, but it "
+                f"{why} can enforce; drop inline=True" + ("" if tool.is_async else " or timeout")
+            )
         self._tools[name] = tool
 
     # ------------------------------------------------------------------ reading tools

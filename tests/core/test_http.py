@@ -79,3 +79,29 @@ def test_secret_never_shows() -> None:
     assert secret.get() == "sk-live-123"
     with pytest.raises(TypeError):
         pickle.dumps(secret)
+
+
+@pytest.mark.parametrize("headers, expected", [
+    ({"retry-after": "soon"}, None),
+    ({"retry-after": "nan"}, None),
+    ({"retry-after": "inf"}, None),
+    ({"retry-after-ms": "nan", "retry-after": "2"}, 2.0),
+    ({"retry-after-ms": "250"}, 0.25),
+    ({"retry-after": "-3"}, 0.0),
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
+])
+def test_retry_after_parsing_never_crashes(headers: dict[str, str], expected: Any) -> None:
+    response = httpx.Response(429, headers=headers)
+    delay = RetryPolicy(backoff=0.5, max_delay=10).delay(1, response)
+    if expected is None:
+        assert 0.3 <= delay <= 0.7  # ignored: our own backoff
+    else:
+        assert delay == expected
+
+
+def test_secret_survives_copies() -> None:
+    import copy
+
+    secret = Secret("k")
+    config = {"key": secret}
+    assert copy.deepcopy(config)["key"].get() == "k" and copy.copy(secret) is secret

@@ -11,21 +11,29 @@ import toolbridge
 EXPECTED = {
     "ArgumentError", "BackendError", "Content", "Conversion", "Correlation", "Dialect",
     "DialectLimits", "DialectRegistry", "Emulator", "Faults", "ImagePart", "Journal",
-    "PendingCalls", "PluginError", "RenderedTools", "RetryPolicy", "RunningEmulator",
-    "SchemaConversionError", "SchemaLoss", "Script", "ScriptCall", "ScriptError",
-    "ScriptedModel", "Secret", "StreamDropped", "TextPart", "ToolCall", "ToolChoice",
-    "ToolContext", "ToolDefinition", "ToolDefinitionError", "ToolError", "ToolResult",
-    "Toolbox", "ToolbridgeError", "Transcript", "TranscriptEntry", "UnknownDialectError",
-    "UsageError", "WireFormatError", "__version__", "asend_with_retries", "build_http_request",
-    "compile_decoder", "convert_schema", "decode_arguments", "dialects", "get_dialect",
-    "hookimpl", "normalize_schema", "output_text", "plugin_manager", "raise_for_backend",
-    "register_plugin", "send_with_retries", "sse_frames", "to_json_schema",
-    "tools_from_openapi",
+    "MemoryStore", "Oversize", "PendingCalls", "PluginError", "PostgresStore", "RenderedTools",
+    "ResultStore", "RetryPolicy", "RunningEmulator", "SchemaConversionError", "SchemaLoss",
+    "Script", "ScriptCall", "ScriptError", "ScriptedModel", "Secret", "SizePolicy",
+    "SqliteStore", "StoreClaim", "StoreKey", "StoredResult", "StreamDropped", "TextPart",
+    "ToolCall", "ToolChoice", "ToolContext", "ToolDefinition", "ToolDefinitionError",
+    "ToolError", "ToolResult", "Toolbox", "ToolbridgeError", "Transcript", "TranscriptEntry",
+    "UnknownDialectError", "UsageError", "WireFormatError", "__version__", "asend_with_retries",
+    "build_http_request", "compile_decoder", "convert_schema", "decode_arguments", "dialects",
+    "get_dialect", "hookimpl", "normalize_schema", "open_store", "output_text",
+    "plugin_manager", "raise_for_backend", "register_plugin", "send_with_retries", "sse_frames",
+    "to_json_schema", "tools_from_openapi",
 }
 
 
 def test_all_is_pinned() -> None:
-    assert set(toolbridge.__all__) >= EXPECTED, sorted(EXPECTED - set(toolbridge.__all__))
+    assert set(toolbridge.__all__) == EXPECTED, sorted(set(toolbridge.__all__) ^ EXPECTED)
+
+
+def test_every_public_name_is_documented() -> None:
+    docs = "\n".join(p.read_text() for p in (Path(__file__).parents[2] / "docs").rglob("*.md"))
+    missing = [n for n in toolbridge.__all__
+               if n != "__version__" and f"toolbridge.{n}" not in docs]
+    assert not missing, f"public names without docs (add them to docs/reference.md): {missing}"
 
 
 def test_every_exported_name_resolves() -> None:

@@ -198,3 +198,35 @@ async def test_blocking_form_inside_a_loop_says_to_await(echo_dialect: str) -> N
     with pytest.raises(UsageError, match="ahandle"):
         Toolbox().handle(echo_dialect, {"calls": []})
     assert await Toolbox().ahandle(echo_dialect, {"calls": []}) == {"answers": []}
+
+
+def test_results_that_are_not_json_become_error_results(echo_dialect: str) -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool
+    def ratio() -> dict[str, float]:
+        return {"r": float("nan")}
+
+    @toolbox.tool
+    def nested() -> list[Any]:
+        value: list[Any] = []
+        for _ in range(100):
+            value = [value]
+        return value
+
+    body = toolbox.handle(echo_dialect, {"calls": [
+        {"id": "1", "tool": "ratio"}, {"id": "2", "tool": "nested"}]})
+    first, second = body["answers"]
+    assert first["ok"] is False and "cannot be sent" in first["error"]
+    assert second["ok"] is True and second["value"].startswith("[[[[")
+
+
+def test_inline_refuses_what_it_cannot_honour() -> None:
+    toolbox = Toolbox()
+    with pytest.raises(ToolDefinitionError, match="has a timeout"):
+        toolbox.tool(name="noop", inline=True, timeout=1)(lambda: None)
+    with pytest.raises(ToolDefinitionError, match="is async"):
+
+        @toolbox.tool(inline=True)
+        async def later() -> None:
+            return None

@@ -5,14 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolbridge._schema._walk import Conversion, LossPolicy, SchemaTarget, SchemaTransformer
+from toolbridge._schema._walk import (
+    Conversion,
+    LossPolicy,
+    SchemaTarget,
+    SchemaTransformer,
+    check_bounds,
+)
 from toolbridge._schema.ces import CesSchema
 from toolbridge._schema.normalize import normalize
 from toolbridge._schema.openai_strict import OpenAIStrictSchema
 from toolbridge._schema.openapi30 import OpenAPI30Schema, inline_recursion, validate_openapi30
-from toolbridge.errors import UsageError
+from toolbridge.errors import SchemaConversionError, UsageError
 
-__all__ = ["TRANSFORMERS", "convert_schema"]
+__all__ = ["TRANSFORMERS", "check_valid", "convert_schema"]
 
 TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
     "openai-strict": OpenAIStrictSchema,
@@ -36,6 +42,7 @@ def convert_schema(
         raise UsageError(f"unknown schema target {target!r}; use one of {sorted(TRANSFORMERS)}")
     if policy not in ("allow", "describe", "error"):
         raise UsageError(f"unknown loss policy {policy!r}; use 'allow', 'describe' or 'error'")
+    check_valid(schema)
     norm = normalize(schema)
     if target == "openapi-3.0":
         norm = inline_recursion(norm)
@@ -45,3 +52,18 @@ def convert_schema(
     if target == "openapi-3.0":
         validate_openapi30(converted)
     return Conversion(converted, tuple(transformer.losses))
+
+
+def check_valid(schema: Mapping[str, Any]) -> None:
+    """Refuse a schema that is not valid JSON Schema, naming where, before converting it.
+
+    Size and depth are checked first, so the metaschema check itself stays bounded.
+    """
+    import jsonschema
+
+    check_bounds(schema)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    error = jsonschema.exceptions.best_match(cls(cls.META_SCHEMA).iter_errors(schema))
+    if error is not None:
+        pointer = "/" + "/".join(str(p) for p in error.absolute_path)
+        raise SchemaConversionError(f"not a valid JSON Schema at {pointer}: {error.message}")

@@ -79,9 +79,9 @@ async def test_conversation_under_each_fault(fault: str) -> None:
         results = [p for p in posts if p.body["events"][0]["type"].endswith("tool_result")]
         refused = [i for i, p in enumerate(results) if p.status >= 429]
         assert refused  # the schedule hits at least one result
+        call_ids = [p.body["events"][0]["call_id"] for p in results]
         for i in refused:
-            retry = next(p for p in results[i + 1:]
-                         if p.body["events"][0]["call_id"] == results[i].body["events"][0]["call_id"])
+            retry = next(p for j, p in enumerate(results) if j > i and call_ids[j] == call_ids[i])
             assert retry.headers["idempotency-key"] == results[i].headers["idempotency-key"]
 
 

@@ -86,7 +86,7 @@ async def test_a_lost_submission_is_resubmitted_after_a_resync() -> None:
         async with aclient(emu) as client:
             session = await client.create_session(toolbox, input="Rome?")
             state = emu.state.sessions[session["id"]]
-            state.accept_result = lose_first.__get__(state)  # type: ignore[method-assign]
+            state.accept_result = lose_first.__get__(state)
             final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
                                            5)
         posts = emu.journal.entries("POST", "/events")

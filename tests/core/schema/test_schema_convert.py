@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from schema_checks import check_ces, check_openai_strict, check_openapi30
 
@@ -277,3 +279,16 @@ def test_recursive_root_ref_is_inlined_one_level():
     assert out.schema["properties"]["next"] == {"anyOf": [{"$ref": "#/$defs/N"},
                                                           {"type": "null"}]}
     check_openai_strict(out.schema)
+
+
+@pytest.mark.parametrize("bad, where", [
+    ({"enum": "abc"}, "/enum"),
+    ({"type": "object", "properties": [1, 2]}, "/properties"),
+    ({"$ref": 5}, "/$ref"),
+    ({"type": "object", "properties": {"a": {"type": "strnig"}}}, "/properties/a/type"),
+])
+@pytest.mark.parametrize("target", ["openai-strict", "openapi-3.0", "ces"])
+def test_invalid_json_schema_is_refused_naming_where(bad, where, target):
+    expected = re.escape(f"not a valid JSON Schema at {where}:")
+    with pytest.raises(SchemaConversionError, match=expected):
+        convert_schema(bad, target)

@@ -16,7 +16,7 @@ from toolbridge._schema import (
 )
 from toolbridge.errors import ArgumentError, UsageError
 
-SAMPLES = Path("/work/shared/protocols/samples")
+SAMPLES = Path(__file__).resolve().parents[2] / "adapters" / "google_ces" / "payloads"
 
 
 def test_ces_sample_to_json_schema():

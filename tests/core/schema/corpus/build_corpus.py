@@ -152,7 +152,8 @@ def files() -> list[dict[str, Any]]:
             if isinstance(schema, dict):
                 out.append({"origin": "jsonschema benchmarks/issue232", "name": f"issue232-{i}",
                             "schema": schema})
-    samples = Path("/work/shared/protocols/samples")
+    # The protocol reference beside the checkout (../shared), as when the corpus was built.
+    samples = Path(__file__).resolve().parents[5] / "shared" / "protocols" / "samples"
     for path in sorted(samples.glob("openai-*tools.json")):
         for tool in json.loads(path.read_text()):
             fn = tool.get("function", tool)
