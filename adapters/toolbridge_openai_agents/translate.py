@@ -128,21 +128,26 @@ def calls_from_wire(
     calls: list[ToolCall] = []
     unhandled: list[Mapping[str, Any]] = []
     for index, action in enumerate(actions):
-        where = f"{prefix}required_actions[{index}]"
-        if not isinstance(action, Mapping):
-            raise WireFormatError(DIALECT, where, "expected an object", payload)
+        if type(action) is not dict and not isinstance(action, Mapping):
+            raise WireFormatError(DIALECT, f"{prefix}required_actions[{index}]",
+                                  "expected an object", payload)
         if action.get("type") != "function_call":
             unhandled.append(action)
             continue
-        calls.append(_call(action, session_id, where, payload))
+        calls.append(_call(action, session_id, prefix, index, payload))
     return tuple(calls), tuple(unhandled)
 
 
-def _call(action: Mapping[str, Any], session_id: str, where: str, body: Any) -> ToolCall:
+def _call(
+    action: Mapping[str, Any], session_id: str, prefix: str, index: int, body: Any
+) -> ToolCall:
     turn_id, call_id, name = action.get("turn_id"), action.get("call_id"), action.get("name")
-    for field, value in (("turn_id", turn_id), ("call_id", call_id), ("name", name)):
-        if not isinstance(value, str) or not value:
-            raise WireFormatError(DIALECT, f"{where}.{field}", "missing or not a string", body)
+    if not (type(turn_id) is str and turn_id and type(call_id) is str and call_id
+            and type(name) is str and name):
+        for field, value in (("turn_id", turn_id), ("call_id", call_id), ("name", name)):
+            if not isinstance(value, str) or not value:
+                raise WireFormatError(DIALECT, f"{prefix}required_actions[{index}].{field}",
+                                      "missing or not a string", body)
     assert isinstance(turn_id, str) and isinstance(call_id, str) and isinstance(name, str)
     arguments, raw, error = _arguments(action.get("arguments"))
     # Every field is checked above, so the trusted constructors skip pydantic's validation

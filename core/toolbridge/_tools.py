@@ -4,28 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import inspect
 import logging
 import os
+import threading
+import time
 import typing
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from ._output import serialize_output
-from ._signature import FunctionSignature
+from ._signature import FunctionSignature, validation_message
 from .context import ToolContext
 from .errors import ArgumentError, ToolDefinitionError
 from .model import ToolCall, ToolDefinition, ToolResult, new_result
 
 __all__ = [
-    "RegisteredTool", "TimedOut", "new_result", "run_with_timeout", "schema_validator",
-    "serialize_result",
+    "CALLS", "HANDLERS", "RegisteredTool", "ThreadPool", "TimedOut", "new_result",
+    "run_with_timeout", "schema_validator", "serialize_result", "worker_threads",
 ]
 
 log = logging.getLogger("toolbridge.runtime")
+
+T = TypeVar("T")
 
 
 def schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], None]:
@@ -46,10 +51,11 @@ def schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], None]:
     fast = _fast_check(schema)
 
     def explain(arguments: Any) -> None:
-        errors = sorted(reference.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        errors = [(_pointer(e), e.message) for e in reference.iter_errors(arguments)]
         if errors:
             raise ArgumentError("; ".join(
-                f"/{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors
+                f"/{'/'.join(str(p) for p in path)}: {message}"
+                for path, message in sorted(errors, key=lambda e: [str(p) for p in e[0]])
             ), path="")
 
     if fast is None:
@@ -60,6 +66,17 @@ def schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], None]:
             explain(arguments)
 
     return validate
+
+
+def _pointer(error: Any) -> list[Any]:
+    """The error's JSON path; for a missing required property, the property's own path."""
+    path = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        for name in error.validator_value:
+            if error.message == f"{name!r} is a required property":
+                path.append(name)
+                break
+    return path
 
 
 def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
@@ -101,6 +118,10 @@ def _diverges(node: Any) -> bool:
     if isinstance(node, list):
         return any(_diverges(v) for v in node)
     return False
+
+
+def _accept(arguments: Any) -> None:
+    """A check that accepts everything."""
 
 
 def _context_param(handler: Callable[..., Any]) -> str | None:
@@ -147,17 +168,39 @@ class RegisteredTool:
         return cls(definition, handler, inspect.iscoroutinefunction(handler), inline,
                    _context_param(handler), None, validate)
 
+    def _compile(self) -> Callable[[Any], None]:
+        """The schema check, compiled once (on first use for function tools: compiling
+        imports jsonschema, which registering a tool should not)."""
+        try:
+            return schema_validator(self.definition.parameters)
+        except ToolDefinitionError as exc:
+            if self.signature is None:
+                raise
+            log.warning("tool %s: its generated schema cannot be compiled (%s); its arguments "
+                        "are checked by pydantic alone", self.definition.name, exc)
+            return _accept
+
     def bind(self, arguments: dict[str, Any], context: ToolContext | None) -> dict[str, Any]:
         """Validate ``arguments`` and build the handler's keyword arguments.
 
         ``context`` is injected when the handler asks for it (it may be ``None`` otherwise).
         """
+        validate = self._validate
+        if validate is None:
+            validate = self._validate = self._compile()
+        # The verdict is the published schema's, for function tools too (pydantic's lax mode
+        # would take "5" or True for an integer); pydantic then converts into their types.
+        validate(arguments)
         if self.signature is not None:
-            kwargs = self.signature.bind(arguments)
+            # `FunctionSignature.bind` inlined, validating with pydantic-core directly (it is
+            # on every call's path; `model_validate` costs a third more).
+            try:
+                parsed = self.signature.args_model.__pydantic_validator__.validate_python(
+                    arguments)
+            except ValidationError as exc:
+                raise ArgumentError(validation_message(exc), path="") from None
+            kwargs = dict(parsed.__dict__)  # exactly the fields: the model forbids extras
         else:
-            if self._validate is None:
-                self._validate = schema_validator(self.definition.parameters)
-            self._validate(arguments)
             kwargs = dict(arguments)
         if self.context_param and context is not None:
             kwargs[self.context_param] = context
@@ -179,30 +222,141 @@ class TimedOut(Exception):
     """`run_with_timeout` gave up waiting."""
 
 
-_POOL: dict[int, ThreadPoolExecutor] = {}  # per process: a forked child needs its own
+WORKER_THREADS_ENV = "TOOLBRIDGE_WORKER_THREADS"
+"""Environment variable: threads for sync handlers per process (default 64; at least the
+largest ``max_concurrency`` in use)."""
+DEFAULT_WORKER_THREADS = 64
+_SATURATION_WARNING_INTERVAL = 60.0
 
 
-def _in_thread(handler: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-    """Run a sync handler in toolbridge's worker pool (not the loop's default executor, which
-    `asyncio.run` waits for on exit: a timed-out thread must not hold up the answer)."""
-    pool = _POOL.get(os.getpid())
-    if pool is None:
-        pool = _POOL[os.getpid()] = ThreadPoolExecutor(64, thread_name_prefix="toolbridge-tool")
-    context = contextvars.copy_context()
-    return asyncio.get_running_loop().run_in_executor(
-        pool, functools.partial(context.run, handler, **kwargs))
+def worker_threads() -> int:
+    """The configured size of the sync-handler pool (``TOOLBRIDGE_WORKER_THREADS``, or 64)."""
+    text = os.environ.get(WORKER_THREADS_ENV, "")
+    try:
+        return max(1, int(text)) if text.strip() else DEFAULT_WORKER_THREADS
+    except ValueError:
+        log.warning("%s=%r is not a number; using %d threads", WORKER_THREADS_ENV, text,
+                    DEFAULT_WORKER_THREADS)
+        return DEFAULT_WORKER_THREADS
+
+
+class ThreadPool:
+    """A per-process thread pool that grows on demand and counts its busy threads.
+
+    Not the loop's default executor: that one has min(32, cores + 4) threads, and
+    `asyncio.run` waits for it on exit (a timed-out thread must not hold up the answer).
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.size = 0
+        self.busy = 0
+        """Jobs submitted and not finished (queued or running)."""
+        self.abandoned = 0
+        """Jobs still running whose caller gave up on them (timed out)."""
+        self._executor: ThreadPoolExecutor | None = None
+        self._pid = 0
+        self._lock = threading.Lock()
+        self._warned_at = -_SATURATION_WARNING_INTERVAL
+
+    def executor(self, size: int) -> ThreadPoolExecutor:
+        """This process's executor with at least ``size`` threads (replaced when too small:
+        the old one finishes its jobs and its threads exit)."""
+        with self._lock:
+            if self._executor is None or self._pid != os.getpid():
+                self.busy = self.abandoned = 0
+                self._executor = None
+            if self._executor is None or size > self.size:
+                if self._executor is not None:
+                    self._executor.shutdown(wait=False)
+                self._executor = ThreadPoolExecutor(size, thread_name_prefix=self.prefix)
+                self.size, self._pid = size, os.getpid()
+            return self._executor
+
+    def submit(self, size: int, func: Callable[..., Any], *args: Any,
+               **kwargs: Any) -> Future[Any]:
+        """Run ``func`` in the pool, with this context's variables."""
+        executor = self.executor(size)
+        with self._lock:
+            self.busy += 1
+            saturated = self.busy > self.size
+        if saturated:
+            self._warn_saturated()
+        context = contextvars.copy_context()
+        try:
+            future = executor.submit(context.run, func, *args, **kwargs)
+        except BaseException:
+            self._done(None)
+            raise
+        future.add_done_callback(self._done)  # also when cancelled before it started
+        return future
+
+    async def run(self, size: int, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Await ``func(*args, **kwargs)`` run in the pool (at least ``size`` threads)."""
+        return await asyncio.wrap_future(self.submit(size, func, *args, **kwargs))
+
+    def _done(self, _: Future[Any] | None) -> None:
+        with self._lock:
+            self.busy -= 1
+
+    def abandon(self, future: Future[Any], name: str) -> None:
+        """Give up waiting for ``future``: cancel it if it has not started, else count its
+        thread as held by a timed-out handler until it returns, and say so."""
+        if future.cancel():
+            return
+        with self._lock:
+            self.abandoned += 1
+            held, size = self.abandoned, self.size
+        log.warning("tool %s timed out; its thread cannot be stopped and runs on until the "
+                    "handler returns (%d of %d worker threads held by timed-out handlers)",
+                    name, held, size)
+
+        def returned(_: Future[Any]) -> None:
+            with self._lock:
+                self.abandoned -= 1
+
+        future.add_done_callback(returned)
+
+    def _warn_saturated(self) -> None:
+        now = time.monotonic()
+        if now - self._warned_at < _SATURATION_WARNING_INTERVAL:
+            return
+        self._warned_at = now
+        log.warning(
+            "all %d %s threads are busy (%d of them held by timed-out handlers that never "
+            "returned); calls queue until one is free. Raise %s, or fix the handlers that "
+            "hang", self.size, self.prefix, self.abandoned, WORKER_THREADS_ENV)
+
+
+HANDLERS = ThreadPool("toolbridge-tool")
+"""Sync handlers."""
+CALLS = ThreadPool("toolbridge-call")
+"""Hook chains and blocking store operations (never handlers: a hook chain waits for its
+handler, which must not queue behind it)."""
 
 
 async def run_with_timeout(
-    handler: Callable[..., Any], kwargs: dict[str, Any], is_async: bool, timeout: float | None
+    handler: Callable[..., Any], kwargs: dict[str, Any], is_async: bool, timeout: float | None,
+    threads: int = 1, name: str = "",
 ) -> Any:
-    """Await an async handler, or run a sync one in the worker pool, for at most ``timeout``."""
-    awaitable = handler(**kwargs) if is_async else _in_thread(handler, kwargs)
+    """Await an async handler, or run a sync one in the worker pool (at least ``threads``
+    threads), for at most ``timeout``."""
+    if is_async:
+        if timeout is None:
+            return await handler(**kwargs)
+        task = asyncio.ensure_future(handler(**kwargs))
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            task.cancel()
+            raise TimedOut
+        return task.result()
+    future = HANDLERS.submit(max(threads, worker_threads()), handler, **kwargs)
     if timeout is None:
-        return await awaitable
-    task = asyncio.ensure_future(awaitable)
-    done, _ = await asyncio.wait({task}, timeout=timeout)
+        return await asyncio.wrap_future(future)
+    waiter = asyncio.wrap_future(future)
+    done, _ = await asyncio.wait({waiter}, timeout=timeout)
     if not done:
-        task.cancel()  # an async handler is cancelled; a thread cannot be, it is abandoned
+        HANDLERS.abandon(future, name or getattr(handler, "__name__", "?"))
+        waiter.cancel()  # its late result (or exception) is dropped
         raise TimedOut
-    return task.result()
+    return waiter.result()

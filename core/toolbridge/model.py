@@ -26,7 +26,19 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Tool names every built-in dialect accepts: letters, digits, ``_`` and ``-``, 1 to 64."""
 
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
-_new, _set = object.__new__, object.__setattr__
+
+
+def _slot_setter(name: str) -> Any:
+    """The setter of one of `BaseModel`'s slots: twice as fast as ``object.__setattr__``."""
+    slot = BaseModel.__dict__.get(name)
+    if slot is None or not hasattr(slot, "__set__"):
+        return lambda instance, value: object.__setattr__(instance, name, value)
+    return slot.__set__
+
+
+_new = object.__new__
+_set_dict, _set_fields_set, _set_extra, _set_private = (_slot_setter(name) for name in (
+    "__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))
 
 
 class _Frozen(BaseModel):
@@ -106,10 +118,10 @@ class Correlation(_Frozen):
         if fields.keys() != cls.__pydantic_fields__.keys():
             return cls(**fields)
         instance = _new(cls)
-        _set(instance, "__dict__", fields)
-        _set(instance, "__pydantic_fields_set__", set(fields))
-        _set(instance, "__pydantic_extra__", {})
-        _set(instance, "__pydantic_private__", None)
+        _set_dict(instance, fields)
+        _set_fields_set(instance, set(fields))
+        _set_extra(instance, {})
+        _set_private(instance, None)
         return instance
 
 
@@ -147,14 +159,14 @@ class ToolCall(_Frozen):
         call's path). Every value must already have its declared type: nothing is checked.
         """
         call: ToolCall = _new(cls)
-        _set(call, "__dict__", {
+        _set_dict(call, {
             "id": id, "name": name, "arguments": arguments, "raw_arguments": raw_arguments,
             "argument_error": argument_error, "dialect": dialect, "conversation": conversation,
             "turn": turn, "correlation": Correlation() if correlation is None else correlation,
         })
-        _set(call, "__pydantic_fields_set__", set(_CALL_FIELDS))
-        _set(call, "__pydantic_extra__", None)
-        _set(call, "__pydantic_private__", None)
+        _set_fields_set(call, set(_CALL_FIELDS))
+        _set_extra(call, None)
+        _set_private(call, None)
         return call
 
 
@@ -213,13 +225,16 @@ class ToolResult(_Frozen):
 
 
 def new_result(call: ToolCall, success: bool, output: Any, error: str | None) -> ToolResult:
-    """`ToolResult.model_construct`, four times faster: it is on every call's path."""
+    """`ToolResult.model_construct`, many times faster: it is on every call's path."""
     result: ToolResult = _new(ToolResult)
-    _set(result, "__dict__", {"call": call, "success": success, "output": output, "error": error})
-    _set(result, "__pydantic_fields_set__", {"call", "success", "output", "error"})
-    _set(result, "__pydantic_extra__", None)
-    _set(result, "__pydantic_private__", None)
+    _set_dict(result, {"call": call, "success": success, "output": output, "error": error})
+    _set_fields_set(result, set(_RESULT_FIELDS))
+    _set_extra(result, None)
+    _set_private(result, None)
     return result
+
+
+_RESULT_FIELDS = frozenset(("call", "success", "output", "error"))
 
 
 class ToolChoice(_Frozen):

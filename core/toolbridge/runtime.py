@@ -2,61 +2,49 @@
 
 Every step but running an async handler is synchronous, so a payload whose tools are all sync
 and cheap is answered without an event loop (`execute_calls_sync`); the rest goes through
-`execute_calls` on one.
+`execute_calls` on one. The store's part (claim, replay, reconcile, record) is in `_replay`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ._limits import enforce_limits
 from ._output import default_error_formatter
-from ._tools import TimedOut, new_result, run_with_timeout, serialize_result
+from ._replay import (
+    Reconcile,
+    Run,
+    Wait,
+    abandon,
+    consult,
+    new_tuple,
+    reconcile,
+    record,
+    still_running,
+    tool_timeout,
+    wait_limit,
+)
+from ._replay import fingerprint as fingerprint
+from ._tools import CALLS, TimedOut, run_with_timeout, serialize_result
 from .context import ToolContext
-from .dialect import Dialect
+from .dialect import Dialect, DialectLimits
 from .errors import ArgumentError, ToolError, UnknownDialectError, WireFormatError
 from .model import ToolCall, ToolResult
 from .registry import get_dialect, plugin_manager
-from .store import StoreClaim, StoredResult, StoreKey, end_owner
+from .store import StoreKey
 
 if TYPE_CHECKING:
     import pluggy
 
-    from ._tools import RegisteredTool
     from .toolbox import Toolbox
 
-__all__ = ["execute_calls", "execute_calls_sync"]
+__all__ = ["execute_calls", "execute_calls_sync", "fingerprint"]
 
 log = logging.getLogger("toolbridge.runtime")
-
-
-@dataclass
-class _Run:
-    """One call on its way through the pipeline."""
-
-    call: ToolCall
-    tool: RegisteredTool
-    kwargs: dict[str, Any]
-    dialect: Dialect | None
-    key: StoreKey | None
-    owner: str | None = None
-
-
-@dataclass(frozen=True)
-class _Wait:
-    claim: StoreClaim
-
-
-@dataclass(frozen=True)
-class _Reconcile:
-    claim: StoreClaim
 
 
 # ---------------------------------------------------------------------------- drivers
@@ -71,10 +59,11 @@ def execute_calls_sync(
     a timeout (which only a worker thread can enforce).
     """
     _check_unique(calls)
+    tools = toolbox._tools
     for call in calls:
-        tool = toolbox._registered(call.name)
+        tool = tools.get(call.name)
         if tool is not None and (tool.is_async or not (tool.inline or (
-                len(calls) == 1 and _timeout(toolbox, tool) is None))):
+                len(calls) == 1 and tool_timeout(toolbox, tool) is None))):
             return None
     pm, dialects = _hooks(), _Dialects(dialect)
     return [_answer_sync(toolbox, call, extra, dialects, pm) for call in calls]
@@ -106,27 +95,27 @@ def _answer_sync(
     if isinstance(run, ToolResult):
         return run
     try:
+        step = None if run.key is None else consult(toolbox, run)
         waited, delay = 0.0, 0.002
-        while True:
-            step = _consult(toolbox, run)
-            if not isinstance(step, _Wait):
-                break
-            if waited > _wait_limit(toolbox, run):
-                return _still_running(run, step.claim)
+        while isinstance(step, Wait):
+            if waited > wait_limit(toolbox, run):
+                return still_running(run, step.claim)
             time.sleep(delay)
             waited, delay = waited + delay, min(delay * 2, 0.1)
+            step = consult(toolbox, run)
         if isinstance(step, ToolResult):
             return step
-        if isinstance(step, _Reconcile):
-            return _finish(toolbox, run, _reconcile(run, step.claim))
+        if isinstance(step, Reconcile):
+            return _finish(toolbox, run, reconcile(run, step.claim))
+        if pm is None:
+            return _finish(toolbox, run, _invoke_sync(toolbox, run))
 
         def invoke() -> ToolResult:
             return _invoke_sync(toolbox, run)
 
-        result = invoke() if pm is None else _through_hooks(toolbox, pm, run, invoke)
-        return _finish(toolbox, run, result)
+        return _finish(toolbox, run, _through_hooks(toolbox, pm, run, invoke))
     except BaseException:
-        _abandon(toolbox, run)
+        abandon(toolbox, run)
         raise
 
 
@@ -138,21 +127,22 @@ async def _answer(
     if isinstance(run, ToolResult):
         return run
     blocking = toolbox.store is not None and toolbox.store.blocking
+    threads = toolbox.max_concurrency  # blocking work runs on toolbridge's pools, this wide
     try:
         waited, delay = 0.0, 0.002
         while True:
-            step = await asyncio.to_thread(_consult, toolbox, run) if blocking else _consult(
+            step = await CALLS.run(threads, consult, toolbox, run) if blocking else consult(
                 toolbox, run)
-            if not isinstance(step, _Wait):
+            if not isinstance(step, Wait):
                 break
-            if waited > _wait_limit(toolbox, run):
-                return _still_running(run, step.claim)
+            if waited > wait_limit(toolbox, run):
+                return still_running(run, step.claim)
             await asyncio.sleep(delay)
             waited, delay = waited + delay, min(delay * 2, 0.1)
         if isinstance(step, ToolResult):
             return step
-        if isinstance(step, _Reconcile):
-            result = await asyncio.to_thread(_reconcile, run, step.claim)
+        if isinstance(step, Reconcile):
+            result = await CALLS.run(threads, reconcile, run, step.claim)
         elif pm is None:
             result = await _invoke(toolbox, run)
         else:
@@ -161,12 +151,14 @@ async def _answer(
             def invoke() -> ToolResult:
                 return asyncio.run_coroutine_threadsafe(_invoke(toolbox, run), loop).result()
 
-            result = await asyncio.to_thread(_through_hooks, toolbox, pm, run, invoke)
+            # Not `asyncio.to_thread`: the loop's default executor (min(32, cores + 4)
+            # threads) would cap the concurrency of every payload once a plugin wraps calls.
+            result = await CALLS.run(threads, _through_hooks, toolbox, pm, run, invoke)
         if blocking:
-            return await asyncio.to_thread(_finish, toolbox, run, result)
+            return await CALLS.run(threads, _finish, toolbox, run, result)
         return _finish(toolbox, run, result)
     except BaseException:  # cancelled (or a bug): never leave the claim looking in flight
-        _abandon(toolbox, run)
+        abandon(toolbox, run)
         raise
 
 
@@ -206,9 +198,9 @@ class _Dialects(dict[str, "Dialect | None"]):
 
 def _prepare(
     toolbox: Toolbox, call: ToolCall, extra: Mapping[str, Any], dialects: _Dialects
-) -> _Run | ToolResult:
+) -> Run | ToolResult:
     """Find the tool and bind the arguments; an error result when either fails."""
-    tool = toolbox._registered(call.name)
+    tool = toolbox._tools.get(call.name)
     if tool is None:
         available = ", ".join(sorted(toolbox.names())) or "none"
         return ToolResult.failed(call, f"unknown tool {call.name!r}; available tools: {available}")
@@ -217,7 +209,8 @@ def _prepare(
     dialect = dialects[call.dialect]
     context = ToolContext(call, tool.definition, extra) if tool.context_param else None
     try:
-        arguments = call.arguments if dialect is None else dialect.decode_arguments(
+        arguments = call.arguments if dialect is None or type(
+            dialect).decode_arguments is _KEEP_ARGUMENTS else dialect.decode_arguments(
             call, tool.definition)
         kwargs = tool.bind(arguments, context)
     except ArgumentError as exc:
@@ -228,125 +221,33 @@ def _prepare(
                                        f"{default_error_formatter(exc)}")
     key = None
     if toolbox.store is not None and call.id and (call.conversation or call.turn):
-        key = StoreKey(call.dialect, call.conversation, call.turn, call.id)
-    return _Run(call, tool, kwargs, dialect, key)
+        key = new_tuple(StoreKey, (call.dialect, call.conversation, call.turn, call.id))
+    return Run(call, tool, kwargs, dialect, key)
 
 
-def fingerprint(call: ToolCall) -> str:
-    """A call's content (tool and arguments), to catch a call id used for another call."""
-    text = call.raw_arguments if call.raw_arguments is not None else json.dumps(
-        call.arguments, sort_keys=True, separators=(",", ":"), default=str)
-    return f"{call.name}\0{text}"
+_KEEP_ARGUMENTS = Dialect.decode_arguments  # a dialect that keeps it needs no call
 
 
-def _consult(toolbox: Toolbox, run: _Run) -> ToolResult | _Wait | _Reconcile | None:
-    """Ask the store: ``None`` means run the call (the claim is ours)."""
-    store, key, call = toolbox.store, run.key, run.call
-    if store is None or key is None:
-        return None
-    side_effects = run.tool.definition.side_effects
-    if side_effects and not store.durable and not getattr(store, "warned_side_effects", True):
-        store.warned_side_effects = True  # type: ignore[attr-defined]
-        log.warning("tool %s has side effects but the result store is in memory: a restart "
-                    "forgets which calls ran; use Toolbox(store='sqlite:///results.db')",
-                    call.name)
-    fp = fingerprint(call)
-    try:
-        claim = store.claim(key, fp, call.name)
-    except Exception as exc:
-        log.error("the result store failed for %s (call %s)", call.name, call.id, exc_info=exc)
-        if side_effects:
-            return ToolResult.failed(call, f"{call.name} was not run: the result store failed "
-                                           f"({default_error_formatter(exc)})")
-        run.key = None
-        return None
-    if claim.state == "claimed":
-        run.owner = claim.owner
-        return None
-    if claim.fingerprint != fp:
-        return ToolResult.failed(call, (
-            f"call id {call.id!r} was already used in this turn for a different call (another "
-            "tool or other arguments); this call was not run"))
-    if claim.state == "completed" and claim.result is not None:
-        stored = claim.result
-        return new_result(call, stored.success, stored.output, stored.error)
-    if claim.state == "abandoned":
-        owner = store.take_over(key, claim.owner)
-        if owner is not None:
-            run.owner = owner
-            return _Reconcile(claim) if side_effects else None
-    return _Wait(claim)
-
-
-def _reconcile(run: _Run, claim: StoreClaim) -> ToolResult:
-    """The answer for a side-effecting call that started in a dead worker: never a re-run."""
-    call = run.call
-    try:
-        answer = plugin_manager().hook.toolbridge_reconcile_call(
-            call=call, tool=run.tool.definition, started_at=claim.started_at)
-    except Exception as exc:
-        log.error("a toolbridge_reconcile_call hook failed for %s", call.name, exc_info=exc)
-        answer = None
-    if isinstance(answer, ToolResult):
-        return answer.model_copy(update={"call": call}) if answer.call is not call else answer
-    started = datetime.fromtimestamp(claim.started_at, timezone.utc).isoformat(timespec="seconds")
-    return ToolResult.failed(call, (
-        f"the outcome of {call.name} (call {call.id}) is unknown: it started at {started} but "
-        "its worker stopped before it completed. It has side effects, so it was not repeated; "
-        "check whether it took effect before calling it again"))
-
-
-def _wait_limit(toolbox: Toolbox, run: _Run) -> float:
-    timeout = _timeout(toolbox, run.tool)
-    return 300.0 if timeout is None else timeout + 5.0
-
-
-def _still_running(run: _Run, claim: StoreClaim) -> ToolResult:
-    return ToolResult.failed(run.call, (
-        f"{run.call.name} (call {run.call.id}) is still running in another worker "
-        f"({claim.owner}); it was not started again. Its result will answer the next delivery"))
-
-
-def _finish(toolbox: Toolbox, run: _Run, result: ToolResult) -> ToolResult:
+def _finish(toolbox: Toolbox, run: Run, result: ToolResult) -> ToolResult:
     """Apply the size limit and store the final result."""
-    if run.dialect is not None:
+    if run.dialect is not None and not _fits_surely(result, run.dialect.limits):
         result = enforce_limits(result, run.dialect.limits, run.dialect.name, toolbox.oversize)
-    if run.owner is not None and toolbox.store is not None and run.key is not None:
-        owner, run.owner = run.owner, None
-        try:
-            if not toolbox.store.complete(run.key, owner, StoredResult(
-                    result.success, result.output, result.error)):
-                log.warning("call %s of %s was taken over by another worker; its result was "
-                            "not stored", run.call.id, run.call.name)
-        except Exception as exc:
-            log.error("storing the result of %s (call %s) failed", run.call.name, run.call.id,
-                      exc_info=exc)
-        finally:
-            end_owner(owner)
+    if run.owner is not None:
+        record(toolbox, run, result)
     return result
 
 
-def _abandon(toolbox: Toolbox, run: _Run) -> None:
-    """Give up a claim on cancellation: a call without side effects may run again later."""
-    owner, run.owner = run.owner, None
-    if owner is None or toolbox.store is None or run.key is None:
-        return
-    try:
-        if not run.tool.definition.side_effects:
-            toolbox.store.release(run.key, owner)
-    except Exception as exc:
-        log.error("releasing call %s failed", run.call.id, exc_info=exc)
-    finally:
-        end_owner(owner)
+def _fits_surely(result: ToolResult, limits: DialectLimits) -> bool:
+    """A successful text output short enough that no limit can be exceeded (the common case,
+    decided without `enforce_limits`' general measurement)."""
+    output, cap = result.output, limits.max_result_bytes
+    return (result.success and type(output) is str and limits.max_result_chars is None
+            and (cap is None or len(output) * 4 <= cap))
 
 
 # ---------------------------------------------------------------------------- running
-def _timeout(toolbox: Toolbox, tool: RegisteredTool) -> float | None:
-    return tool.definition.timeout if tool.definition.timeout is not None else toolbox.timeout
-
-
 def _through_hooks(
-    toolbox: Toolbox, pm: pluggy.PluginManager, run: _Run, invoke: Callable[[], ToolResult]
+    toolbox: Toolbox, pm: pluggy.PluginManager, run: Run, invoke: Callable[[], ToolResult]
 ) -> ToolResult:
     call = run.call
     try:
@@ -379,7 +280,7 @@ def _log_failure(call: ToolCall, exc: Exception) -> None:
         log.error("tool %s failed (call %s)", call.name, call.id, exc_info=exc)
 
 
-def _invoke_sync(toolbox: Toolbox, run: _Run) -> ToolResult:
+def _invoke_sync(toolbox: Toolbox, run: Run) -> ToolResult:
     try:
         value = run.tool.handler(**run.kwargs)
     except Exception as exc:
@@ -388,14 +289,15 @@ def _invoke_sync(toolbox: Toolbox, run: _Run) -> ToolResult:
     return serialize_result(run.call, value)
 
 
-async def _invoke(toolbox: Toolbox, run: _Run) -> ToolResult:
+async def _invoke(toolbox: Toolbox, run: Run) -> ToolResult:
     """Run the handler with its timeout; exceptions become error results, logged in full."""
     call, tool = run.call, run.tool
     if tool.inline and not tool.is_async:
         return _invoke_sync(toolbox, run)
-    timeout = _timeout(toolbox, tool)
+    timeout = tool_timeout(toolbox, tool)
     try:
-        value = await run_with_timeout(tool.handler, run.kwargs, tool.is_async, timeout)
+        value = await run_with_timeout(tool.handler, run.kwargs, tool.is_async, timeout,
+                                       toolbox.max_concurrency, call.name)
     except TimedOut:
         log.error("tool %s timed out after %g s (call %s)", call.name, timeout, call.id)
         return ToolResult.failed(call, f"{call.name} timed out after {timeout:g} s")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -54,8 +56,6 @@ def tools() -> tuple[Toolbox, list[str]]:
 
     @toolbox.tool
     async def nap(seconds: float) -> str:
-        import asyncio
-
         await asyncio.sleep(seconds)
         ran.append("nap")
         return "rested"
@@ -108,3 +108,30 @@ async def test_a_failing_hook_becomes_an_error_result(echo_dialect: str) -> None
     body = await toolbox.ahandle(echo_dialect, PAYLOAD)
     assert [a["error"] for a in body["answers"]] == ["RuntimeError: plugin bug"] * 2
     assert ran == []
+
+
+class Wrap:
+    @hookimpl(wrapper=True)
+    def toolbridge_execute_call(
+        self, call: ToolCall, tool: ToolDefinition, invoke: Callable[[], ToolResult]
+    ) -> Generator[None, ToolResult, ToolResult]:
+        return (yield)
+
+
+async def test_a_wrapper_does_not_cap_concurrency(echo_dialect: str) -> None:
+    toolbridge.register_plugin(Wrap(), "wrap")
+    default_threads = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor
+    count = 3 * default_threads + 1  # four rounds there: >= 0.8 s
+    toolbox = Toolbox(max_concurrency=count, store=None)
+
+    @toolbox.tool
+    async def nap() -> str:
+        await asyncio.sleep(0.2)
+        return "rested"
+
+    calls = [{"id": str(i), "tool": "nap"} for i in range(count)]
+    started = time.perf_counter()
+    body = await toolbox.ahandle(echo_dialect, {"calls": calls})
+    elapsed = time.perf_counter() - started
+    assert [a["value"] for a in body["answers"]] == ["rested"] * count
+    assert elapsed < 0.7, elapsed  # one round of 0.2 s, with room for a loaded machine

@@ -257,14 +257,19 @@ def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
     return answer
 
 
-def start_and_kill(db: Path, runs: Path) -> None:
-    proc = run_worker(db, runs, "hang")
-    deadline = time.monotonic() + 20
-    while not runs.exists():
-        assert time.monotonic() < deadline and proc.poll() is None, "the worker never started"
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+def start_and_kill(db: Path, runs: Path, side_effects: bool = True) -> None:
+    """Start a worker, wait until its tool has written "ran" (not merely created the file),
+    then SIGKILL it mid-call."""
+    proc = run_worker(db, runs, "hang", side_effects)
+    try:
+        deadline = time.monotonic() + 20
+        while not (runs.exists() and runs.read_text().endswith("ran\n")):
+            assert proc.poll() is None, "the worker exited before its tool ran"
+            assert time.monotonic() < deadline, "the worker's tool never ran"
+            time.sleep(0.01)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def test_a_side_effect_killed_mid_call_is_never_run_again(tmp_path: Path) -> None:
@@ -303,11 +308,7 @@ def test_reconciliation_hook_decides(tmp_path: Path, echo_dialect: str) -> None:
 
 def test_a_killed_call_without_side_effects_is_run_again(tmp_path: Path) -> None:
     db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
-    proc = run_worker(db, runs, "hang", side_effects=False)
-    while not runs.exists():
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    start_and_kill(db, runs, side_effects=False)
     assert answer_of(run_worker(db, runs, "fast", side_effects=False))["value"] == "charged 5"
     assert runs.read_text() == "ran\nran\n"
 

@@ -1,0 +1,186 @@
+"""Argument verdicts from the published schema; the worker pools; storing a result again."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from toolbridge import MemoryStore, ResultStore, StoredResult, StoreKey, Toolbox, ToolCall
+
+
+def call(name: str, args: dict[str, Any], id: str = "1", **kw: Any) -> ToolCall:
+    return ToolCall(id=id, name=name, arguments=args, dialect="test", **kw)
+
+
+def test_function_tools_get_the_schemas_verdict() -> None:
+    toolbox = Toolbox()
+    seen: list[Any] = []
+
+    @toolbox.tool
+    def square(x: int) -> int:
+        seen.append(x)
+        return x * x
+
+    text, flag, double = toolbox.execute([call("square", {"x": "5"}, "1"),
+                                          call("square", {"x": True}, "2"),
+                                          call("square", {"x": 3.0}, "3")])
+    for bad, shown in ((text, "'5'"), (flag, "True")):
+        assert bad.error == f"invalid arguments for square: /x: {shown} is not of type 'integer'"
+    assert double.success and double.output == 9
+    assert seen == [3] and type(seen[0]) is int
+
+
+def test_missing_required_properties_are_named_by_their_path() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    [result] = toolbox.execute([call("add", {})])
+    assert result.error == ("invalid arguments for add: /a: 'a' is a required property; "
+                            "/b: 'b' is a required property")
+
+
+class Forgetful(ResultStore):
+    """A user's own store that is not durable (no `warned_side_effects` of its own)."""
+
+    def __init__(self) -> None:
+        self.inner = MemoryStore()
+
+    def claim(self, key: StoreKey, fingerprint: str, tool: str) -> Any:
+        return self.inner.claim(key, fingerprint, tool)
+
+    def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
+        return self.inner.take_over(key, previous_owner)
+
+    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
+        return self.inner.complete(key, owner, result)
+
+    def release(self, key: StoreKey, owner: str) -> None:
+        self.inner.release(key, owner)
+
+    def get(self, key: StoreKey) -> Any:
+        return self.inner.get(key)
+
+
+def charging(store: ResultStore) -> Toolbox:
+    toolbox = Toolbox(store=store)
+
+    @toolbox.tool(side_effects=True, inline=True)
+    def charge(amount: int) -> str:
+        return f"charged {amount}"
+
+    return toolbox
+
+
+def test_a_users_non_durable_store_gets_the_side_effect_warning(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    assert ResultStore.warned_side_effects is False
+    toolbox = charging(Forgetful())
+    with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
+        toolbox.execute([call("charge", {"amount": 1}, "a", conversation="c")])
+        toolbox.execute([call("charge", {"amount": 1}, "b", conversation="c")])
+    warnings = [r for r in caplog.records if "is not durable" in r.getMessage()]
+    assert len(warnings) == 1 and "Forgetful" in warnings[0].getMessage()
+
+
+class Flaky(Forgetful):
+    """Fails ``complete`` a given number of times."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("database is locked")
+        return super().complete(key, owner, result)
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolbridge._replay
+
+    monkeypatch.setattr(toolbridge._replay, "COMPLETE_RETRY_PAUSES", (0.001, 0.001))
+
+
+def test_a_failed_complete_is_retried(quick_retries: None) -> None:
+    store = Flaky(failures=2)
+    toolbox = charging(store)
+    [result] = toolbox.execute([call("charge", {"amount": 5}, conversation="c")])
+    assert result.output == "charged 5"
+    stored = store.get(StoreKey("test", "c", "", "1"))
+    assert stored is not None and stored.state == "completed"
+
+
+def test_a_complete_that_keeps_failing_is_logged_and_the_result_still_sent(
+    quick_retries: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    toolbox = charging(Flaky(failures=100))
+    with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
+        [result] = toolbox.execute([call("charge", {"amount": 5}, conversation="c")])
+    assert result.success and result.output == "charged 5"  # the real result, not "unknown"
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "failed 3 times" in errors[0].getMessage()
+    assert "outcome unknown" in errors[0].getMessage()
+
+
+def test_timed_out_sync_handlers_are_reported_and_the_pool_is_configurable(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import toolbridge._tools as tools
+
+    pool = tools.ThreadPool("toolbridge-test")
+    monkeypatch.setattr(tools, "HANDLERS", pool)
+    monkeypatch.setenv("TOOLBRIDGE_WORKER_THREADS", "2")
+    monkeypatch.setattr(tools, "_SATURATION_WARNING_INTERVAL", 0.0)
+    release = threading.Event()
+    toolbox = Toolbox(store=None, max_concurrency=1)
+
+    @toolbox.tool(timeout=0.05)
+    def hang() -> str:
+        release.wait(10)
+        return "late"
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
+            for i in range(3):  # two hang in both threads; the third queues, then times out
+                [result] = toolbox.execute([call("hang", {}, str(i))])
+                assert result.error == "hang timed out after 0.05 s"
+        assert pool.size == 2 and pool.abandoned == 2
+        messages = [r.getMessage() for r in caplog.records]
+        assert any("2 of 2 worker threads held by timed-out handlers" in m for m in messages)
+        assert any("all 2 toolbridge-test threads are busy" in m and "TOOLBRIDGE_WORKER_THREADS"
+                   in m for m in messages)
+    finally:
+        release.set()
+    deadline = time.monotonic() + 5
+    while (pool.abandoned or pool.busy) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pool.abandoned == 0 and pool.busy == 0  # the queued third never ran
+
+
+def test_the_handler_pool_is_at_least_max_concurrency(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolbridge._tools as tools
+
+    pool = tools.ThreadPool("toolbridge-test")
+    monkeypatch.setattr(tools, "HANDLERS", pool)
+    monkeypatch.setenv("TOOLBRIDGE_WORKER_THREADS", "2")
+    toolbox = Toolbox(store=None, max_concurrency=8)
+
+    @toolbox.tool
+    def nap() -> str:
+        time.sleep(0.2)
+        return "rested"
+
+    started = time.perf_counter()
+    results = toolbox.execute([call("nap", {}, str(i)) for i in range(8)])
+    assert [r.output for r in results] == ["rested"] * 8
+    assert pool.size == 8 and time.perf_counter() - started < 0.6
