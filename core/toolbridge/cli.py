@@ -103,6 +103,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     toolbox = _load_toolbox(args.toolbox)
     dialect = get_dialect(args.dialect)
     options = parse_key_values(args.option)
+    if args.store:
+        from .store import open_store
+
+        toolbox.store = open_store(args.store)
     print(f"serving {args.dialect} with tools {', '.join(toolbox.names())}", file=sys.stderr,
           flush=True)
     try:
@@ -168,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("toolbox", metavar="MODULE:TOOLBOX")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
                    help="dialect option (base_url, session_id, ...); see the dialect's docs")
+    p.add_argument("--store", metavar="URL",
+                   help="result store for this worker, e.g. sqlite:///results.db (default: the "
+                   "toolbox's own)")
     p.set_defaults(func=cmd_serve)
     return parser
 
