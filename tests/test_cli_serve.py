@@ -28,6 +28,8 @@ def test_serve_answers_a_waiting_agents_session(tmp_path) -> None:  # type: igno
             capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         assert "sk-test-secret" not in out.stdout + out.stderr
+        progress = [line for line in out.stderr.splitlines() if line.startswith("[")]
+        assert len(progress) == 3 and all(" ok in " in line for line in progress), out.stderr
         done = client.beta.agents.sessions.retrieve(session.id)
         assert done.status == "idle"
         results = [e for entry in emu.journal.entries("POST", "/events")

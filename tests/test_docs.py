@@ -12,7 +12,8 @@ from toolbridge.registry import _PLUGINS
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
-PAGES = [p for p in sorted((ROOT / "docs").rglob("*.md")) if BLOCK.search(p.read_text())]
+PAGES = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+         if BLOCK.search(p.read_text())]
 
 
 @pytest.fixture(autouse=True)

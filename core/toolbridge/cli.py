@@ -12,13 +12,15 @@ import asyncio
 import importlib
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ._options import parse_key_values
 from .errors import ToolbridgeError, UsageError
-from .registry import dialects, get_dialect
+from .hookspecs import hookimpl
+from .registry import dialects, get_dialect, register_plugin
 from .toolbox import Toolbox
 
 __all__ = ["main"]
@@ -109,6 +111,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         toolbox.store = open_store(args.store)
     print(f"serving {args.dialect} with tools {', '.join(toolbox.names())}", file=sys.stderr,
           flush=True)
+    if not args.quiet:
+        register_plugin(_Progress(), "toolbridge.cli.progress")
     try:
         result = asyncio.run(dialect.aserve(toolbox, **options))
     except KeyboardInterrupt:
@@ -116,6 +120,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if result is not None:
         print(result.render() if hasattr(result, "render") else result)
     return EXIT_OK
+
+
+class _Progress:
+    """A line on stderr per answered call: the worker's progress."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @hookimpl(wrapper=True)
+    def toolbridge_execute_call(self, call: Any, tool: Any, invoke: Any) -> Any:
+        started = time.perf_counter()
+        result = yield
+        self.count += 1
+        outcome = "ok" if result.success else f"error: {str(result.error)[:80]}"
+        print(f"[{self.count}] {call.name} ({call.id}) {outcome} "
+              f"in {(time.perf_counter() - started) * 1000:.0f} ms", file=sys.stderr, flush=True)
+        return result
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -172,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("toolbox", metavar="MODULE:TOOLBOX")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
                    help="dialect option (base_url, session_id, ...); see the dialect's docs")
+    p.add_argument("--quiet", "-q", action="store_true", help="no line per answered call")
     p.add_argument("--store", metavar="URL",
                    help="result store for this worker, e.g. sqlite:///results.db (default: the "
                    "toolbox's own)")
