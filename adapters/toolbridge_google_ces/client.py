@@ -2,7 +2,8 @@
 
 Retries: tool-resource calls retry transport errors and the policy's statuses. ``runSession``
 is not idempotent (a retried turn whose reply was lost runs the user turn twice), so it is
-retried only on 429/503 and on errors raised before the request was sent (`_retry`).
+retried only on 429/503 and on errors raised before the request was sent
+(``send_with_retries(..., idempotent=False)``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from toolbridge import (
 )
 
 from . import translate, wire
-from ._retry import asend_unsent_only, run_session_policy, send_unsent_only
+from ._retry import run_session_policy
 
 __all__ = ["AsyncCesClient", "CesApiError", "CesClient", "SyncReport", "TokenProvider"]
 
@@ -213,10 +214,9 @@ class CesClient(_Base):
               params: Mapping[str, str] | None = None,
               headers: Mapping[str, str] | None = None, idempotent: bool = True) -> Any:
         request = self._request(self._token(), method, path, body, params, headers)
-        if idempotent:
-            return self._decode(send_with_retries(self._http, request, self.retry), what)
-        return self._decode(send_unsent_only(self._http, request, self.run_session_retry),
-                            what)
+        policy = self.retry if idempotent else self.run_session_retry
+        return self._decode(send_with_retries(self._http, request, policy,
+                                              idempotent=idempotent), what)
 
     def run_session(self, session: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /v1/{session}:runSession`` with ``body`` (a ``RunSessionRequest``); retried
@@ -301,10 +301,8 @@ class AsyncCesClient(_Base):
                     headers: Mapping[str, str] | None = None, idempotent: bool = True) -> Any:
         token = await asyncio.to_thread(self._token)  # providers may block (refresh)
         request = self._request(token, method, path, body, params, headers)
-        if idempotent:
-            response = await asend_with_retries(self._http, request, self.retry)
-        else:
-            response = await asend_unsent_only(self._http, request, self.run_session_retry)
+        policy = self.retry if idempotent else self.run_session_retry
+        response = await asend_with_retries(self._http, request, policy, idempotent=idempotent)
         return self._decode(response, what)
 
     async def run_session(self, session: str, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -112,9 +112,14 @@ def _should_retry(policy: RetryPolicy, response: httpx.Response, extra: Retryabl
 
 def send_with_retries(
     client: httpx.Client, request: httpx.Request, policy: RetryPolicy = RetryPolicy(),
-    *, retry_if: Retryable | None = None,
+    *, retry_if: Retryable | None = None, idempotent: bool = True,
 ) -> httpx.Response:
-    """Send ``request``, retrying transport errors and retryable answers; the last answer wins."""
+    """Send ``request``, retrying transport errors and retryable answers; the last answer wins.
+
+    ``idempotent=False`` (a request that must not run twice, e.g. a new user turn) retries only
+    errors raised before the request left (connect errors and timeouts): after a read error or
+    a dropped connection the server may have acted on it, so that raises at once.
+    """
     import httpx
 
     attempt = 1
@@ -122,8 +127,7 @@ def send_with_retries(
         try:
             response = client.send(request)
         except httpx.TransportError as exc:
-            if attempt >= policy.max_attempts:
-                raise BackendError(f"{request.method} {request.url.path}: {exc!r}") from None
+            _give_up_unless_retryable(request, exc, attempt, policy, idempotent)
             response = None
         if response is not None and not (
             attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
@@ -138,7 +142,7 @@ def send_with_retries(
 
 async def asend_with_retries(
     client: httpx.AsyncClient, request: httpx.Request, policy: RetryPolicy = RetryPolicy(),
-    *, retry_if: Retryable | None = None,
+    *, retry_if: Retryable | None = None, idempotent: bool = True,
 ) -> httpx.Response:
     """Async form of `send_with_retries`."""
     import httpx
@@ -148,8 +152,7 @@ async def asend_with_retries(
         try:
             response = await client.send(request)
         except httpx.TransportError as exc:
-            if attempt >= policy.max_attempts:
-                raise BackendError(f"{request.method} {request.url.path}: {exc!r}") from None
+            _give_up_unless_retryable(request, exc, attempt, policy, idempotent)
             response = None
         if response is not None and not (
             attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
@@ -160,6 +163,18 @@ async def asend_with_retries(
                  wait, attempt + 1)
         await asyncio.sleep(wait)
         attempt += 1
+
+
+def _give_up_unless_retryable(request: httpx.Request, exc: Exception, attempt: int,
+                              policy: RetryPolicy, idempotent: bool) -> None:
+    import httpx
+
+    sent = not isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
+    if sent and not idempotent:
+        raise BackendError(f"{request.method} {request.url.path}: {exc!r}; not retried: the "
+                           "server may have acted on it") from None
+    if attempt >= policy.max_attempts:
+        raise BackendError(f"{request.method} {request.url.path}: {exc!r}") from None
 
 
 def raise_for_backend(response: httpx.Response, what: str) -> None:

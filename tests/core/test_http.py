@@ -105,3 +105,26 @@ def test_secret_survives_copies() -> None:
     secret = Secret("k")
     config = {"key": secret}
     assert copy.deepcopy(config)["key"].get() == "k" and copy.copy(secret) is secret
+
+
+def test_non_idempotent_requests_retry_only_errors_before_sending() -> None:
+    attempts: list[str] = []
+
+    def failing(kind: type[Exception]) -> httpx.MockTransport:
+        def handler(request: httpx.Request) -> httpx.Response:
+            attempts.append(kind.__name__)
+            raise kind("boom", request=request)  # type: ignore[call-arg]
+        return httpx.MockTransport(handler)
+
+    policy = RetryPolicy(backoff=0.001, max_attempts=3)
+    with httpx.Client(transport=failing(httpx.ReadError)) as client:
+        with pytest.raises(BackendError, match="not retried: the server may have acted on it"):
+            send_with_retries(client, client.build_request("POST", "http://x/turn"), policy,
+                              idempotent=False)
+    assert attempts == ["ReadError"]
+    attempts.clear()
+    with httpx.Client(transport=failing(httpx.ConnectError)) as client:
+        with pytest.raises(BackendError):
+            send_with_retries(client, client.build_request("POST", "http://x/turn"), policy,
+                              idempotent=False)
+    assert attempts == ["ConnectError"] * 3

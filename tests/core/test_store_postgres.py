@@ -32,7 +32,7 @@ from toolbridge import (
     open_store,
 )
 
-WORKER = Path(__file__).parent / "workers" / "postgres_worker.py"
+WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")
 PAYLOAD = {"conversation": "conv-1", "calls": [{"id": "call-1", "tool": "charge",
                                                 "args": {"amount": 5}}]}

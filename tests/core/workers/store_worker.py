@@ -1,8 +1,11 @@
-"""A worker process for the store tests: answers one echo payload with an SQLite store.
+"""A worker process for the store tests (SQLite and PostgreSQL).
 
-Usage: store_worker.py DB RUNS_FILE MODE [SIDE_EFFECTS]. The tool appends a line to RUNS_FILE
-when it starts; MODE "hang" then sleeps (the test kills the process), "slow" sleeps briefly.
-Prints the response body as JSON.
+Usage: store_worker.py STORE RUNS_FILE MODE [SIDE_EFFECTS]; STORE is a store URL, or the path of
+an SQLite file. MODE "fast" / "slow" / "hang": answers one echo payload with
+``Toolbox(store=STORE)``; the tool appends a line to RUNS_FILE when it starts, then "hang" sleeps
+(the test kills the process) and "slow" sleeps briefly; prints the response body as JSON.
+MODE "hold": claims the payload's call in the store directly, prints "held" and waits for its
+stdin to close: a live worker on another machine, as far as the store can tell.
 """
 
 from __future__ import annotations
@@ -23,10 +26,18 @@ PAYLOAD = {"conversation": "conv-1", "calls": [{"id": "call-1", "tool": "charge"
 
 
 def main() -> None:
-    db, runs, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    url, runs, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).resolve()}"
     side_effects = len(sys.argv) < 5 or sys.argv[4] == "1"
+    if mode == "hold":
+        store = toolbridge.open_store(url)
+        claim = store.claim(toolbridge.StoreKey("echo", "conv-1", "", "call-1"), "fp", "charge")
+        print(claim.state, flush=True)
+        sys.stdin.read()
+        return
     toolbridge.register_plugin(toolbridge_echo, "echo")
-    toolbox = toolbridge.Toolbox(store=f"sqlite:///{db}")
+    toolbox = toolbridge.Toolbox(store=url)
 
     @toolbox.tool(side_effects=side_effects)
     def charge(amount: int) -> str:
