@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import json.encoder
 import logging
 import time
 from collections.abc import Callable
@@ -12,18 +10,19 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ._output import default_error_formatter
+from ._store_base import fingerprint
 from ._tools import new_result
 from .dialect import Dialect
 from .model import ToolCall, ToolResult
 from .registry import plugin_manager
-from .store import StoreClaim, StoredResult, StoreKey, end_owner
+from .store import ResultStore, StoreClaim, StoredResult, StoreKey, end_owner
 
 if TYPE_CHECKING:
     from ._tools import RegisteredTool
     from .toolbox import Toolbox
 
 __all__ = ["Reconcile", "Run", "Wait", "abandon", "consult", "fingerprint", "reconcile",
-           "record", "still_running", "tool_timeout", "wait_limit"]
+           "record", "settle", "still_running", "tool_timeout", "wait_limit", "warn_side_effects"]
 
 log = logging.getLogger("toolbridge.runtime")
 
@@ -60,40 +59,6 @@ class Reconcile:
 new_tuple = tuple.__new__  # StoreKey(...), StoredResult(...) without their Python __new__
 
 
-def _canonical_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)``, built once.
-
-    The C encoder is called directly where it exists (`json.dumps` builds a new encoder on
-    every call, which costs more than encoding small arguments); arguments are JSON data, so
-    no cycle check is needed (a cycle still fails, with `RecursionError`).
-    """
-    reference = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
-    probe = {"b": [1.5, None, "é"], "a": True}
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # no C encoder: the public one
-        return reference
-    try:
-        encode = make(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", True,
-                      False, True)
-        if "".join(encode(probe, 0)) != reference(probe):
-            return reference
-    except TypeError:  # another signature: the public encoder
-        return reference
-    join = "".join
-    return lambda value: join(encode(value, 0))
-
-
-_canonical = _canonical_encoder()
-
-
-def fingerprint(call: ToolCall) -> str:
-    """A call's content (tool and arguments), to catch a call id used for another call."""
-    text = call.raw_arguments
-    if text is None:
-        text = _canonical(call.arguments)
-    return f"{call.name}\0{text}"
-
-
 def consult(toolbox: Toolbox, run: Run) -> ToolResult | Wait | Reconcile | None:
     """Ask the store: ``None`` means run the call (the claim is ours)."""
     store, key, call = toolbox.store, run.key, run.call
@@ -101,13 +66,9 @@ def consult(toolbox: Toolbox, run: Run) -> ToolResult | Wait | Reconcile | None:
         return None
     side_effects = run.tool.definition.side_effects
     if side_effects and not store.durable and not store.warned_side_effects:
-        store.warned_side_effects = True
-        log.warning("tool %s has side effects but the result store is in memory (%s is not "
-                    "durable): a restart forgets which calls ran; use "
-                    "Toolbox(store='sqlite:///results.db')", call.name, type(store).__name__)
-    fp = fingerprint(call)
+        warn_side_effects(store, call)
     try:
-        claim = store.claim(key, fp, call.name)
+        claim = store.claim_call(key, call)
     except Exception as exc:
         log.error("the result store failed for %s (call %s)", call.name, call.id, exc_info=exc)
         if side_effects:
@@ -118,7 +79,23 @@ def consult(toolbox: Toolbox, run: Run) -> ToolResult | Wait | Reconcile | None:
     if claim.state == "claimed":
         run.owner = claim.owner
         return None
-    if claim.fingerprint != fp:
+    return settle(toolbox, run, claim)
+
+
+def warn_side_effects(store: ResultStore, call: ToolCall) -> None:
+    """Once per store: a side-effecting tool runs on a store that a restart forgets."""
+    store.warned_side_effects = True
+    log.warning("tool %s has side effects but the result store is in memory (%s is not "
+                "durable): a restart forgets which calls ran; use "
+                "Toolbox(store='sqlite:///results.db')", call.name, type(store).__name__)
+
+
+def settle(toolbox: Toolbox, run: Run, claim: StoreClaim) -> ToolResult | Wait | Reconcile | None:
+    """What a claim that is not ours means for the call: a replay, a wait, or a take-over."""
+    store, key, call = toolbox.store, run.key, run.call
+    assert store is not None and key is not None
+    side_effects = run.tool.definition.side_effects
+    if claim.fingerprint != fingerprint(call):
         return ToolResult.failed(call, (
             f"call id {call.id!r} was already used in this turn for a different call (another "
             "tool or other arguments); this call was not run"))

@@ -4,12 +4,49 @@ from __future__ import annotations
 
 import abc
 import json
+import json.encoder
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from ._owners import owner_alive
-from .model import Content
+from .model import Content, ToolCall
 
-__all__ = ["ResultStore", "StoreClaim", "StoreKey", "StoredResult"]
+__all__ = ["ResultStore", "StoreClaim", "StoreKey", "StoredResult", "fingerprint"]
+
+
+def _canonical_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)``, built once.
+
+    The C encoder is called directly where it exists (`json.dumps` builds a new encoder on
+    every call, which costs more than encoding small arguments); arguments are JSON data, so
+    no cycle check is needed (a cycle still fails, with `RecursionError`).
+    """
+    reference = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+    probe = {"b": [1.5, None, "é"], "a": True}
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C encoder: the public one
+        return reference
+    try:
+        encode = make(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", True,
+                      False, True)
+        if "".join(encode(probe, 0)) != reference(probe):
+            return reference
+    except TypeError:  # another signature: the public encoder
+        return reference
+    join = "".join
+    return lambda value: join(encode(value, 0))
+
+
+_canonical = _canonical_encoder()
+
+
+def fingerprint(call: ToolCall) -> str:
+    """A call's content (tool and arguments), to catch a call id used for another call."""
+    text = call.raw_arguments
+    if text is None:
+        text = _canonical(call.arguments)
+    return f"{call.name}\0{text}"
+
 
 
 class StoreKey(NamedTuple):
@@ -82,6 +119,23 @@ class ResultStore(abc.ABC):
     @abc.abstractmethod
     def claim(self, key: StoreKey, fingerprint: str, tool: str) -> StoreClaim:
         """Mark ``key`` started for a new owner, atomically, or report what is there."""
+
+    def claim_call(self, key: StoreKey, call: ToolCall) -> StoreClaim:
+        """`claim` for ``call`` (its `fingerprint` and name): the runtime's entry point.
+
+        A store may defer computing the fingerprint: in a ``claimed`` answer it may be ``""``;
+        in every other state it is the stored call's fingerprint text, as `claim` gives it.
+        """
+        return self.claim(key, fingerprint(call), call.name)
+
+    def claim_calls(self, keys: Sequence[StoreKey], calls: Sequence[ToolCall]) -> list[StoreClaim]:
+        """`claim_call` for each call of a payload (a store may do it in one step; then the
+        fresh claims may share one owner, ended only when all of them are)."""
+        return [self.claim_call(key, call) for key, call in zip(keys, calls, strict=True)]
+
+    def complete_many(self, done: Sequence[tuple[StoreKey, str, StoredResult]]) -> list[bool]:
+        """`complete` for each ``(key, owner, result)``."""
+        return [self.complete(key, owner, result) for key, owner, result in done]
 
     @abc.abstractmethod
     def take_over(self, key: StoreKey, previous_owner: str) -> str | None:

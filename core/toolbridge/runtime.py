@@ -19,14 +19,17 @@ from ._replay import (
     Reconcile,
     Run,
     Wait,
+    _complete_again,
     abandon,
     consult,
     new_tuple,
     reconcile,
     record,
+    settle,
     still_running,
     tool_timeout,
     wait_limit,
+    warn_side_effects,
 )
 from ._replay import fingerprint as fingerprint
 from ._tools import CALLS, TimedOut, run_with_timeout, serialize_result
@@ -35,11 +38,12 @@ from .dialect import Dialect, DialectLimits
 from .errors import ArgumentError, ToolError, UnknownDialectError, WireFormatError
 from .model import ToolCall, ToolResult
 from .registry import get_dialect, plugin_manager
-from .store import StoreKey
+from .store import ResultStore, StoreClaim, StoredResult, StoreKey, end_owner
 
 if TYPE_CHECKING:
     import pluggy
 
+    from ._tools import RegisteredTool
     from .toolbox import Toolbox
 
 __all__ = ["execute_calls", "execute_calls_sync", "fingerprint"]
@@ -58,15 +62,185 @@ def execute_calls_sync(
     nor the only call of the payload (those run concurrently in worker threads) or that have
     a timeout (which only a worker thread can enforce).
     """
-    _check_unique(calls)
     tools = toolbox._tools
+    if len({(c.conversation, c.turn, c.id) for c in calls}) != len(calls):
+        _check_unique(calls)  # raises, naming the repeated id
+    single = len(calls) == 1
     for call in calls:
         tool = tools.get(call.name)
         if tool is not None and (tool.is_async or not (tool.inline or (
-                len(calls) == 1 and tool_timeout(toolbox, tool) is None))):
+                single and tool_timeout(toolbox, tool) is None))):
             return None
     pm, dialects = _hooks(), _Dialects(dialect)
-    return [_answer_sync(toolbox, call, extra, dialects, pm) for call in calls]
+    if pm is not None:
+        return [_answer_sync(toolbox, call, extra, dialects, pm) for call in calls]
+    store = toolbox.store
+    if store is not None and len(calls) > 1 and not store.durable and (
+            type(store).claim_calls is not ResultStore.claim_calls):
+        return _answer_batch(toolbox, store, calls, extra, dialects)
+    return [_answer_fast(toolbox, call, extra, dialects) for call in calls]
+
+
+def _answer_batch(
+    toolbox: Toolbox, store: ResultStore, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+    dialects: _Dialects,
+) -> list[ToolResult]:
+    """A payload on a store that claims in one step (not durable: a crash forgets it all).
+
+    The calls still run one by one in order; the store is asked once for every claim and
+    once for every completion. A call the fast path cannot take goes the general way.
+    """
+    tools = toolbox._tools
+    plans: list[tuple[RegisteredTool, Dialect | None, dict[str, Any]] | None] = []
+    keys: list[StoreKey] = []
+    keyed: list[ToolCall] = []
+    for call in calls:
+        tool = tools.get(call.name)
+        dialect = dialects[call.dialect]
+        kwargs = None
+        if tool is not None and call.argument_error is None and not tool.context_param and (
+                dialect is None or type(dialect).decode_arguments is _KEEP_ARGUMENTS):
+            try:
+                kwargs = tool.bind(call.arguments, None)
+            except Exception:  # the general path reports it
+                kwargs = None
+        if kwargs is None or tool is None:
+            plans.append(None)
+            continue
+        plans.append((tool, dialect, kwargs))
+        if call.id and (call.conversation or call.turn):
+            if tool.definition.side_effects and not store.warned_side_effects:
+                warn_side_effects(store, call)
+            keys.append(new_tuple(StoreKey, (call.dialect, call.conversation, call.turn,
+                                             call.id)))
+            keyed.append(call)
+    claims = store.claim_calls(keys, keyed) if keys else []
+    unstarted = {key: claim.owner for key, claim in zip(keys, claims, strict=True)
+                 if claim.state == "claimed"}
+    owners = set(unstarted.values())
+    position = 0
+    results: list[ToolResult] = []
+    runs: list[tuple[ToolCall, RegisteredTool]] = []  # run and finished, in `done`'s order
+    done: list[tuple[StoreKey, str, StoredResult]] = []
+    current: tuple[ToolCall, RegisteredTool, StoreKey, str] | None = None
+    try:
+        for call, plan in zip(calls, plans, strict=True):
+            if plan is None:
+                results.append(_answer_sync(toolbox, call, extra, dialects, None))
+                continue
+            tool, dialect, kwargs = plan
+            if not call.id or not (call.conversation or call.turn):
+                results.append(_finish_fast(toolbox, call, tool, dialect, kwargs))
+                continue
+            key, claim = keys[position], claims[position]
+            position += 1
+            if claim.state != "claimed":
+                results.append(_answer_sync(toolbox, call, extra, dialects, None,
+                                            Run(call, tool, kwargs, dialect, key), claim))
+                continue
+            del unstarted[key]
+            current = (call, tool, key, claim.owner)
+            result = _finish_fast(toolbox, call, tool, dialect, kwargs)
+            current = None
+            runs.append((call, tool))
+            done.append((key, claim.owner, new_tuple(StoredResult, (
+                result.success, result.output, result.error))))
+            results.append(result)
+    except BaseException:
+        try:
+            if current is not None and not current[1].definition.side_effects:
+                unstarted[current[2]] = current[3]  # as `abandon`: it may run again
+            for key, owner in unstarted.items():  # claimed, never started: never ran
+                _quietly(store.release, key, owner)
+            _complete_batch(store, runs, done)
+        finally:
+            for owner in owners:
+                end_owner(owner)
+        raise
+    try:
+        _complete_batch(store, runs, done)
+    finally:
+        for owner in owners:
+            end_owner(owner)
+    return results
+
+
+def _quietly(release: Callable[[StoreKey, str], None], key: StoreKey, owner: str) -> None:
+    try:
+        release(key, owner)
+    except Exception as exc:
+        log.error("releasing call %s failed", key.call_id, exc_info=exc)
+
+
+def _complete_batch(store: ResultStore, runs: list[tuple[ToolCall, RegisteredTool]],
+                    done: list[tuple[StoreKey, str, StoredResult]]) -> None:
+    """Store the results of a batch; a failure is retried call by call, as `record` does."""
+    if not done:
+        return
+    try:
+        answers: list[bool | None] = list(store.complete_many(done))
+    except Exception as exc:
+        answers = [_complete_again(store.complete, Run(call, tool, {}, None, key, owner),
+                                   owner, stored, exc)
+                   for (call, tool), (key, owner, stored) in zip(runs, done, strict=True)]
+    for (call, _), answer in zip(runs, answers, strict=True):
+        if answer is False:
+            log.warning("call %s of %s was taken over by another worker; its result was "
+                        "not stored", call.id, call.name)
+
+
+def _answer_fast(
+    toolbox: Toolbox, call: ToolCall, extra: Mapping[str, Any], dialects: _Dialects
+) -> ToolResult:
+    """`_answer_sync` without plugins, for a call whose store claim is ours: everything
+    inline; any other case (no tool, bad arguments, a replay, a wait) goes the general way."""
+    tool = toolbox._tools.get(call.name)
+    dialect = dialects[call.dialect]
+    if tool is None or call.argument_error is not None or tool.context_param or (
+            dialect is not None and type(dialect).decode_arguments is not _KEEP_ARGUMENTS):
+        return _answer_sync(toolbox, call, extra, dialects, None)
+    try:
+        kwargs = tool.bind(call.arguments, None)
+    except Exception:  # the general path reports it
+        return _answer_sync(toolbox, call, extra, dialects, None)
+    store = toolbox.store
+    if store is None or not call.id or not (call.conversation or call.turn):
+        return _finish_fast(toolbox, call, tool, dialect, kwargs)
+    key = new_tuple(StoreKey, (call.dialect, call.conversation, call.turn, call.id))
+    run = Run(call, tool, kwargs, dialect, key)
+    if tool.definition.side_effects and not store.durable and not store.warned_side_effects:
+        warn_side_effects(store, call)
+    try:
+        claim = store.claim_call(key, call)
+    except Exception:  # the general path reports it (and decides by side effects)
+        return _answer_sync(toolbox, call, extra, dialects, None, run)
+    if claim.state != "claimed":
+        return _answer_sync(toolbox, call, extra, dialects, None, run, claim)
+    run.owner = claim.owner
+    try:
+        result = _finish_fast(toolbox, call, tool, dialect, kwargs)
+    except BaseException:
+        abandon(toolbox, run)
+        raise
+    record(toolbox, run, result)
+    return result
+
+
+def _finish_fast(
+    toolbox: Toolbox, call: ToolCall, tool: RegisteredTool, dialect: Dialect | None,
+    kwargs: dict[str, Any],
+) -> ToolResult:
+    """Run the handler and shape its result (`_invoke_sync` and `_finish` without a store)."""
+    try:
+        value = tool.handler(**kwargs)
+    except Exception as exc:
+        _log_failure(call, exc)
+        result = ToolResult.failed(call, _format(toolbox, exc))
+    else:
+        result = serialize_result(call, value)
+    if dialect is not None and not _fits_surely(result, dialect.limits):
+        result = enforce_limits(result, dialect.limits, dialect.name, toolbox.oversize)
+    return result
 
 
 async def execute_calls(
@@ -89,13 +263,19 @@ async def execute_calls(
 
 def _answer_sync(
     toolbox: Toolbox, call: ToolCall, extra: Mapping[str, Any], dialects: _Dialects,
-    pm: pluggy.PluginManager | None,
+    pm: pluggy.PluginManager | None, prepared: Run | None = None,
+    claim: StoreClaim | None = None,
 ) -> ToolResult:
-    run = _prepare(toolbox, call, extra, dialects)
+    """One call in this thread; ``prepared`` (and the ``claim`` the store gave it, if it is
+    not ours) when `_answer_fast` already did those steps."""
+    run = _prepare(toolbox, call, extra, dialects) if prepared is None else prepared
     if isinstance(run, ToolResult):
         return run
     try:
-        step = None if run.key is None else consult(toolbox, run)
+        if claim is not None:
+            step = settle(toolbox, run, claim)
+        else:
+            step = None if run.key is None else consult(toolbox, run)
         waited, delay = 0.0, 0.002
         while isinstance(step, Wait):
             if waited > wait_limit(toolbox, run):
