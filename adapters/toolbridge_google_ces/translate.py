@@ -90,14 +90,7 @@ def tool_resource(
 
 def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
     """CES ``Tool`` resources for ``tools``, with the loss report per tool name."""
-    definitions: list[dict[str, Any]] = []
-    losses: dict[str, tuple[Any, ...]] = {}
-    for tool in tools:
-        resource, lost = tool_resource(tool, policy=policy)
-        definitions.append(resource)
-        if lost:
-            losses[tool.name] = lost
-    return RenderedTools(definitions, losses)
+    return RenderedTools.each(tools, lambda tool: tool_resource(tool, policy=policy))
 
 
 def definition_from_tool(resource: Mapping[str, Any]) -> ToolDefinition:

@@ -78,14 +78,7 @@ def _imported(tool: ToolDefinition) -> dict[str, Any] | None:
 
 def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
     """Every tool as ``{"type": "function", "function": {...}}``, with losses per tool name."""
-    definitions: list[dict[str, Any]] = []
-    losses: dict[str, tuple[Any, ...]] = {}
-    for tool in tools:
-        definition, lost = render_tool(tool, policy=policy)
-        definitions.append(definition)
-        if lost:
-            losses[tool.name] = lost
-    return RenderedTools(definitions, losses)
+    return RenderedTools.each(tools, lambda tool: render_tool(tool, policy=policy))
 
 
 def render_tool_choice(choice: ToolChoice) -> Any:

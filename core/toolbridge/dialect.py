@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -50,6 +50,21 @@ class RenderedTools:
     definitions: list[dict[str, Any]]
     losses: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     """Per tool name, the `SchemaLoss` entries of its conversion (empty when lossless)."""
+
+    @classmethod
+    def each(
+        cls, tools: Sequence[ToolDefinition],
+        render: Callable[[ToolDefinition], tuple[dict[str, Any], tuple[Any, ...]]],
+    ) -> RenderedTools:
+        """Render every tool with ``render`` (its wire form and its losses); gather the report."""
+        definitions: list[dict[str, Any]] = []
+        losses: dict[str, tuple[Any, ...]] = {}
+        for tool in tools:
+            definition, lost = render(tool)
+            definitions.append(definition)
+            if lost:
+                losses[tool.name] = lost
+        return cls(definitions, losses)
 
 
 class Dialect(abc.ABC):
