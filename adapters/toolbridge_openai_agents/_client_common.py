@@ -11,7 +11,15 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError, RetryPolicy, Secret, Toolbox, ToolDefinition, WireFormatError
+from toolbridge import (
+    BackendError,
+    RetryPolicy,
+    Secret,
+    SSEDecoder,
+    Toolbox,
+    ToolDefinition,
+    WireFormatError,
+)
 
 from .translate import DIALECT, tools_to_wire
 from .wire import BETA_HEADER, RACE_MESSAGE
@@ -166,28 +174,21 @@ class SSEParser:
     """Turns SSE lines into decoded ``data`` payloads (the ``event:`` name is not used)."""
 
     def __init__(self) -> None:
-        self._data: list[str] = []
+        self._frames = SSEDecoder()
 
     def feed(self, line: str) -> Any:
         """The decoded event when ``line`` ends one, `DONE` at ``[DONE]``, else ``None``."""
-        if line == "":
-            if not self._data:
-                return None
-            text = "\n".join(self._data)
-            self._data = []
-            if text.startswith("[DONE]"):
-                return DONE
-            try:
-                return json.loads(text)
-            except ValueError:
-                raise WireFormatError(DIALECT, "<event>", "event data is not JSON",
-                                      text[:2000]) from None
-        if line.startswith(":"):
+        frame = self._frames.feed(line)
+        if frame is None:
             return None
-        field, _, value = line.partition(":")
-        if field == "data":
-            self._data.append(value[1:] if value.startswith(" ") else value)
-        return None
+        text = frame[1]
+        if text.startswith("[DONE]"):
+            return DONE
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise WireFormatError(DIALECT, "<event>", "event data is not JSON",
+                                  text[:2000]) from None
 
 
 def resync_event(session: Mapping[str, Any], count: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from toolbridge import (
     BackendError,
     RetryPolicy,
     Secret,
+    SSEDecoder,
     UsageError,
     raise_for_backend,
 )
@@ -195,31 +196,26 @@ class _SSE:
 
     def __init__(self, what: str) -> None:
         self.what = what
-        self.event = ""
-        self.data: list[str] = []
+        self.frames = SSEDecoder()
         self.done = False
 
     def feed(self, line: str) -> StreamEvent | None:
-        if line.startswith("event:"):
-            self.event = line[6:].strip()
-        elif line.startswith("data:"):
-            self.data.append(line[5:].lstrip(" "))
-        elif line == "" and self.data:
-            raw, name = "\n".join(self.data), self.event
-            self.data, self.event = [], ""
-            if raw.startswith("[DONE]"):
-                self.done = True
-                return None
-            try:
-                data = json.loads(raw)
-            except ValueError as exc:
-                raise BackendError(f"openai-assistants: {self.what}: event {name!r} is not "
-                                   f"JSON: {exc}") from None
-            if name == "error":
-                message = data.get("message") if isinstance(data, dict) else data
-                raise BackendError(f"openai-assistants: {self.what}: error event: {message}",
-                                   body=data)
-            return name, data
-        return None
+        frame = self.frames.feed(line)
+        if frame is None:
+            return None
+        name, raw = frame
+        if raw.startswith("[DONE]"):
+            self.done = True
+            return None
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise BackendError(f"openai-assistants: {self.what}: event {name!r} is not "
+                               f"JSON: {exc}") from None
+        if name == "error":
+            message = data.get("message") if isinstance(data, dict) else data
+            raise BackendError(f"openai-assistants: {self.what}: error event: {message}",
+                               body=data)
+        return name, data
 
 

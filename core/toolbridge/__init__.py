@@ -52,6 +52,7 @@ __all__ = [
     "RetryPolicy",
     "RunningEmulator",
     "SchemaConversionError",
+    "SSEDecoder",
     "SchemaLoss",
     "Script",
     "ScriptCall",
@@ -108,6 +109,7 @@ __version__ = "0.1.0"
 
 # Names whose modules pull in heavier libraries load on first access.
 _LAZY: dict[str, str] = {
+    "SSEDecoder": "._sse",
     "Transcript": ".transcript",
     "TranscriptEntry": ".transcript",
     "SchemaLoss": "._schema",
@@ -166,6 +168,7 @@ if TYPE_CHECKING:
         to_json_schema,
         tools_from_openapi,
     )
+    from ._sse import SSEDecoder
     from ._store_postgres import PostgresStore
     from .emulation import (
         Emulator,

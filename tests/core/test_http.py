@@ -128,3 +128,13 @@ def test_non_idempotent_requests_retry_only_errors_before_sending() -> None:
             send_with_retries(client, client.build_request("POST", "http://x/turn"), policy,
                               idempotent=False)
     assert attempts == ["ConnectError"] * 3
+
+
+def test_sse_decoder_frames() -> None:
+    from toolbridge import SSEDecoder
+
+    decoder = SSEDecoder()
+    lines = [": keep-alive", "event: thread.run.completed", "data: {\"a\":", "data:1}", "",
+             "", "retry: 10", "data: [DONE]", ""]
+    frames = [f for f in map(decoder.feed, lines) if f is not None]
+    assert frames == [("thread.run.completed", '{"a":\n1}'), ("", "[DONE]")]
