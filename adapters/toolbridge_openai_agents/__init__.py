@@ -16,7 +16,7 @@ from toolbridge import (
     hookimpl,
 )
 
-from .translate import DIALECT, AgentsCorrelation, calls_from_wire, results_to_wire, tools_to_wire
+from .translate import DIALECT, calls_from_wire, results_to_wire, tools_to_wire
 from .wire import MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
 
 if TYPE_CHECKING:
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentsClient",
-    "AgentsCorrelation",
     "AgentsEmulator",
     "AsyncAgentsClient",
     "OpenAIAgentsDialect",

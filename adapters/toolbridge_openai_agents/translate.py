@@ -9,7 +9,6 @@ from typing import Any
 
 from toolbridge import (
     Content,
-    Correlation,
     ImagePart,
     TextPart,
     ToolCall,
@@ -24,7 +23,6 @@ from .wire import MAX_TOOLS_BYTES, TOOL_RESULT
 
 __all__ = [
     "DIALECT",
-    "AgentsCorrelation",
     "calls_from_wire",
     "content_to_wire",
     "result_to_wire",
@@ -39,14 +37,6 @@ log = logging.getLogger("toolbridge.openai_agents")
 
 # Agents function tools have no `strict` flag (agent_tool_param.py); never send one.
 _RESERVED = frozenset({"type", "name", "description", "parameters", "strict"})
-
-
-class AgentsCorrelation(Correlation):
-    """What answers an Agents API call: both ids are echoed in the ``tool_result`` event."""
-
-    session_id: str
-    turn_id: str
-    call_id: str
 
 
 # ---------------------------------------------------------------------- definitions
@@ -127,6 +117,7 @@ def calls_from_wire(
         raise WireFormatError(DIALECT, prefix + "required_actions", "expected a list", payload)
     calls: list[ToolCall] = []
     unhandled: list[Mapping[str, Any]] = []
+    trusted_call = ToolCall.trusted
     for index, action in enumerate(actions):
         if type(action) is not dict and not isinstance(action, Mapping):
             raise WireFormatError(DIALECT, f"{prefix}required_actions[{index}]",
@@ -134,30 +125,34 @@ def calls_from_wire(
         if action.get("type") != "function_call":
             unhandled.append(action)
             continue
-        calls.append(_call(action, session_id, prefix, index, payload))
+        turn_id, call_id, name = action.get("turn_id"), action.get("call_id"), action.get("name")
+        if type(turn_id) is not str or type(call_id) is not str or type(name) is not str or (
+                not (turn_id and call_id and name)):
+            turn_id, call_id, name = _checked_ids(prefix, index, turn_id, call_id, name, payload)
+        value = action.get("arguments")
+        if type(value) is dict:  # the common case, decided inline (it is on every call's path)
+            arguments, raw, error = dict(value), None, None  # a copy: the payload stays theirs
+        else:
+            arguments, raw, error = _arguments(value)
+        # Every field is checked above, so the trusted constructor skips pydantic's
+        # validation (it cost as much as the SDK's whole parse of the session). No correlation:
+        # the ids a result echoes are the call's own `id`, `turn` and `conversation`.
+        calls.append(trusted_call(
+            id=call_id, name=name, arguments=arguments, raw_arguments=raw, argument_error=error,
+            dialect=DIALECT, conversation=session_id, turn=turn_id,
+        ))
     return tuple(calls), tuple(unhandled)
 
 
-def _call(
-    action: Mapping[str, Any], session_id: str, prefix: str, index: int, body: Any
-) -> ToolCall:
-    turn_id, call_id, name = action.get("turn_id"), action.get("call_id"), action.get("name")
-    if not (type(turn_id) is str and turn_id and type(call_id) is str and call_id
-            and type(name) is str and name):
-        for field, value in (("turn_id", turn_id), ("call_id", call_id), ("name", name)):
-            if not isinstance(value, str) or not value:
-                raise WireFormatError(DIALECT, f"{prefix}required_actions[{index}].{field}",
-                                      "missing or not a string", body)
-    assert isinstance(turn_id, str) and isinstance(call_id, str) and isinstance(name, str)
-    arguments, raw, error = _arguments(action.get("arguments"))
-    # Every field is checked above, so the trusted constructors skip pydantic's validation
-    # (it cost as much as the SDK's whole parse of the session).
-    return ToolCall.trusted(
-        id=call_id, name=name, arguments=arguments, raw_arguments=raw, argument_error=error,
-        dialect=DIALECT, conversation=session_id, turn=turn_id,
-        correlation=AgentsCorrelation.trusted(session_id=session_id, turn_id=turn_id,
-                                              call_id=call_id),
-    )
+def _checked_ids(prefix: str, index: int, turn_id: Any, call_id: Any, name: Any,
+                 body: Any) -> tuple[str, str, str]:
+    """The ids and name as plain strings; `WireFormatError` names the first one missing or
+    not a string."""
+    for field, value in (("turn_id", turn_id), ("call_id", call_id), ("name", name)):
+        if not isinstance(value, str) or not value:
+            raise WireFormatError(DIALECT, f"{prefix}required_actions[{index}].{field}",
+                                  "missing or not a string", body)
+    return str(turn_id), str(call_id), str(name)
 
 
 def _arguments(value: Any) -> tuple[dict[str, Any], str | None, str | None]:
@@ -188,11 +183,8 @@ def content_to_wire(content: Content) -> list[dict[str, str]]:
 
 def result_to_wire(result: ToolResult) -> dict[str, Any]:
     """One ``agent.session.input.tool_result`` event."""
-    correlation = result.call.correlation
-    if isinstance(correlation, AgentsCorrelation):
-        turn_id, call_id = correlation.turn_id, correlation.call_id
-    else:  # a call built by hand: the neutral fields carry the same ids
-        turn_id, call_id = result.call.turn, result.call.id
+    call = result.call
+    turn_id, call_id = call.turn, call.id
     if not turn_id:
         raise UsageError(f"{DIALECT}: call {call_id!r} has no turn id; read calls with "
                          "read_calls so both turn_id and call_id can be echoed")
@@ -210,4 +202,17 @@ def result_to_wire(result: ToolResult) -> dict[str, Any]:
 
 def results_to_wire(results: Sequence[ToolResult]) -> dict[str, Any]:
     """The body of ``POST /agents/sessions/{id}/events`` answering ``results``."""
-    return {"events": [result_to_wire(r) for r in results]}
+    events: list[dict[str, Any]] = []
+    for result in results:
+        # The common case (text output) inline, reading each model's fields once: this is on
+        # every payload's path, and a pydantic model's attributes are slow to get.
+        fields = result.__dict__
+        output = fields["output"]
+        if fields["success"] and type(output) is str:
+            call = fields["call"].__dict__
+            if call["turn"]:
+                events.append({"type": TOOL_RESULT, "turn_id": call["turn"],
+                               "call_id": call["id"], "success": True, "output": output})
+                continue
+        events.append(result_to_wire(result))
+    return {"events": events}

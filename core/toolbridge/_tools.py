@@ -9,10 +9,11 @@ import logging
 import os
 import threading
 import time
+import types
 import typing
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -124,6 +125,39 @@ def _accept(arguments: Any) -> None:
     """A check that accepts everything."""
 
 
+_PLAIN_TYPES = (str, int, float, bool)
+
+
+def _plain_types(signature: FunctionSignature) -> dict[str, frozenset[type]] | None:
+    """For a function whose parameters are all ``str``, ``int``, ``float`` or ``bool`` (or one
+    of them ``| None``) with no constraints: the value types pydantic returns unchanged, per
+    parameter; else ``None``.
+
+    Such a function's schema says only that: each property's JSON type, which are required,
+    and no others. So arguments holding every required name, no other name, and values of
+    exactly those types are what the schema accepts and what pydantic returns unchanged: they
+    skip both (omitted parameters take the function's own defaults, which are the model's).
+    Anything else (an ``int`` for a ``float``, a missing name) goes the general way.
+    """
+    plain: dict[str, frozenset[type]] = {}
+    for name, info in signature.args_model.model_fields.items():
+        annotation = info.annotation
+        if info.metadata or info.alias is not None:
+            return None
+        if isinstance(annotation, type) and annotation in _PLAIN_TYPES:
+            plain[name] = frozenset((annotation,))
+            continue
+        members = typing.get_args(annotation)
+        if not (typing.get_origin(annotation) in (typing.Union, types.UnionType)
+                and len(members) == 2 and type(None) in members):
+            return None
+        other = members[0] if members[1] is type(None) else members[1]
+        if other not in _PLAIN_TYPES:
+            return None
+        plain[name] = frozenset((other, type(None)))
+    return plain
+
+
 def _context_param(handler: Callable[..., Any]) -> str | None:
     try:
         hints = typing.get_type_hints(handler)
@@ -146,6 +180,14 @@ class RegisteredTool:
     context_param: str | None
     signature: FunctionSignature | None = None
     _validate: Callable[[Any], None] | None = None
+    _plain: dict[str, frozenset[type]] | None = None
+    """Per parameter, the exact types pydantic passes through unchanged (see `_plain_types`)."""
+    _required: tuple[str, ...] = ()
+    side_effects: bool = field(init=False, default=False)
+    """The definition's flag, read on every call (a plain attribute reads faster)."""
+
+    def __post_init__(self) -> None:
+        self.side_effects = self.definition.side_effects
 
     @classmethod
     def from_function(
@@ -180,14 +222,37 @@ class RegisteredTool:
                         "are checked by pydantic alone", self.definition.name, exc)
             return _accept
 
+    def bind_plain(self, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """A copy of ``arguments`` when they are plain for this tool (see `_plain_types`): the
+        schema accepts them and pydantic would return them unchanged; else ``None`` (then
+        `bind` decides, and reports)."""
+        plain = self._plain
+        if plain is None:
+            return None
+        for name, value in arguments.items():
+            if type(value) not in plain.get(name, ()):
+                return None
+        for name in self._required:
+            if name not in arguments:
+                return None
+        return dict(arguments)
+
     def bind(self, arguments: dict[str, Any], context: ToolContext | None) -> dict[str, Any]:
         """Validate ``arguments`` and build the handler's keyword arguments.
 
         ``context`` is injected when the handler asks for it (it may be ``None`` otherwise).
         """
+        kwargs = self.bind_plain(arguments)
+        if kwargs is not None:
+            if self.context_param and context is not None:
+                kwargs[self.context_param] = context
+            return kwargs
         validate = self._validate
         if validate is None:
             validate = self._validate = self._compile()
+            if self.signature is not None and validate is not _accept:
+                self._plain = _plain_types(self.signature)
+                self._required = tuple(self.definition.parameters.get("required", ()))
         # The verdict is the published schema's, for function tools too (pydantic's lax mode
         # would take "5" or True for an integer); pydantic then converts into their types.
         validate(arguments)

@@ -115,14 +115,22 @@ class Correlation(_Frozen):
         with a value of its declared type (a wrong value is never caught); any other set of
         names goes through the validating constructor.
         """
-        if fields.keys() != cls.__pydantic_fields__.keys():
+        names = _FIELD_SETS.get(cls)
+        if names is None:
+            names = _FIELD_SETS[cls] = set(cls.__pydantic_fields__)
+        if fields.keys() != names:
             return cls(**fields)
         instance = _new(cls)
         _set_dict(instance, fields)
-        _set_fields_set(instance, set(fields))
+        _set_fields_set(instance, names)
         _set_extra(instance, {})
         _set_private(instance, None)
         return instance
+
+
+_FIELD_SETS: dict[type[BaseModel], set[str]] = {}
+"""Each class's field names, one set shared as the ``model_fields_set`` of the instances the
+fast constructors build: frozen models never change it (a copy gets a copy)."""
 
 
 class ToolCall(_Frozen):
@@ -162,15 +170,16 @@ class ToolCall(_Frozen):
         _set_dict(call, {
             "id": id, "name": name, "arguments": arguments, "raw_arguments": raw_arguments,
             "argument_error": argument_error, "dialect": dialect, "conversation": conversation,
-            "turn": turn, "correlation": Correlation() if correlation is None else correlation,
+            "turn": turn, "correlation": _NO_CORRELATION if correlation is None else correlation,
         })
-        _set_fields_set(call, set(_CALL_FIELDS))
+        _set_fields_set(call, _CALL_FIELDS)
         _set_extra(call, None)
         _set_private(call, None)
         return call
 
 
-_CALL_FIELDS = frozenset(ToolCall.model_fields)
+_CALL_FIELDS = _FIELD_SETS[ToolCall] = set(ToolCall.model_fields)
+_NO_CORRELATION = Correlation()
 
 
 class TextPart(_Frozen):
@@ -228,13 +237,13 @@ def new_result(call: ToolCall, success: bool, output: Any, error: str | None) ->
     """`ToolResult.model_construct`, many times faster: it is on every call's path."""
     result: ToolResult = _new(ToolResult)
     _set_dict(result, {"call": call, "success": success, "output": output, "error": error})
-    _set_fields_set(result, set(_RESULT_FIELDS))
+    _set_fields_set(result, _RESULT_FIELDS)
     _set_extra(result, None)
     _set_private(result, None)
     return result
 
 
-_RESULT_FIELDS = frozenset(("call", "success", "output", "error"))
+_RESULT_FIELDS = _FIELD_SETS[ToolResult] = {"call", "success", "output", "error"}
 
 
 class ToolChoice(_Frozen):

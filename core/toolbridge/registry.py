@@ -84,6 +84,9 @@ class _Plugins:
         self._registry: DialectRegistry | None = None
 
     def manager(self) -> pluggy.PluginManager:
+        pm = self._pm  # loaded: no lock needed to read it (every call of `handle` comes here)
+        if pm is not None:
+            return pm
         with self._lock:
             if self._pm is None:
                 pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
@@ -102,6 +105,9 @@ class _Plugins:
             return self._pm
 
     def registry(self) -> DialectRegistry:
+        registry = self._registry
+        if registry is not None:
+            return registry
         with self._lock:
             if self._registry is None:
                 pm = self.manager()
@@ -148,6 +154,7 @@ def dialects() -> DialectRegistry:
 
 def get_dialect(name: str | Dialect) -> Dialect:
     """The installed dialect called ``name``; `UnknownDialectError` lists the installed ones."""
-    if isinstance(name, Dialect):
+    if type(name) is not str and isinstance(name, Dialect):  # str first: the ABC check is slow
         return name
-    return _PLUGINS.registry()[name]
+    registry = _PLUGINS._registry
+    return (_PLUGINS.registry() if registry is None else registry)[name]

@@ -207,9 +207,7 @@ def _read(dialect: str | Dialect, payload: Any) -> tuple[Dialect, Sequence[ToolC
 
 
 def _no_running_loop() -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if asyncio.events._get_running_loop() is None:  # not get_running_loop(): no exception
         return
     raise UsageError("called the blocking form inside a running event loop; use the "
                      "async form (ahandle / aexecute) with await instead")

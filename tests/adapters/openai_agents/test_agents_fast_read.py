@@ -10,7 +10,6 @@ from agents_support import payload
 
 import toolbridge
 from toolbridge import ToolCall
-from toolbridge_openai_agents import AgentsCorrelation
 
 DIALECT = "openai-agents"
 
@@ -26,8 +25,6 @@ def validated(action: dict[str, Any], session_id: str) -> ToolCall:
     return ToolCall(
         id=action["call_id"], name=action["name"], arguments=arguments, raw_arguments=raw,
         dialect=DIALECT, conversation=session_id, turn=action["turn_id"],
-        correlation=AgentsCorrelation(session_id=session_id, turn_id=action["turn_id"],
-                                      call_id=action["call_id"]),
     )
 
 
@@ -40,7 +37,7 @@ def test_calls_equal_the_validated_ones(name: str) -> None:
     expected = [validated(a, session["id"]) for a in session["required_actions"]]
     assert list(calls) == expected
     assert [c.model_dump() for c in calls] == [c.model_dump() for c in expected]
-    assert all(type(c.correlation) is AgentsCorrelation for c in calls)
+    assert all(type(c.correlation) is toolbridge.Correlation for c in calls)
 
 
 def test_arguments_are_copied_from_the_payload() -> None:

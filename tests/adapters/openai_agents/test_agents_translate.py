@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 import toolbridge
 from toolbridge import Content, ImagePart, TextPart, ToolDefinition, ToolResult
 from toolbridge.testing import check_dialect
-from toolbridge_openai_agents import AgentsCorrelation, OpenAIAgentsDialect
+from toolbridge_openai_agents import OpenAIAgentsDialect
 
 DIALECT = "openai-agents"
 
@@ -97,8 +97,7 @@ def test_reads_calls_of_recorded_payloads(dialect: OpenAIAgentsDialect, name: st
         ("call_002", "turn_abc123", "sess_abc123", "get_order"),
     ]
     assert pending.calls[1].arguments == {"order_id": "987", "include_items": True}
-    assert pending.calls[0].correlation == AgentsCorrelation(
-        session_id="sess_abc123", turn_id="turn_abc123", call_id="call_001")
+    assert pending.calls[0].correlation == toolbridge.Correlation()  # the ids say it all
     assert pending.unhandled == ()
 
 
@@ -201,6 +200,19 @@ def test_content_result_matches_the_recorded_request(dialect: OpenAIAgentsDialec
 def test_outputs_are_strings(dialect: OpenAIAgentsDialect, output: Any, text: str) -> None:
     event = dialect.write_results([ToolResult.ok(_calls()[0], output)])["events"][0]
     assert event["output"] == text and json.dumps(event)
+
+
+def test_the_batch_writer_equals_the_one_result_writer() -> None:
+    from toolbridge_openai_agents.translate import result_to_wire, results_to_wire
+
+    first = _calls()[0]
+    no_turn = toolbridge.ToolCall(id="c9", name="photo", dialect=DIALECT)
+    results = [ToolResult.ok(first, "text"), ToolResult.ok(first, {"a": 1}),
+               ToolResult.ok(first, Content(parts=(TextPart(text="t"),))),
+               ToolResult.failed(first, "no"), ToolResult.ok(first, "")]
+    assert results_to_wire(results) == {"events": [result_to_wire(r) for r in results]}
+    with pytest.raises(toolbridge.UsageError, match="no turn id"):
+        results_to_wire([ToolResult.ok(no_turn, "text")])  # the fast case checks it too
 
 
 def test_handle_answers_a_recorded_session(toolbox: toolbridge.Toolbox) -> None:

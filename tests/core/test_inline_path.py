@@ -1,0 +1,218 @@
+"""The inline batch path (`toolbridge._inline`) keeps the general path's answers and store rules."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import typing
+from typing import Annotated, Any, Literal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import Field
+
+import toolbridge
+from toolbridge import MemoryStore, StoredResult, StoreKey, ToolCall, WireFormatError
+from toolbridge._memory_store import content_of
+
+
+def call(id: str, name: str, arguments: dict[str, Any], turn: str = "t") -> ToolCall:
+    return ToolCall.trusted(id=id, name=name, dialect="d", arguments=arguments,
+                            conversation="s", turn=turn)
+
+
+def key(id: str, turn: str = "t") -> StoreKey:
+    return StoreKey("d", "s", turn, id)
+
+
+# ---------------------------------------------------------------------------- plain arguments
+def plain(s: str, i: int = 3, f: float | None = None, b: bool = False,
+          o: typing.Optional[str] = None) -> dict[str, Any]:  # noqa: UP045  (both spellings)
+    return {"s": s, "i": i, "f": f, "b": b, "o": o}
+
+
+def plain_tool() -> Any:
+    box = toolbridge.Toolbox(store=None)
+    box.tool(inline=True)(plain)
+    tool = box._tools["plain"]
+    tool.bind({"s": "warm up"}, None)  # compiles the schema check, and the plain table
+    return tool
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
+                   st.text(max_size=3), st.lists(st.integers(), max_size=1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["s", "i", "f", "b", "o", "x"]), VALUES, max_size=5))
+def test_plain_binding_agrees_with_the_schema_and_pydantic(arguments: dict[str, Any]) -> None:
+    tool = plain_tool()
+    fast = tool.bind_plain(arguments)
+    try:
+        general = tool.bind(arguments, None)  # the schema's verdict, then pydantic's values
+    except toolbridge.ArgumentError:
+        assert fast is None  # the shortcut never accepts what the schema refuses
+        return
+    if fast is not None:
+        assert fast == arguments and fast is not arguments
+        assert plain(**fast) == plain(**general)  # same call of the handler
+
+
+def test_plain_binding_leaves_conversions_to_pydantic() -> None:
+    tool = plain_tool()
+    assert tool.bind_plain({"s": "a", "f": 1}) is None  # an int for a float: pydantic makes 1.0
+    assert tool.bind({"s": "a", "f": 1}, None)["f"] == 1.0
+    assert tool.bind_plain({"s": "a", "i": 2.0}) is None
+    assert tool.bind_plain({"i": 2}) is None  # "s" is required
+    assert tool.bind_plain({"s": "a", "x": 1}) is None  # not a parameter
+    assert tool.bind_plain({"s": "a", "o": None, "f": 0.5}) == {"s": "a", "o": None, "f": 0.5}
+
+
+@pytest.mark.parametrize("annotation", [
+    Annotated[int, Field(gt=0)], list[str], Literal["a", "b"], dict[str, int], int | str,
+    Annotated[str, Field(alias="other")],
+])
+def test_only_plain_signatures_skip_pydantic(annotation: Any) -> None:
+    def handler(value: Any) -> str:
+        return "ok"
+
+    handler.__annotations__["value"] = annotation
+    box = toolbridge.Toolbox(store=None)
+    box.tool(inline=True)(handler)
+    tool = box._tools["handler"]
+    with contextlib.suppress(toolbridge.ArgumentError):
+        tool.bind({"value": "x"}, None)  # compiles the check (and would build a plain table)
+    assert tool._plain is None
+
+
+# ---------------------------------------------------------------------------- batches
+def counting_toolbox(store: Any = "memory://") -> tuple[toolbridge.Toolbox, list[str]]:
+    box, ran = toolbridge.Toolbox(store=store), []
+
+    @box.tool(inline=True)
+    def echo(text: str) -> str:
+        ran.append(text)
+        return text
+
+    @box.tool(inline=True)
+    def data(n: int) -> dict[str, int]:
+        ran.append(str(n))
+        return {"n": n}
+
+    return box, ran
+
+
+def test_a_replayed_payload_is_answered_from_the_store() -> None:
+    box, ran = counting_toolbox()
+    payload = [call("1", "echo", {"text": "a"}), call("2", "data", {"n": 2}),
+               call("3", "echo", {"text": "c"})]
+    first = box.execute(payload)
+    again = box.execute(payload)
+    assert [r.output for r in again] == [r.output for r in first] == ["a", {"n": 2}, "c"]
+    assert ran == ["a", "2", "c"]
+    assert all(r.call is c for r, c in zip(again, payload, strict=True))
+
+
+def test_new_and_replayed_calls_mix_in_one_payload() -> None:
+    box, ran = counting_toolbox()
+    box.execute([call("1", "echo", {"text": "a"})])
+    results = box.execute([call("1", "echo", {"text": "a"}), call("2", "echo", {"text": "b"})])
+    assert [r.output for r in results] == ["a", "b"] and ran == ["a", "b"]
+
+
+def test_a_reused_id_with_other_arguments_is_refused_not_replayed() -> None:
+    box, ran = counting_toolbox()
+    box.execute([call("1", "echo", {"text": "a"})])
+    [refused] = box.execute([call("1", "echo", {"text": "other"})])
+    assert not refused.success and "already used" in (refused.error or "") and ran == ["a"]
+
+
+def test_calls_of_several_turns_are_claimed_per_turn() -> None:
+    box, ran = counting_toolbox()
+    payload = [call("1", "echo", {"text": "a"}, turn="t1"), call("1", "echo", {"text": "b"},
+               turn="t2"), call("2", "echo", {"text": "c"}, turn="t1")]
+    assert [r.output for r in box.execute(payload)] == ["a", "b", "c"]
+    assert [r.output for r in box.execute(payload)] == ["a", "b", "c"] and ran == ["a", "b", "c"]
+    store = box.store
+    assert isinstance(store, MemoryStore) and len(store) == 3
+    stored = store.get(key("1", "t2"))
+    assert stored is not None and stored.result == StoredResult(True, "b", None)
+
+
+def test_a_repeated_id_in_one_turn_is_refused_before_anything_runs() -> None:
+    box, ran = counting_toolbox()
+    with pytest.raises(WireFormatError, match="appears twice"):
+        box.execute([call("1", "echo", {"text": "a"}), call("1", "echo", {"text": "b"})])
+    assert ran == []
+
+
+def test_unkeyed_calls_run_and_are_not_stored() -> None:
+    box, ran = counting_toolbox()
+    bare = ToolCall.trusted(id="1", name="echo", dialect="d", arguments={"text": "a"})
+    other = ToolCall.trusted(id="2", name="echo", dialect="d", arguments={"text": "b"})
+    assert [r.output for r in box.execute([bare, other])] == ["a", "b"]
+    assert [r.output for r in box.execute([bare, other])] == ["a", "b"]
+    assert ran == ["a", "b", "a", "b"] and len(box.store) == 0  # type: ignore[arg-type]
+
+
+def test_calls_the_path_cannot_take_still_get_their_answer() -> None:
+    box, ran = counting_toolbox()
+    results = box.execute([call("1", "echo", {"text": 5}), call("2", "missing", {}),
+                           call("3", "echo", {"text": "ok"})])
+    assert "invalid arguments" in (results[0].error or "")
+    assert "unknown tool" in (results[1].error or "")
+    assert results[2].output == "ok" and ran == ["ok"]
+
+
+# ---------------------------------------------------------------------------- the store's side
+def test_a_batch_member_is_an_ordinary_entry_to_every_store_method() -> None:
+    store = MemoryStore()
+    calls = [call("1", "echo", {"text": "a"}), call("2", "echo", {"text": "b"})]
+    batch, found = store.claim_turn(("d", "s", "t"), ["1", "2"], [content_of(c) for c in calls])
+    assert found == [None, None] and len(store) == 2
+    running = store.get(key("1"))
+    assert running is not None and running.state == "running"
+    assert running.fingerprint == 'echo\0{"text":"a"}'
+    assert store.take_over(key("1"), "someone else") is None  # not the owner
+    store.complete_turn(("d", "s", "t"), batch, [(True, "A", None)])  # the second never ran
+    done, pending = store.get(key("1")), store.get(key("2"))
+    assert done is not None and done.state == "completed" and done.result == (True, "A", None)
+    assert pending is not None and pending.state == "running"
+    store.release(key("2"), batch.owner)
+    assert store.get(key("2")) is None and len(store) == 1
+    again, found = store.claim_turn(("d", "s", "t"), ["1", "2"],
+                                    [content_of(c) for c in calls])
+    assert found[0] is not None and found[0].state == "completed" and found[1] is None
+    assert store.complete(key("2"), again.owner, StoredResult(False, None, "no"))
+    replay = store.claim_call(key("2"), calls[1])
+    assert replay.state == "completed" and replay.result == StoredResult(False, None, "no")
+
+
+def test_eviction_drops_completed_batches_first_and_keeps_calls_in_flight() -> None:
+    store = MemoryStore(max_entries=4)
+    store.claim_turn(("d", "s", "held"), ["x"], [("echo", {})])
+    for turn in range(5):
+        batch, _ = store.claim_turn(("d", "s", str(turn)), ["1", "2"], [("echo", {})] * 2)
+        store.complete_turn(("d", "s", str(turn)), batch, [(True, turn, None)] * 2)
+    assert len(store) <= 4
+    assert store.get(StoreKey("d", "s", "held", "x")) is not None  # in flight: never dropped
+    newest = store.get(StoreKey("d", "s", "4", "2"))
+    assert newest is not None and newest.result == (True, 4, None)
+    assert store.get(StoreKey("d", "s", "0", "1")) is None
+
+
+def test_an_interrupted_batch_keeps_the_results_it_made(caplog: pytest.LogCaptureFixture
+                                                         ) -> None:
+    box, ran = counting_toolbox()
+
+    @box.tool(inline=True)
+    def stop() -> str:
+        raise KeyboardInterrupt
+
+    caplog.set_level(logging.ERROR)
+    with pytest.raises(KeyboardInterrupt):
+        box.execute([call("1", "echo", {"text": "a"}), call("2", "stop", {}),
+                     call("3", "echo", {"text": "c"})])
+    assert [r.output for r in box.execute([call("1", "echo", {"text": "a"})])] == ["a"]
+    assert ran == ["a"]
