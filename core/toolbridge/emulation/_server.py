@@ -181,7 +181,10 @@ class EmulatorServer:
         if _DROP_FILTER not in error_log.filters:
             error_log.addFilter(_DROP_FILTER)
 
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only
+        # on connections whose socket says TCP. With it on, a small SSE frame written while
+        # the previous one is unacknowledged waits for the client's delayed ACK (40 ms).
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
         self.host, self.port = self._sock.getsockname()[:2]
