@@ -85,48 +85,28 @@ class MemoryStore(ResultStore):
         return self._found(*entry)
 
     def claim_call(self, key: StoreKey, call: ToolCall) -> StoreClaim:
-        return self.claim_calls((key,), (call,))[0]
-
-    def claim_calls(self, keys: Sequence[StoreKey], calls: Sequence[ToolCall]) -> list[StoreClaim]:
-        """Every claim under one lock; the fresh ones share one owner."""
-        claims: list[StoreClaim] = []
-        owner = ""
-        now = time.time()
         with self._lock:
-            for key, call in zip(keys, calls, strict=True):
-                table = self._table(key)
-                entry = self._entry(table, key[3])
-                if entry is not None:
-                    claims.append(self._found(*entry))
-                    continue
-                if not owner:
-                    owner = new_owner()
-                    claimed = _new_tuple(StoreClaim, ("claimed", "", owner, 0.0, None))
-                table[key[3]] = ("started", content_of(call), owner, now, None)
-                claims.append(claimed)
-            self._grown(sum(1 for claim in claims if claim.state == "claimed"))
-        return claims
+            table = self._table(key)
+            entry = self._entry(table, key[3])
+            if entry is None:
+                owner = new_owner()
+                table[key[3]] = ("started", content_of(call), owner, time.time(), None)
+                self._grown(1)
+                return _new_tuple(StoreClaim, ("claimed", "", owner, 0.0, None))
+        return self._found(*entry)
 
     def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
-        return self.complete_many(((key, owner, result),))[0]
-
-    def complete_many(self, done: Sequence[tuple[StoreKey, str, StoredResult]]) -> list[bool]:
-        """Every completion under one lock."""
-        answers: list[bool] = []
         with self._lock:
-            for key, owner, result in done:
-                turn = (key[0], key[1], key[2])
-                table = self._turns.get(turn, {})
-                entry = self._entry(table, key[3])
-                if entry is None or entry[2] != owner:
-                    answers.append(False)
-                    continue
-                if entry[0] != "completed":
-                    self._completed.append((turn, key[3]))
-                table[key[3]] = ("completed", entry[1], owner, entry[3], result)
-                answers.append(True)
+            turn = (key[0], key[1], key[2])
+            table = self._turns.get(turn, {})
+            entry = self._entry(table, key[3])
+            if entry is None or entry[2] != owner:
+                return False
+            if entry[0] != "completed":
+                self._completed.append((turn, key[3]))
+            table[key[3]] = ("completed", entry[1], owner, entry[3], result)
             self._grown(0)
-        return answers
+            return True
 
     def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
         with self._lock:

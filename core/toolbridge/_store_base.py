@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import json
 import json.encoder
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from ._owners import owner_alive
@@ -127,15 +127,6 @@ class ResultStore(abc.ABC):
         in every other state it is the stored call's fingerprint text, as `claim` gives it.
         """
         return self.claim(key, fingerprint(call), call.name)
-
-    def claim_calls(self, keys: Sequence[StoreKey], calls: Sequence[ToolCall]) -> list[StoreClaim]:
-        """`claim_call` for each call of a payload (a store may do it in one step; then the
-        fresh claims may share one owner, ended only when all of them are)."""
-        return [self.claim_call(key, call) for key, call in zip(keys, calls, strict=True)]
-
-    def complete_many(self, done: Sequence[tuple[StoreKey, str, StoredResult]]) -> list[bool]:
-        """`complete` for each ``(key, owner, result)``."""
-        return [self.complete(key, owner, result) for key, owner, result in done]
 
     @abc.abstractmethod
     def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
