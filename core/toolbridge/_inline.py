@@ -48,17 +48,25 @@ Claimed = tuple[Turn, Batch, list[Done]]
 
 
 def answer_inline(toolbox: Toolbox, store: MemoryStore | None, calls: Sequence[ToolCall],
-                  dialects: Dialects, general: General) -> list[ToolResult] | None:
+                  dialects: Dialects, general: General, *, in_loop: bool = False
+                  ) -> list[ToolResult] | None:
     """Answer ``calls`` one by one, in order; ``None`` when one needs the event loop (see
     `needs_loop`). A call id repeated in a turn raises `WireFormatError` before anything runs.
+
+    ``in_loop``: called on a running event loop, which nothing may block: every tool must be
+    ``inline``, and a call another worker holds (the general path would wait for it) sends
+    the whole payload to the event-loop path, before anything ran.
     """
-    plans = _plans(toolbox, calls, dialects)
+    plans = _plans(toolbox, calls, dialects, in_loop)
     if plans is None:
         return None
     if store is None:
         return [general(call) if plan is None else _run(toolbox, call, plan)
                 for call, plan in zip(calls, plans, strict=True)]
     batches, members, found = _claim(store, calls, plans)
+    if in_loop and any(f is not None and f.state != "completed" for f in found):
+        _release(store, batches)
+        return None
     results: list[ToolResult] = []
     try:
         for call, plan, finished, stored in zip(calls, plans, members, found, strict=True):
@@ -113,10 +121,10 @@ def _run(toolbox: Toolbox, call: ToolCall, plan: Plan) -> ToolResult:
     return shaped(toolbox, call, value, dialect)
 
 
-def _plans(toolbox: Toolbox, calls: Sequence[ToolCall], dialects: Dialects
+def _plans(toolbox: Toolbox, calls: Sequence[ToolCall], dialects: Dialects, in_loop: bool
            ) -> list[Plan | None] | None:
     """Per call, its `Plan` when this path takes it, else ``None``; ``None`` for all when a
-    call needs the event loop."""
+    call needs the event loop (``in_loop``: when a tool is not ``inline``)."""
     tools = toolbox._tools
     plans: list[Plan | None] = []
     seen: dict[str, tuple[Dialect | None, int] | None] = {}  # per dialect name; None: decodes
@@ -125,7 +133,8 @@ def _plans(toolbox: Toolbox, calls: Sequence[ToolCall], dialects: Dialects
         fields = call.__dict__  # read once: a pydantic model's attributes are slow to get
         ids.add(fields["id"])
         tool = tools.get(fields["name"])
-        if tool is not None and not tool.inline and needs_loop(toolbox, tool, len(calls)):
+        if tool is not None and not tool.inline and (
+                in_loop or needs_loop(toolbox, tool, len(calls))):
             return None
         plan: Plan | None = None
         if tool is not None and fields["argument_error"] is None and not tool.context_param:
@@ -203,6 +212,17 @@ def _claim(store: MemoryStore, calls: Sequence[ToolCall], plans: Sequence[Plan |
             else:
                 found[i] = there
     return batches, claimed, found
+
+
+def _release(store: MemoryStore, batches: list[Claimed]) -> None:
+    """Give up every claim of ``batches`` (none of their calls started)."""
+    try:
+        for turn, batch, _ in batches:
+            for call_id in batch.ids:
+                store.release(new_tuple(StoreKey, (*turn, call_id)), batch.owner)
+    finally:
+        for _, batch, _ in batches:
+            end_owner(batch.owner)
 
 
 def _interrupted(store: MemoryStore, batches: list[Claimed], calls: Sequence[ToolCall],

@@ -127,9 +127,18 @@ async def execute_calls(
     toolbox: Toolbox, calls: Sequence[ToolCall], extra: Mapping[str, Any],
     dialect: Dialect | None = None,
 ) -> list[ToolResult]:
-    """Answer every call, concurrently (bounded), one result per call, in the calls' order."""
+    """Answer every call, concurrently (bounded), one result per call, in the calls' order.
+
+    A payload whose tools are all sync and ``inline`` is answered on the loop, without tasks,
+    as the blocking form answers it (unless a plugin wraps calls, or the store does I/O).
+    """
+    pm, store, dialects = _hooks(), toolbox.store, Dialects.of(dialect)
+    if pm is None and (store is None or type(store) is MemoryStore):
+        results = answer_inline(toolbox, store, calls, dialects, lambda call: _answer_sync(
+            toolbox, call, extra, dialects, None), in_loop=True)
+        if results is not None:
+            return results
     check_unique(calls)
-    pm, dialects = _hooks(), Dialects.of(dialect)
     if len(calls) == 1:
         return [await _answer(toolbox, calls[0], extra, dialects, pm)]
     limit = asyncio.Semaphore(toolbox.max_concurrency)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import threading
 import typing
 from typing import Annotated, Any, Literal
 
@@ -15,6 +17,7 @@ from pydantic import Field
 import toolbridge
 from toolbridge import MemoryStore, StoredResult, StoreKey, ToolCall, WireFormatError
 from toolbridge._memory_store import content_of
+from toolbridge.store import end_owner
 
 
 def call(id: str, name: str, arguments: dict[str, Any], turn: str = "t") -> ToolCall:
@@ -87,8 +90,9 @@ def test_only_plain_signatures_skip_pydantic(annotation: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- batches
-def counting_toolbox(store: Any = "memory://") -> tuple[toolbridge.Toolbox, list[str]]:
-    box, ran = toolbridge.Toolbox(store=store), []
+def counting_toolbox(store: Any = "memory://", timeout: float | None = None
+                     ) -> tuple[toolbridge.Toolbox, list[str]]:
+    box, ran = toolbridge.Toolbox(store=store, timeout=timeout), []
 
     @box.tool(inline=True)
     def echo(text: str) -> str:
@@ -216,3 +220,62 @@ def test_an_interrupted_batch_keeps_the_results_it_made(caplog: pytest.LogCaptur
                      call("3", "echo", {"text": "c"})])
     assert [r.output for r in box.execute([call("1", "echo", {"text": "a"})])] == ["a"]
     assert ran == ["a"]
+
+
+# ---------------------------------------------------------------------------- on an event loop
+def test_ahandle_runs_inline_tools_on_the_loop_as_handle_does() -> None:
+    box, ran = counting_toolbox()
+    threads: set[int] = set()
+
+    @box.tool(inline=True)
+    def where() -> str:
+        threads.add(threading.get_ident())
+        return "here"
+
+    payload = [call("1", "echo", {"text": "a"}), call("2", "where", {})]
+
+    async def main() -> list[Any]:
+        loop_thread = threading.get_ident()
+        results = await box.aexecute(payload)
+        assert threads == {loop_thread}  # on the loop's own thread: no worker, no task
+        return [r.output for r in results]
+
+    assert asyncio.run(main()) == ["a", "here"]
+    assert [r.output for r in box.execute(payload)] == ["a", "here"] and ran == ["a"]  # replay
+
+
+def test_ahandle_sends_a_payload_with_a_worker_tool_to_the_loop_path() -> None:
+    box, ran = counting_toolbox()
+    threads: set[int] = set()
+
+    @box.tool
+    def blocking() -> str:
+        threads.add(threading.get_ident())
+        return "done"
+
+    async def main() -> list[Any]:
+        results = await box.aexecute([call("1", "echo", {"text": "a"}), call("2", "blocking", {})])
+        assert threading.get_ident() not in threads  # not inline: a worker thread ran it
+        return [r.output for r in results]
+
+    assert asyncio.run(main()) == ["a", "done"] and ran == ["a"]
+
+
+def test_ahandle_never_blocks_the_loop_on_a_call_another_worker_holds() -> None:
+    box, ran = counting_toolbox(timeout=0.01)  # a blocked wait would give up after 5 s
+    store = box.store
+    assert isinstance(store, MemoryStore)
+    held = call("1", "echo", {"text": "a"})
+    owner = store.claim_call(key("1"), held).owner  # "another worker" of this process
+
+    async def main() -> list[Any]:
+        def finish() -> None:
+            store.complete(key("1"), owner, StoredResult(True, "from the other worker", None))
+            end_owner(owner)
+
+        asyncio.get_running_loop().call_later(0.05, finish)  # runs only if the loop is free
+        results = await box.aexecute([held, call("2", "echo", {"text": "b"})])
+        return [r.output for r in results]
+
+    assert asyncio.run(main()) == ["from the other worker", "b"]
+    assert ran == ["b"]  # the held call never ran here; the other ran once
