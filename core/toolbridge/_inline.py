@@ -61,7 +61,7 @@ def answer_inline(toolbox: Toolbox, store: MemoryStore | None, calls: Sequence[T
     if plans is None:
         return None
     if store is None:
-        return [general(call) if plan is None else _run(toolbox, call, plan)
+        return [general(call) if plan is None else _run(toolbox, call, plan)[0]
                 for call, plan in zip(calls, plans, strict=True)]
     batches, members, found = _claim(store, calls, plans)
     if in_loop and any(f is not None and f.state != "completed" for f in found):
@@ -74,26 +74,16 @@ def answer_inline(toolbox: Toolbox, store: MemoryStore | None, calls: Sequence[T
                 results.append(general(call) if stored is None or plan is None else _replay(
                     toolbox, call, plan, stored, general))
                 continue
-            tool, dialect, kwargs, sure, _ = plan  # `_run`, inlined: it is the hot loop
-            try:
-                value = tool.handler(**kwargs)
-            except Exception as exc:
-                result = failed(toolbox, call, exc, dialect)
-            else:
-                if type(value) is str and len(value) <= sure:
-                    results.append(new_result(call, True, value, None))
-                    finished.append((True, value, None))
-                    continue
-                result = shaped(toolbox, call, value, dialect)
-            finished.append((result.success, result.output, result.error))
+            result, done = _run(toolbox, call, plan)
+            finished.append(done)
             results.append(result)
     except BaseException:
         _interrupted(store, batches, calls[len(results):], plans[len(results):],
                      members[len(results):])
         raise
     try:
-        for turn, batch, done in batches:
-            store.complete_turn(turn, batch, done)
+        for turn, batch, finished in batches:
+            store.complete_turn(turn, batch, finished)
     finally:
         for _, batch, _ in batches:
             end_owner(batch.owner)
@@ -110,15 +100,18 @@ def _replay(toolbox: Toolbox, call: ToolCall, plan: Plan, stored: StoreClaim,
     return limited(toolbox, new_result(call, *result), plan[1])
 
 
-def _run(toolbox: Toolbox, call: ToolCall, plan: Plan) -> ToolResult:
+def _run(toolbox: Toolbox, call: ToolCall, plan: Plan) -> tuple[ToolResult, Done]:
+    """Run the call's handler: its result, and the same as the store keeps it."""
     tool, dialect, kwargs, sure, _ = plan
     try:
         value = tool.handler(**kwargs)
     except Exception as exc:
-        return failed(toolbox, call, exc, dialect)
-    if type(value) is str and len(value) <= sure:  # the common case, decided here
-        return new_result(call, True, value, None)
-    return shaped(toolbox, call, value, dialect)
+        result = failed(toolbox, call, exc, dialect)
+    else:
+        if type(value) is str and len(value) <= sure:  # the common case, decided here
+            return new_result(call, True, value, None), (True, value, None)
+        result = shaped(toolbox, call, value, dialect)
+    return result, (result.success, result.output, result.error)
 
 
 def _plans(toolbox: Toolbox, calls: Sequence[ToolCall], dialects: Dialects, in_loop: bool
