@@ -83,7 +83,7 @@ def answer_inline(toolbox: Toolbox, store: MemoryStore | None, calls: Sequence[T
         raise
     try:
         for turn, batch, finished in batches:
-            store.complete_turn(turn, batch, finished)
+            store._complete_turn(turn, batch, finished)
     finally:
         for _, batch, _ in batches:
             end_owner(batch.owner)
@@ -196,7 +196,7 @@ def _claim(store: MemoryStore, calls: Sequence[ToolCall], plans: Sequence[Plan |
     found: list[StoreClaim | None] = [None] * len(calls)
     batches: list[Claimed] = []
     for key, (indexes, ids, contents) in groups.items():
-        batch, stored = store.claim_turn(key, ids, contents)
+        batch, stored = store._claim_turn(key, ids, contents)
         finished: list[Done] = []
         batches.append((key, batch, finished))
         for i, there in zip(indexes, stored, strict=True):
@@ -229,7 +229,7 @@ def _interrupted(store: MemoryStore, batches: list[Claimed], calls: Sequence[Too
     try:
         owners: dict[int, tuple[Turn, Batch]] = {}
         for turn, batch, finished in batches:
-            store.complete_turn(turn, batch, finished)
+            store._complete_turn(turn, batch, finished)
             owners[id(finished)] = (turn, batch)
         for index, (call, plan, member) in enumerate(zip(calls, plans, members, strict=True)):
             if member is None or plan is None or (index == 0 and plan[0].side_effects):

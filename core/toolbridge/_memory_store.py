@@ -138,7 +138,7 @@ class MemoryStore(ResultStore):
         return f"<MemoryStore entries={len(self)}>"
 
     # ---------------------------------------------------------------- the runtime's batch path
-    def claim_turn(self, turn: Turn, ids: Sequence[str], contents: Sequence[Any]
+    def _claim_turn(self, turn: Turn, ids: Sequence[str], contents: Sequence[Any]
                    ) -> tuple[Batch, list[StoreClaim | None]]:
         """Claim the calls ``ids`` of one turn (unique) under one lock, as one `Batch`; per
         call ``None`` when the claim is ours, else what is stored for it (as `claim` says).
@@ -171,7 +171,7 @@ class MemoryStore(ResultStore):
             self._grown(len(batch.ids))
         return batch, found
 
-    def complete_turn(self, turn: Turn, batch: Batch,
+    def _complete_turn(self, turn: Turn, batch: Batch,
                       results: Sequence[tuple[bool, Any, str | None]]) -> None:
         """Store the ``(success, output, error)`` of the first ``len(results)`` members of
         ``batch``, in claim order (the rest never completed)."""

@@ -173,19 +173,19 @@ def test_calls_the_path_cannot_take_still_get_their_answer() -> None:
 def test_a_batch_member_is_an_ordinary_entry_to_every_store_method() -> None:
     store = MemoryStore()
     calls = [call("1", "echo", {"text": "a"}), call("2", "echo", {"text": "b"})]
-    batch, found = store.claim_turn(("d", "s", "t"), ["1", "2"], [content_of(c) for c in calls])
+    batch, found = store._claim_turn(("d", "s", "t"), ["1", "2"], [content_of(c) for c in calls])
     assert found == [None, None] and len(store) == 2
     running = store.get(key("1"))
     assert running is not None and running.state == "running"
     assert running.fingerprint == 'echo\0{"text":"a"}'
     assert store.take_over(key("1"), "someone else") is None  # not the owner
-    store.complete_turn(("d", "s", "t"), batch, [(True, "A", None)])  # the second never ran
+    store._complete_turn(("d", "s", "t"), batch, [(True, "A", None)])  # the second never ran
     done, pending = store.get(key("1")), store.get(key("2"))
     assert done is not None and done.state == "completed" and done.result == (True, "A", None)
     assert pending is not None and pending.state == "running"
     store.release(key("2"), batch.owner)
     assert store.get(key("2")) is None and len(store) == 1
-    again, found = store.claim_turn(("d", "s", "t"), ["1", "2"],
+    again, found = store._claim_turn(("d", "s", "t"), ["1", "2"],
                                     [content_of(c) for c in calls])
     assert found[0] is not None and found[0].state == "completed" and found[1] is None
     assert store.complete(key("2"), again.owner, StoredResult(False, None, "no"))
@@ -195,10 +195,10 @@ def test_a_batch_member_is_an_ordinary_entry_to_every_store_method() -> None:
 
 def test_eviction_drops_completed_batches_first_and_keeps_calls_in_flight() -> None:
     store = MemoryStore(max_entries=4)
-    store.claim_turn(("d", "s", "held"), ["x"], [("echo", {})])
+    store._claim_turn(("d", "s", "held"), ["x"], [("echo", {})])
     for turn in range(5):
-        batch, _ = store.claim_turn(("d", "s", str(turn)), ["1", "2"], [("echo", {})] * 2)
-        store.complete_turn(("d", "s", str(turn)), batch, [(True, turn, None)] * 2)
+        batch, _ = store._claim_turn(("d", "s", str(turn)), ["1", "2"], [("echo", {})] * 2)
+        store._complete_turn(("d", "s", str(turn)), batch, [(True, turn, None)] * 2)
     assert len(store) <= 4
     assert store.get(StoreKey("d", "s", "held", "x")) is not None  # in flight: never dropped
     newest = store.get(StoreKey("d", "s", "4", "2"))
