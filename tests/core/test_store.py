@@ -320,3 +320,40 @@ def test_two_workers_never_both_run_one_call(tmp_path: Path) -> None:
     answers = [answer_of(w) for w in workers]
     assert answers == [{"id": "call-1", "ok": True, "value": "charged 5"}] * 3
     assert runs.read_text() == "ran\n"
+
+
+class _LockedAtFirst:
+    """A connection whose first ``busy`` write transactions fail as SQLite's BUSY does when it
+    does not wait (the busy timeout covers the usual case; the store retries the rest)."""
+
+    def __init__(self, conn: Any, busy: int) -> None:
+        self.conn, self.busy, self.begins = conn, busy, 0
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "BEGIN IMMEDIATE":
+            self.begins += 1
+            if self.begins <= self.busy:
+                import sqlite3
+
+                raise sqlite3.OperationalError("database is locked")
+        return self.conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+@pytest.mark.parametrize(("busy", "succeeds"), [(3, True), (10_000, False)])
+def test_sqlite_retries_a_busy_write_until_its_timeout(tmp_path: Path, busy: int,
+                                                      succeeds: bool) -> None:
+    store = SqliteStore(tmp_path / "r.db", timeout=0.3)
+    locked = _LockedAtFirst(store._connection(), busy)
+    store._connection = lambda: locked  # type: ignore[method-assign, assignment, return-value]
+    started = time.monotonic()
+    if succeeds:
+        assert store.claim(KEY, "fp", "t").state == "claimed"
+        assert locked.begins == 4
+    else:
+        with pytest.raises(Exception, match="locked"):
+            store.claim(KEY, "fp", "t")
+        assert locked.begins > 3 and 0.2 < time.monotonic() - started < 2
+    store.close()
