@@ -35,6 +35,9 @@ class Toolbox:
     ``store`` keeps each call's state and result (a `ResultStore`, or a URL: ``memory://``, the
     default, or ``sqlite:///results.db``; ``None`` stores nothing); ``oversize`` is the
     `SizePolicy` for results over the dialect's limit.
+
+    `close` (or leaving a ``with Toolbox(...) as toolbox:`` block) closes a store the toolbox
+    opened from a URL; a `ResultStore` passed in stays open, its owner closes it.
     """
 
     def __init__(
@@ -55,6 +58,7 @@ class Toolbox:
         self.timeout = timeout
         self.error_formatter = error_formatter
         self.store: ResultStore | None = None if store is None else open_store(store)
+        self._owns_store = isinstance(store, str)
         self.oversize: SizePolicy = oversize
         self._tools: dict[str, RegisteredTool] = {}
 
@@ -150,6 +154,18 @@ class Toolbox:
 
     def __repr__(self) -> str:
         return f"<Toolbox tools={list(self._tools)}>"
+
+    # ------------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        """Close the result store if this toolbox opened it from a URL (idempotent)."""
+        if self._owns_store and self.store is not None:
+            self.store.close()
+
+    def __enter__(self) -> Toolbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ dialects
     def render(self, dialect: str | Dialect, *, policy: LossPolicy = "describe") -> RenderedTools:

@@ -357,3 +357,21 @@ def test_sqlite_retries_a_busy_write_until_its_timeout(tmp_path: Path, busy: int
             store.claim(KEY, "fp", "t")
         assert locked.begins > 3 and 0.2 < time.monotonic() - started < 2
     store.close()
+
+
+def test_a_toolbox_closes_the_store_it_opened_and_only_that(tmp_path: Path) -> None:
+    call = ToolCall(id="c", name="echo", dialect="d", conversation="s")
+    with Toolbox(store=f"sqlite:///{tmp_path / 'opened.db'}") as box:
+        box.add(toolbridge.ToolDefinition(name="echo"), lambda: "hi")
+        assert box.execute([call])[0].output == "hi"
+        opened = box.store
+        assert isinstance(opened, SqliteStore) and opened._conn is not None
+    assert opened._conn is None  # closed on leaving the block
+    box.close()  # again: nothing to do
+    given = SqliteStore(tmp_path / "given.db")
+    other = Toolbox(store=given)
+    other.add(toolbridge.ToolDefinition(name="echo"), lambda: "hi")
+    other.execute([call])
+    other.close()
+    assert given._conn is not None  # its owner closes it
+    given.close()
