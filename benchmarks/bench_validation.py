@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jsonschema
 from _common import best_of, validation_cases
 
-from toolbridge._tools import schema_validator
 from toolbridge.errors import ArgumentError
+from toolbridge.tools import schema_validator
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:

@@ -18,7 +18,7 @@ def echo_dialect() -> Iterator[str]:
     import toolbridge_echo
 
     import toolbridge
-    from toolbridge.registry import _PLUGINS
+    from toolbridge.plugin._manager import _PLUGINS
 
     toolbridge.register_plugin(toolbridge_echo, "echo")
     try:

@@ -7,7 +7,7 @@ import sys
 
 from openai import OpenAI
 
-from toolbridge._demo import DEMO_SCRIPT
+from toolbridge.cli._demo import DEMO_SCRIPT
 from toolbridge.examples import toolbox
 from toolbridge.testing import emulator
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbridge.registry import _PLUGINS
+from toolbridge.plugin._manager import _PLUGINS
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._output import output_text
-from .context import ToolContext
-from .dialect import Dialect, DialectLimits, PendingCalls, RenderedTools
 from .errors import (
     ArgumentError,
     BackendError,
@@ -19,7 +16,6 @@ from .errors import (
     UsageError,
     WireFormatError,
 )
-from .hookspecs import hookimpl
 from .model import (
     Content,
     Correlation,
@@ -30,8 +26,21 @@ from .model import (
     ToolDefinition,
     ToolResult,
 )
-from .registry import DialectRegistry, dialects, get_dialect, plugin_manager, register_plugin
+from .plugin import (
+    Dialect,
+    DialectLimits,
+    DialectRegistry,
+    PendingCalls,
+    RenderedTools,
+    dialects,
+    get_dialect,
+    hookimpl,
+    plugin_manager,
+    register_plugin,
+)
+from .runtime import output_text
 from .toolbox import Toolbox
+from .tools import ToolContext
 
 __all__ = [
     "ArgumentError",
@@ -109,23 +118,23 @@ __version__ = "0.1.0"
 
 # Names whose modules pull in heavier libraries load on first access.
 _LAZY: dict[str, str] = {
-    "SSEDecoder": "._sse",
-    "Transcript": ".transcript",
-    "TranscriptEntry": ".transcript",
-    "SchemaLoss": "._schema",
-    "Conversion": "._schema",
-    "convert_schema": "._schema",
-    "to_json_schema": "._schema",
-    "normalize_schema": "._schema",
-    "compile_decoder": "._schema",
-    "decode_arguments": "._schema",
-    "tools_from_openapi": "._schema",
-    "build_http_request": "._schema",
-    "RetryPolicy": "._http",
-    "Secret": "._http",
-    "send_with_retries": "._http",
-    "asend_with_retries": "._http",
-    "raise_for_backend": "._http",
+    "SSEDecoder": ".http",
+    "Transcript": ".serve",
+    "TranscriptEntry": ".serve",
+    "SchemaLoss": ".schema",
+    "Conversion": ".schema",
+    "convert_schema": ".schema",
+    "to_json_schema": ".schema",
+    "normalize_schema": ".schema",
+    "compile_decoder": ".schema",
+    "decode_arguments": ".schema",
+    "tools_from_openapi": ".schema",
+    "build_http_request": ".schema",
+    "RetryPolicy": ".http",
+    "Secret": ".http",
+    "send_with_retries": ".http",
+    "asend_with_retries": ".http",
+    "raise_for_backend": ".http",
     "Emulator": ".emulation",
     "Script": ".emulation",
     "ScriptCall": ".emulation",
@@ -143,33 +152,12 @@ _LAZY: dict[str, str] = {
     "StoreKey": ".store",
     "StoredResult": ".store",
     "open_store": ".store",
-    "PostgresStore": "._store_postgres",
-    "Oversize": "._limits",
-    "SizePolicy": "._limits",
+    "PostgresStore": ".store",
+    "Oversize": ".runtime",
+    "SizePolicy": ".runtime",
 }
 
 if TYPE_CHECKING:
-    from ._http import (
-        RetryPolicy,
-        Secret,
-        asend_with_retries,
-        raise_for_backend,
-        send_with_retries,
-    )
-    from ._limits import Oversize, SizePolicy
-    from ._schema import (
-        Conversion,
-        SchemaLoss,
-        build_http_request,
-        compile_decoder,
-        convert_schema,
-        decode_arguments,
-        normalize_schema,
-        to_json_schema,
-        tools_from_openapi,
-    )
-    from ._sse import SSEDecoder
-    from ._store_postgres import PostgresStore
     from .emulation import (
         Emulator,
         Faults,
@@ -182,8 +170,30 @@ if TYPE_CHECKING:
         StreamDropped,
         sse_frames,
     )
+    from .http import (
+        RetryPolicy,
+        Secret,
+        SSEDecoder,
+        asend_with_retries,
+        raise_for_backend,
+        send_with_retries,
+    )
+    from .runtime import Oversize, SizePolicy
+    from .schema import (
+        Conversion,
+        SchemaLoss,
+        build_http_request,
+        compile_decoder,
+        convert_schema,
+        decode_arguments,
+        normalize_schema,
+        to_json_schema,
+        tools_from_openapi,
+    )
+    from .serve import Transcript, TranscriptEntry
     from .store import (
         MemoryStore,
+        PostgresStore,
         ResultStore,
         SqliteStore,
         StoreClaim,
@@ -191,7 +201,6 @@ if TYPE_CHECKING:
         StoreKey,
         open_store,
     )
-    from .transcript import Transcript, TranscriptEntry
 
 
 def __getattr__(name: str) -> Any:

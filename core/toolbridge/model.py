@@ -274,7 +274,7 @@ def _definition_from_model(
     model: type[BaseModel], *, name: str | None = None, description: str | None = None,
     **options: Any,
 ) -> ToolDefinition:
-    from ._signature import schema_of_model
+    from .tools._signature import schema_of_model
 
     schema = schema_of_model(model)
     doc = description if description is not None else (model.__doc__ or "").strip()

@@ -7,10 +7,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .dialect import Dialect
 from .errors import WireFormatError
 from .model import ToolDefinition, ToolResult
-from .registry import get_dialect
+from .plugin import Dialect, get_dialect
 
 __all__ = ["check_dialect", "emulator"]
 

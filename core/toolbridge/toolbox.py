@@ -7,17 +7,14 @@ import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from ._limits import SizePolicy
-from ._output import default_error_formatter
-from ._payload import to_data
-from ._signature import inspect_function
-from ._tools import RegisteredTool
-from .dialect import Dialect, LossPolicy, RenderedTools
 from .errors import ToolDefinitionError, UsageError
 from .model import ToolCall, ToolDefinition, ToolResult
-from .registry import get_dialect
-from .runtime import execute_calls, execute_calls_sync
+from .plugin import Dialect, LossPolicy, RenderedTools, get_dialect
+from .runtime import SizePolicy, execute_calls, execute_calls_sync
+from .runtime._output import default_error_formatter
+from .runtime._payload import to_data
 from .store import ResultStore, open_store
+from .tools import RegisteredTool, inspect_function
 
 __all__ = ["Toolbox"]
 

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 import toolbridge
 from toolbridge import Correlation, ToolCall, ToolResult
 from toolbridge.model import new_result
-from toolbridge.runtime import fingerprint
 from toolbridge.store import MemoryStore, StoredResult, StoreKey, new_owner
+from toolbridge.store._base import fingerprint
 
 
 class Ids(Correlation):

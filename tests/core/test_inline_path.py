@@ -1,4 +1,4 @@
-"""The inline batch path (`toolbridge._inline`) keeps the general path's answers and store rules."""
+"""The inline batch path (`runtime._inline`) keeps the general path's answers and store rules."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from pydantic import Field
 
 import toolbridge
 from toolbridge import MemoryStore, StoredResult, StoreKey, ToolCall, WireFormatError
-from toolbridge._memory_store import content_of
 from toolbridge.store import end_owner
+from toolbridge.store._memory import content_of
 
 
 def call(id: str, name: str, arguments: dict[str, Any], turn: str = "t") -> ToolCall:

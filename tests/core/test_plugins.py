@@ -17,9 +17,9 @@ from toolbridge import (
     Toolbox,
     UnknownDialectError,
     hookimpl,
-    hookspecs,
 )
-from toolbridge.registry import _PLUGINS
+from toolbridge.plugin import hookspecs
+from toolbridge.plugin._manager import _PLUGINS
 
 PLUGINS = Path(__file__).parent.parent / "plugins"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from toolbridge._tools import schema_validator
 from toolbridge.errors import ArgumentError
+from toolbridge.tools import schema_validator
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))

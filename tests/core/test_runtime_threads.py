@@ -106,9 +106,9 @@ class Flaky(Forgetful):
 
 @pytest.fixture
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolbridge._replay
+    import toolbridge.runtime._replay
 
-    monkeypatch.setattr(toolbridge._replay, "COMPLETE_RETRY_PAUSES", (0.001, 0.001))
+    monkeypatch.setattr(toolbridge.runtime._replay, "COMPLETE_RETRY_PAUSES", (0.001, 0.001))
 
 
 def test_a_failed_complete_is_retried(quick_retries: None) -> None:
@@ -135,7 +135,7 @@ def test_a_complete_that_keeps_failing_is_logged_and_the_result_still_sent(
 def test_timed_out_sync_handlers_are_reported_and_the_pool_is_configurable(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import toolbridge._tools as tools
+    import toolbridge.runtime._threads as tools
 
     pool = tools.ThreadPool("toolbridge-test")
     monkeypatch.setattr(tools, "HANDLERS", pool)
@@ -168,7 +168,7 @@ def test_timed_out_sync_handlers_are_reported_and_the_pool_is_configurable(
 
 
 def test_the_handler_pool_is_at_least_max_concurrency(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolbridge._tools as tools
+    import toolbridge.runtime._threads as tools
 
     pool = tools.ThreadPool("toolbridge-test")
     monkeypatch.setattr(tools, "HANDLERS", pool)

@@ -31,7 +31,7 @@ from toolbridge import (
     hookimpl,
     open_store,
 )
-from toolbridge.registry import _PLUGINS
+from toolbridge.plugin._manager import _PLUGINS
 
 WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")

@@ -152,7 +152,7 @@ def test_a_started_call_is_running_while_its_lock_is_held(
                "%s, %s)", (*KEY, owner, time.time()))
     found = store.get(KEY)
     assert found is not None and found.state == "abandoned" and found.owner == owner
-    from toolbridge._store_postgres import _lock_id
+    from toolbridge.store._postgres import _lock_id
 
     with psycopg.connect(pg_url, autocommit=True) as other:  # the worker elsewhere, alive
         other.execute("SELECT pg_advisory_lock(%s)", (_lock_id(store.table, *KEY),))

@@ -41,7 +41,7 @@ def parse_fault_options(options: Iterable[str]) -> Faults:
     """Faults from ``name=value`` strings (values are JSON, else plain strings)."""
     from pydantic import ValidationError
 
-    from .._options import parse_key_values
+    from ..cli._options import parse_key_values
     from ..errors import UsageError
 
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import toolbridge
-from toolbridge._demo import DEMO_MESSAGES, DEMO_SCRIPT
+from toolbridge.cli._demo import DEMO_MESSAGES, DEMO_SCRIPT
 from toolbridge.examples import toolbox
 from toolbridge.testing import emulator
 

@@ -9,7 +9,7 @@ import pytest
 
 import toolbridge
 from toolbridge import ToolDefinition, UsageError, WireFormatError
-from toolbridge._demo import DEMO_MESSAGES, DEMO_SCRIPT
+from toolbridge.cli._demo import DEMO_MESSAGES, DEMO_SCRIPT
 from toolbridge.testing import emulator
 
 ASSISTANTS = toolbridge.get_dialect("openai-assistants")

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from typing import Any
 
-import toolbridge._schema as schema_pkg
-from toolbridge._schema import SchemaTransformer
+import toolbridge.schema as schema_pkg
+from toolbridge.schema import SchemaTransformer
 
 PUBLIC = {"Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
           "SchemaTarget", "SchemaTransformer", "build_http_request", "compile_decoder",
@@ -21,7 +21,7 @@ def test_exported_names():
 
 
 def test_import_stays_light():
-    code = ("import sys, toolbridge._schema; "
+    code = ("import sys, toolbridge.schema; "
             "heavy = [m for m in sys.modules if m.split('.')[0] in "
             "('jsonschema', 'jsonschema_rs', 'openapi_pydantic', 'google', 'openai', 'yaml')]; "
             "print(heavy); assert not heavy")

@@ -7,8 +7,8 @@ import re
 import pytest
 from schema_checks import check_ces, check_openai_strict, check_openapi30
 
-from toolbridge._schema import Conversion, SchemaLoss, convert_schema
 from toolbridge.errors import SchemaConversionError, UsageError
+from toolbridge.schema import Conversion, SchemaLoss, convert_schema
 
 
 def obj(**props):

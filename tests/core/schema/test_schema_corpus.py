@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from schema_checks import CHECKS
 
-from toolbridge._schema import convert_schema
 from toolbridge.errors import SchemaConversionError
+from toolbridge.schema import convert_schema
 
 CORPUS = [json.loads(line) for line in
           (Path(__file__).parent / "corpus" / "corpus.jsonl").read_text().splitlines()]

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from pydantic import BaseModel, Field
 
-from toolbridge._schema import compile_decoder, decode_arguments, normalize_schema
-from toolbridge._schema.ces import ces_enum_value
 from toolbridge.errors import ArgumentError
+from toolbridge.schema import compile_decoder, decode_arguments, normalize_schema
+from toolbridge.schema._ces import ces_enum_value
 
 
 class Item(BaseModel):

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from toolbridge._schema import (
+from toolbridge.errors import ArgumentError, UsageError
+from toolbridge.schema import (
     HttpRequestSpec,
     build_http_request,
     convert_schema,
     to_json_schema,
     tools_from_openapi,
 )
-from toolbridge.errors import ArgumentError, UsageError
 
 SAMPLES = Path(__file__).resolve().parents[2] / "adapters" / "google_ces" / "payloads"
 

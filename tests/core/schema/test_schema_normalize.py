@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from toolbridge._schema import convert_schema, normalize_schema
 from toolbridge.errors import SchemaConversionError
+from toolbridge.schema import convert_schema, normalize_schema
 
 TARGETS = ("openai-strict", "openapi-3.0", "ces")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from toolbridge._schema import convert_schema
-from toolbridge._schema.rules import RULES, TARGETS, kind_of
-from toolbridge._schema.rules_doc import render
+from toolbridge.schema import convert_schema
+from toolbridge.schema._rules import RULES, TARGETS, kind_of
+from toolbridge.schema._rules_doc import render
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "schemas.md"
 
@@ -111,4 +111,4 @@ def test_unknown_keywords():
 
 def test_docs_match_rule_table():
     assert DOC.read_text() == render(), (
-        "docs/schemas.md is stale: run `python -m toolbridge._schema.rules_doc`")
+        "docs/schemas.md is stale: run `python -m toolbridge.schema._rules_doc`")

@@ -1,0 +1,192 @@
+"""Shared HTTP plumbing for adapter clients: secrets, bounded retries honouring Retry-After."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BackendError
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["RetryPolicy", "Secret", "asend_with_retries", "raise_for_backend", "send_with_retries"]
+
+log = logging.getLogger("toolbridge.http")
+
+
+class Secret:
+    """A credential that never shows itself in reprs, logs or exceptions."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get(self) -> str:
+        """The secret value, for building a request header and nothing else."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Secret cannot be pickled")
+
+    def __copy__(self) -> Secret:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Secret:
+        return self
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When and how long to retry: transport errors and ``retry_statuses``, bounded."""
+
+    max_attempts: int = 4
+    """Attempts in all, the first included."""
+    backoff: float = 0.2
+    """First delay in seconds, doubled each attempt (with jitter) when no Retry-After is given."""
+    max_delay: float = 10.0
+    """Longest single wait, Retry-After included."""
+    retry_statuses: frozenset[int] = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+    def delay(self, attempt: int, response: httpx.Response | None) -> float:
+        """Seconds to wait before attempt ``attempt + 1``."""
+        if response is not None:
+            hinted = _retry_after(response)
+            if hinted is not None:
+                return min(hinted, self.max_delay)
+        base = self.backoff * (2 ** (attempt - 1))
+        return float(min(base * (0.75 + random.random() / 2), self.max_delay))
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds the server asked us to wait, or ``None`` when it said nothing usable."""
+    ms = _finite(response.headers.get("retry-after-ms"))
+    if ms is not None:
+        return max(ms / 1000, 0.0)
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    seconds = _finite(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # neither seconds nor an HTTP date: ignore it, use our own backoff
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _finite(text: str | None) -> float | None:
+    try:
+        value = float(text) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+Retryable = Callable[["httpx.Response"], bool]
+
+
+def _should_retry(policy: RetryPolicy, response: httpx.Response, extra: Retryable | None) -> bool:
+    return response.status_code in policy.retry_statuses or bool(extra and extra(response))
+
+
+def send_with_retries(
+    client: httpx.Client, request: httpx.Request, policy: RetryPolicy = RetryPolicy(),
+    *, retry_if: Retryable | None = None, idempotent: bool = True,
+) -> httpx.Response:
+    """Send ``request``, retrying transport errors and retryable answers; the last answer wins.
+
+    ``idempotent=False`` (a request that must not run twice, e.g. a new user turn) retries only
+    errors raised before the request left (connect errors and timeouts): after a read error or
+    a dropped connection the server may have acted on it, so that raises at once.
+    """
+    import httpx
+
+    attempt = 1
+    while True:
+        try:
+            response = client.send(request)
+        except httpx.TransportError as exc:
+            _give_up_unless_retryable(request, exc, attempt, policy, idempotent)
+            response = None
+        if response is not None and not (
+            attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
+        ):
+            return response
+        wait = policy.delay(attempt, response)
+        log.info("retrying %s %s in %.2fs (attempt %d)", request.method, request.url.path,
+                 wait, attempt + 1)
+        time.sleep(wait)
+        attempt += 1
+
+
+async def asend_with_retries(
+    client: httpx.AsyncClient, request: httpx.Request, policy: RetryPolicy = RetryPolicy(),
+    *, retry_if: Retryable | None = None, idempotent: bool = True,
+) -> httpx.Response:
+    """Async form of `send_with_retries`."""
+    import httpx
+
+    attempt = 1
+    while True:
+        try:
+            response = await client.send(request)
+        except httpx.TransportError as exc:
+            _give_up_unless_retryable(request, exc, attempt, policy, idempotent)
+            response = None
+        if response is not None and not (
+            attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
+        ):
+            return response
+        wait = policy.delay(attempt, response)
+        log.info("retrying %s %s in %.2fs (attempt %d)", request.method, request.url.path,
+                 wait, attempt + 1)
+        await asyncio.sleep(wait)
+        attempt += 1
+
+
+def _give_up_unless_retryable(request: httpx.Request, exc: Exception, attempt: int,
+                              policy: RetryPolicy, idempotent: bool) -> None:
+    import httpx
+
+    sent = not isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
+    if sent and not idempotent:
+        raise BackendError(f"{request.method} {request.url.path}: {exc!r}; not retried: the "
+                           "server may have acted on it") from None
+    if attempt >= policy.max_attempts:
+        raise BackendError(f"{request.method} {request.url.path}: {exc!r}") from None
+
+
+def raise_for_backend(response: httpx.Response, what: str) -> None:
+    """Raise `BackendError` (status and decoded body, never headers) for an error answer."""
+    if response.is_success:
+        return
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = response.text[:2000]
+    message = body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        message = body["error"].get("message", body)
+    raise BackendError(f"{what}: HTTP {response.status_code}: {message}",
+                       status=response.status_code, body=body)

@@ -1,0 +1,27 @@
+"""What a dialect author imports: the `Dialect` base class, the registry, and the hooks.
+
+A dialect plugin subclasses `Dialect`, registers an instance from its
+`toolbridge_register_dialects` hook (marked with `hookimpl`) and is found through the
+``toolbridge`` entry-point group, or registered at run time with `register_plugin`. Every hook
+is declared in `toolbridge.plugin.hookspecs`.
+"""
+
+from ._dialect import Dialect, DialectLimits, LossPolicy, PendingCalls, RenderedTools
+from ._manager import dialects, get_dialect, plugin_manager, register_plugin
+from ._registry import DialectRegistry
+from .hookspecs import hookimpl, hookspec
+
+__all__ = [
+    "Dialect",
+    "DialectLimits",
+    "DialectRegistry",
+    "LossPolicy",
+    "PendingCalls",
+    "RenderedTools",
+    "dialects",
+    "get_dialect",
+    "hookimpl",
+    "hookspec",
+    "plugin_manager",
+    "register_plugin",
+]

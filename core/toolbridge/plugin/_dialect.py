@@ -1,0 +1,158 @@
+"""The `Dialect` interface: the three translations every backend dialect provides."""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
+
+__all__ = ["Dialect", "DialectLimits", "LossPolicy", "PendingCalls", "RenderedTools"]
+
+LossPolicy = Literal["allow", "describe", "error"]
+
+
+@dataclass(frozen=True)
+class DialectLimits:
+    """What a dialect's backend accepts; the runtime enforces these before writing results."""
+
+    max_result_bytes: int | None = None
+    """Largest result, in UTF-8 bytes of its wire text."""
+    max_result_chars: int | None = None
+    """Largest result, in characters of its wire text."""
+    max_tools_bytes: int | None = None
+    """Largest tool list, in bytes of compact JSON."""
+    max_tools: int | None = None
+    """Most tools one agent or assistant may hold."""
+    name_pattern: re.Pattern[str] = NAME_PATTERN
+    """Tool names the backend accepts."""
+    content_parts: bool = False
+    """Whether results may be content arrays (text and images) instead of text."""
+
+
+@dataclass(frozen=True)
+class PendingCalls:
+    """What a backend payload asks of us."""
+
+    calls: tuple[ToolCall, ...]
+    """Function calls to answer."""
+    unhandled: tuple[Mapping[str, Any], ...] = ()
+    """Other required actions (approvals, reconnections) left to the caller, never dropped."""
+
+
+@dataclass(frozen=True)
+class RenderedTools:
+    """Tool definitions in a dialect's wire form, with what the schema conversion lost."""
+
+    definitions: list[dict[str, Any]]
+    losses: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """Per tool name, the `SchemaLoss` entries of its conversion (empty when lossless)."""
+
+    @classmethod
+    def each(
+        cls, tools: Sequence[ToolDefinition],
+        render: Callable[[ToolDefinition], tuple[dict[str, Any], tuple[Any, ...]]],
+    ) -> RenderedTools:
+        """Render every tool with ``render`` (its wire form and its losses); gather the report."""
+        definitions: list[dict[str, Any]] = []
+        losses: dict[str, tuple[Any, ...]] = {}
+        for tool in tools:
+            definition, lost = render(tool)
+            definitions.append(definition)
+            if lost:
+                losses[tool.name] = lost
+        return cls(definitions, losses)
+
+
+class Dialect(abc.ABC):
+    """One backend's dialect of function calling.
+
+    Subclass it, set `name` and `limits`, implement the three translations, and register an
+    instance from the `toolbridge_register_dialects` hook. Translations are pure: payloads in,
+    payloads out, no I/O. Payloads reach `read_calls` already decoded to JSON-compatible data.
+    """
+
+    name: ClassVar[str]
+    """Stable id used by `toolbridge.get_dialect` and in every error message."""
+    limits: ClassVar[DialectLimits] = DialectLimits()
+
+    @abc.abstractmethod
+    def render_tools(
+        self, tools: Sequence[ToolDefinition], *, policy: LossPolicy = "describe"
+    ) -> RenderedTools:
+        """Render tool definitions as the backend expects them in its tool list."""
+
+    @abc.abstractmethod
+    def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
+        """Read the pending calls out of a backend payload; raise `WireFormatError` if malformed."""
+
+    @abc.abstractmethod
+    def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
+        """Write results as the request body that submits them, in the wire's own field names."""
+
+    def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+        """Neutral definitions from a tool list in this dialect's wire form (for import/convert).
+
+        Dialects that cannot read their own tool lists raise `UsageError`.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} cannot read tool definitions")
+
+    async def aconverse(
+        self, toolbox: Any, messages: Sequence[str], **options: Any
+    ) -> Any:
+        """Hold a conversation on this dialect's backend and return a `Transcript`.
+
+        Declares ``toolbox``'s tools, sends each user message, answers every call through the
+        toolbox, and records tools, calls, results and replies. ``options`` are the dialect's
+        own (``base_url``, credentials). Used by ``toolbridge demo``.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} has no conversation driver")
+
+    def render_tool_choice(self, choice: ToolChoice) -> Any:
+        """``choice`` in the dialect's wire shape; `UsageError` if the dialect cannot express it."""
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} has no tool_choice setting")
+
+    def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
+        """Arguments as the tool declared them, undoing the wire's encoding.
+
+        Runs before validation. The default returns ``call.arguments``; a dialect whose wire
+        changes types (CES sends every number as a double) restores them here, e.g. with
+        `toolbridge.compile_decoder`.
+        """
+        return call.arguments
+
+    async def aserve(self, toolbox: Any, **options: Any) -> Any:
+        """Run this dialect's serve loop for ``toolbox`` (used by ``toolbridge serve``).
+
+        ``options`` are the dialect's own (base URL, credentials, which session or run).
+        Dialects without a serve loop raise `UsageError`.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} has no serve loop")
+
+    def create_emulator(self, **options: Any) -> Any:
+        """This dialect's emulated backend (a `toolbridge.emulation.Emulator`).
+
+        ``options`` include ``script`` and ``faults``. Dialects without an emulator raise
+        `UsageError`.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} ships no emulator")
+
+    def conversation_of(self, payload: Mapping[str, Any]) -> str:
+        """The session or thread a payload belongs to, for logs; empty when unknown."""
+        return ""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

@@ -1,0 +1,114 @@
+"""The plugin manager: loads plugins once, lazily, and fills the dialect registry."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+import pluggy
+
+from ..errors import PluginError
+from . import hookspecs
+from ._dialect import Dialect
+from ._registry import BLOCK_ENV, DialectRegistry
+
+__all__ = ["dialects", "get_dialect", "plugin_manager", "register_plugin"]
+
+log = logging.getLogger("toolbridge.plugins")
+
+ENTRY_POINT_GROUP = "toolbridge"
+
+
+class _CorePlugin:
+    """The core's own implementations: the innermost step of every call."""
+
+    @hookspecs.hookimpl(trylast=True)
+    def toolbridge_execute_call(self, invoke: Any) -> Any:
+        return invoke()
+
+
+class _Plugins:
+    """Loads plugins once, lazily, and registers their dialects."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._pm: pluggy.PluginManager | None = None
+        self._registry: DialectRegistry | None = None
+
+    def manager(self) -> pluggy.PluginManager:
+        pm = self._pm  # loaded: no lock needed to read it (every call of `handle` comes here)
+        if pm is not None:
+            return pm
+        with self._lock:
+            if self._pm is None:
+                pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
+                pm.add_hookspecs(hookspecs)
+                pm.register(_CorePlugin(), name="toolbridge.core")
+                blocked = {b.strip() for b in os.environ.get(BLOCK_ENV, "").split(",") if b.strip()}
+                if "*" not in blocked:
+                    for name in blocked:
+                        pm.set_blocked(name)
+                    try:
+                        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+                    except Exception as exc:  # report which plugin, not a bare traceback
+                        raise PluginError(f"a toolbridge plugin failed to load: {exc!r}") from exc
+                pm.check_pending()
+                self._pm = pm
+            return self._pm
+
+    def registry(self) -> DialectRegistry:
+        registry = self._registry
+        if registry is not None:
+            return registry
+        with self._lock:
+            if self._registry is None:
+                pm = self.manager()
+                registry = DialectRegistry()
+                for impl in reversed(pm.hook.toolbridge_register_dialects.get_hookimpls()):
+                    registry._current_plugin = impl.plugin_name
+                    impl.function(registry=registry)
+                registry._current_plugin = "<direct>"
+                log.debug("dialects loaded: %s", list(registry))
+                self._registry = registry
+            return self._registry
+
+    def register(self, plugin: object, name: str | None = None) -> None:
+        """Register a plugin object at run time (tests, applications without entry points)."""
+        with self._lock:
+            self.manager().register(plugin, name=name)
+            self.manager().check_pending()
+            self._registry = None
+
+    def reset(self) -> None:
+        """Forget loaded plugins; the next lookup loads them again."""
+        with self._lock:
+            self._pm = None
+            self._registry = None
+
+
+_PLUGINS = _Plugins()
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """The process-wide pluggy manager (plugins loaded on first use)."""
+    return _PLUGINS.manager()
+
+
+def register_plugin(plugin: object, name: str | None = None) -> None:
+    """Register a plugin object directly, for applications that ship no entry point."""
+    _PLUGINS.register(plugin, name)
+
+
+def dialects() -> DialectRegistry:
+    """Every installed dialect, by name."""
+    return _PLUGINS.registry()
+
+
+def get_dialect(name: str | Dialect) -> Dialect:
+    """The installed dialect called ``name``; `UnknownDialectError` lists the installed ones."""
+    if type(name) is not str and isinstance(name, Dialect):  # str first: the ABC check is slow
+        return name
+    registry = _PLUGINS._registry
+    return (_PLUGINS.registry() if registry is None else registry)[name]

@@ -1,0 +1,75 @@
+"""Every hook a toolbridge plugin can implement.
+
+Plugins are modules or objects found through the ``toolbridge`` entry-point group (or registered
+with `toolbridge.plugin_manager().register`). Mark implementations with `toolbridge.hookimpl`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ..model import ToolCall, ToolDefinition, ToolResult
+    from ._registry import DialectRegistry
+
+__all__ = ["hookimpl", "hookspec"]
+
+hookspec = pluggy.HookspecMarker("toolbridge")
+hookimpl = pluggy.HookimplMarker("toolbridge")
+
+
+@hookspec
+def toolbridge_register_dialects(registry: DialectRegistry) -> None:
+    """Add dialects to ``registry`` with ``registry.add(MyDialect())``.
+
+    Runs once, the first time any dialect is looked up, for every installed plugin. Returns
+    nothing; adding a name that another plugin already added raises `PluginError`.
+    """
+
+
+@hookspec(firstresult=True)
+def toolbridge_execute_call(
+    call: ToolCall, tool: ToolDefinition, invoke: Callable[[], ToolResult]
+) -> ToolResult | None:
+    """Run one tool call and return its result; the first non-``None`` result wins.
+
+    Runs for every call whose tool was found and whose arguments were valid, in a worker thread
+    (so implementations may block). ``invoke()`` runs the handler with timeouts and error
+    handling and returns its `ToolResult`; the core's own implementation, which runs last, just
+    calls it. Cross-cutting work goes in wrappers::
+
+        @hookimpl(wrapper=True)
+        def toolbridge_execute_call(call, tool, invoke):
+            started = time.perf_counter()
+            result = yield                      # the result of the inner implementations
+            log.info("%s took %.3fs", call.name, time.perf_counter() - started)
+            return result                       # or a changed result (e.g. redacted)
+
+    To refuse a call (approval, policy), implement it plainly, with ``tryfirst=True``, and
+    return ``ToolResult.failed(call, "why")`` without calling ``invoke``; the handler then never
+    runs. Never raise: an exception here becomes an error result with the exception's type.
+    """
+
+
+@hookspec(firstresult=True)
+def toolbridge_reconcile_call(
+    call: ToolCall, tool: ToolDefinition, started_at: float
+) -> ToolResult | None:
+    """Answer a ``side_effects=True`` call that started but never completed; first result wins.
+
+    Runs when the result store holds the call as started by a worker that is gone (it died
+    mid-call, at ``started_at``, a Unix time), in a worker thread (implementations may block,
+    e.g. to ask the downstream system whether the effect happened). The call is never run
+    again: return the `ToolResult` to send (and store) for it, or ``None`` to leave it to the
+    next implementation. Without an answer the result is an error saying the outcome is
+    unknown and the call was not repeated::
+
+        @hookimpl
+        def toolbridge_reconcile_call(call, tool, started_at):
+            if tool.name == "send_invoice" and invoices.exists(call.id):
+                return ToolResult.ok(call, "invoice sent")
+            return None
+    """

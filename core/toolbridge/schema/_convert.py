@@ -1,0 +1,69 @@
+"""``convert_schema``: neutral JSON Schema → one target dialect, with a loss report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolbridge.errors import SchemaConversionError, UsageError
+from toolbridge.schema._ces import CesSchema
+from toolbridge.schema._normalize import normalize
+from toolbridge.schema._openai_strict import OpenAIStrictSchema
+from toolbridge.schema._openapi30 import OpenAPI30Schema, inline_recursion, validate_openapi30
+from toolbridge.schema._walk import (
+    Conversion,
+    LossPolicy,
+    SchemaTarget,
+    SchemaTransformer,
+    check_bounds,
+)
+
+__all__ = ["TRANSFORMERS", "check_valid", "convert_schema"]
+
+TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
+    "openai-strict": OpenAIStrictSchema,
+    "openapi-3.0": OpenAPI30Schema,
+    "ces": CesSchema,
+}
+
+
+def convert_schema(
+    schema: Mapping[str, Any], target: SchemaTarget, *, policy: LossPolicy = "describe"
+) -> Conversion:
+    """Convert ``schema`` (JSON Schema draft-07 or 2020-12) to ``target``.
+
+    ``policy``: ``allow`` drops what the target cannot hold, ``describe`` also writes it into
+    the node's description, ``error`` raises :class:`~toolbridge.errors.SchemaConversionError`
+    listing every loss. Hostile input (too deep, too large, dangling ``$ref``) raises
+    ``SchemaConversionError`` too.
+    """
+    transformer_cls = TRANSFORMERS.get(target)
+    if transformer_cls is None:
+        raise UsageError(f"unknown schema target {target!r}; use one of {sorted(TRANSFORMERS)}")
+    if policy not in ("allow", "describe", "error"):
+        raise UsageError(f"unknown loss policy {policy!r}; use 'allow', 'describe' or 'error'")
+    check_valid(schema)
+    norm = normalize(schema)
+    if target == "openapi-3.0":
+        norm = inline_recursion(norm)
+    transformer = transformer_cls(norm.schema, policy=policy, origins=norm.origins)
+    converted = transformer.walk()
+    transformer.check_policy()
+    if target == "openapi-3.0":
+        validate_openapi30(converted)
+    return Conversion(converted, tuple(transformer.losses))
+
+
+def check_valid(schema: Mapping[str, Any]) -> None:
+    """Refuse a schema that is not valid JSON Schema, naming where, before converting it.
+
+    Size and depth are checked first, so the metaschema check itself stays bounded.
+    """
+    import jsonschema
+
+    check_bounds(schema)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    error = jsonschema.exceptions.best_match(cls(cls.META_SCHEMA).iter_errors(schema))
+    if error is not None:
+        pointer = "/" + "/".join(str(p) for p in error.absolute_path)
+        raise SchemaConversionError(f"not a valid JSON Schema at {pointer}: {error.message}")

@@ -1,0 +1,18 @@
+"""Tool definitions from Python functions and JSON Schemas, and how a handler is called.
+
+Applications define tools with `toolbridge.Toolbox`; this module is what the toolbox and the
+runtime build on: a function's signature read into a definition, the compiled argument check,
+and the `ToolContext` a handler may ask for.
+"""
+
+from ._context import ToolContext
+from ._registered import RegisteredTool, schema_validator
+from ._signature import FunctionSignature, inspect_function
+
+__all__ = [
+    "FunctionSignature",
+    "RegisteredTool",
+    "ToolContext",
+    "inspect_function",
+    "schema_validator",
+]
