@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from toolbridge import Emulator, Faults, Script, ScriptedModel, ScriptError, sse_frames
-from toolbridge.emulation import parse_fault_options
+from toolbridge.cli._options import parse_fault_options
 
 
 class Tiny(Emulator):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import sys
@@ -11,8 +12,9 @@ from typing import Any
 
 from ..errors import ToolbridgeError, UsageError
 from ..plugin import dialects, get_dialect
+from ._options import EXIT_FAILED, EXIT_OK
 
-__all__ = ["DEMO_MESSAGES", "DEMO_SCRIPT", "run_demo"]
+__all__ = ["DEMO_MESSAGES", "DEMO_SCRIPT", "add_parsers", "run_demo"]
 
 BUILT_IN = ("openai-agents", "openai-assistants", "google-ces")
 
@@ -81,3 +83,20 @@ def _converse(name: str, real: bool, show_wire: bool, toolbox: Any, tickets: lis
     print(transcript.render(show_data=show_wire))
     print(f"  note   side-effecting create_ticket ran {len(tickets) - opened} time(s)\n")
     return True
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return EXIT_OK if run_demo(args.dialect, real=args.real, show_wire=args.show_wire) else (
+        EXIT_FAILED)
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``demo`` command to ``sub``."""
+    p = sub.add_parser("demo", help="run example tools on every built-in backend's emulator",
+                       description="Start the emulators on loopback and hold a scripted "
+                       "conversation on each backend, printing a transcript per backend.")
+    p.add_argument("--dialect", action="append", help="only this dialect (repeatable)")
+    p.add_argument("--real", action="store_true",
+                   help="use the real services, with credentials from the environment")
+    p.add_argument("--show-wire", action="store_true", help="print the wire payloads too")
+    p.set_defaults(func=cmd_demo)

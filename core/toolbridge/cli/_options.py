@@ -1,14 +1,50 @@
-"""``key=value`` options from the command line, values read as JSON when they parse."""
+"""What the commands share: exit codes, and reading their arguments.
+
+``MODULE:TOOLBOX`` specs, ``key=value`` options (values read as JSON when they parse) and the
+``--fault`` settings of an emulator.
+"""
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..toolbox import Toolbox
 
-__all__ = ["parse_key_values"]
+if TYPE_CHECKING:
+    from ..emulation import Faults
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "load_toolbox", "parse_fault_options",
+           "parse_key_values", "print_json"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def load_toolbox(spec: str) -> Toolbox:
+    """The `Toolbox` named by ``MODULE:TOOLBOX``, the module imported from the working directory."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"{spec!r} must look like MODULE:TOOLBOX, e.g. myapp.tools:toolbox")
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"cannot import {module_name!r}: {exc}") from None
+    finally:
+        sys.path.pop(0)
+    toolbox = getattr(module, attr, None)
+    if not isinstance(toolbox, Toolbox):
+        raise UsageError(f"{spec!r} is not a toolbridge.Toolbox (found {type(toolbox).__name__})")
+    return toolbox
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def parse_key_values(pairs: Iterable[str], what: str = "option") -> dict[str, Any]:
@@ -23,3 +59,16 @@ def parse_key_values(pairs: Iterable[str], what: str = "option") -> dict[str, An
         except ValueError:
             options[key.strip().replace("-", "_")] = raw
     return options
+
+
+def parse_fault_options(options: Iterable[str]) -> Faults:
+    """Faults from ``name=value`` strings (values are JSON, else plain strings)."""
+    from pydantic import ValidationError
+
+    from ..emulation import Faults
+
+    try:
+        return Faults.model_validate(parse_key_values(options, "fault option"))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"invalid fault options: {problems}") from None

@@ -5,7 +5,7 @@ dialect name. Needs the ``emulators`` extra (starlette, uvicorn) to serve.
 """
 
 from ._base import Emulator
-from ._faults import FailRule, Faults, faults_from, parse_fault_options
+from ._faults import FailRule, Faults, faults_from
 from ._journal import Journal, JournalEntry
 from ._script import Script, ScriptCall, ScriptedModel, ScriptError, ScriptTurn
 from ._server import EmulatorServer, RunningEmulator, StreamDropped, instrument, serve, sse_frames
@@ -26,7 +26,6 @@ __all__ = [
     "StreamDropped",
     "faults_from",
     "instrument",
-    "parse_fault_options",
     "serve",
     "sse_frames",
 ]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FailRule", "Faults", "parse_fault_options"]
+__all__ = ["FailRule", "Faults", "faults_from"]
 
 
 class FailRule(BaseModel):
@@ -35,20 +35,6 @@ class Faults(BaseModel):
     def extra(self, name: str, default: Any = None) -> Any:
         """A dialect-specific fault setting."""
         return (self.model_extra or {}).get(name, default)
-
-
-def parse_fault_options(options: Iterable[str]) -> Faults:
-    """Faults from ``name=value`` strings (values are JSON, else plain strings)."""
-    from pydantic import ValidationError
-
-    from ..cli._options import parse_key_values
-    from ..errors import UsageError
-
-    try:
-        return Faults.model_validate(parse_key_values(options, "fault option"))
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise UsageError(f"invalid fault options: {problems}") from None
 
 
 def faults_from(value: Faults | Mapping[str, Any] | None) -> Faults:
