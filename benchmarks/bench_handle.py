@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, SAMPLES, best_of
 
 import toolbridge
+import toolbridge.plugin
 
 SAMPLE = SAMPLES / "openai-agents-sessions.session.retrieve.response.json"
 
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(ROOT / "tests" / "plugins"))
     import toolbridge_echo
 
-    toolbridge.register_plugin(toolbridge_echo, "echo-bench")
+    toolbridge.plugin.register_plugin(toolbridge_echo, "echo-bench")
     echo_dialect = toolbridge.get_dialect("echo")
     measure("echo", echo_payload, lambda p: echo_dialect.read_calls(p), args.number,
             args.rounds)

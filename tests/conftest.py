@@ -17,10 +17,10 @@ def echo_dialect() -> Iterator[str]:
     sys.path.insert(0, str(PLUGINS))
     import toolbridge_echo
 
-    import toolbridge
+    from toolbridge.plugin import register_plugin
     from toolbridge.plugin._manager import _PLUGINS
 
-    toolbridge.register_plugin(toolbridge_echo, "echo")
+    register_plugin(toolbridge_echo, "echo")
     try:
         yield "echo"
     finally:

@@ -10,18 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolbridge import (
+from toolbridge import ToolCall, ToolDefinition, ToolResult
+from toolbridge.plugin import (
     Dialect,
     DialectLimits,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
-    ToolCall,
-    ToolDefinition,
-    ToolResult,
-    compile_decoder,
     hookimpl,
 )
+from toolbridge.schema import compile_decoder
 
 from . import translate, wire
 from .client import AsyncCesClient, CesApiError, CesClient, SyncReport, TokenProvider

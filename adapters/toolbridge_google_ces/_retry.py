@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from toolbridge import RetryPolicy
+from toolbridge.http import RetryPolicy
 
 __all__ = ["RUN_SESSION_STATUSES", "run_session_policy"]
 

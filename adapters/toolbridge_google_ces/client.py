@@ -18,12 +18,10 @@ from urllib.parse import quote
 
 import httpx
 
-from toolbridge import (
-    BackendError,
+from toolbridge import BackendError, Toolbox, UsageError
+from toolbridge.http import (
     RetryPolicy,
     Secret,
-    Toolbox,
-    UsageError,
     asend_with_retries,
     raise_for_backend,
     send_with_retries,
@@ -83,7 +81,7 @@ def _token_provider(token: str | Secret | TokenProvider | None) -> TokenProvider
         return lambda: secret
     if callable(token):
         return token
-    raise UsageError("token must be a string, a toolbridge.Secret or a callable returning one")
+    raise UsageError("token must be a string, a toolbridge.http.Secret or a callable returning one")
 
 
 @dataclass
@@ -187,7 +185,7 @@ class _Base:
 
 
 class CesClient(_Base):
-    """Blocking CES client. ``token``: a string, `toolbridge.Secret` or callable; ``None``
+    """Blocking CES client. ``token``: a string, `toolbridge.http.Secret` or callable; ``None``
     uses Google's default credentials (extra ``google-auth``)."""
 
     def __init__(self, *, base_url: str | None = None,

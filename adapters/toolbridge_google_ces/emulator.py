@@ -15,7 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from toolbridge import Emulator, Faults, Script, ScriptedModel, ScriptError, to_json_schema
+from toolbridge.emulation import Emulator, Faults, Script, ScriptedModel, ScriptError
+from toolbridge.schema import to_json_schema
 
 from . import wire
 from ._validate import (
@@ -44,7 +45,7 @@ class _Session:
 
 
 class GoogleCesEmulator(Emulator):
-    """CES ``runSession`` and tool resources, playing a `toolbridge.Script`.
+    """CES ``runSession`` and tool resources, playing a `toolbridge.emulation.Script`.
 
     A session's tools are its app's client-function tools. ``number_style`` says how Struct
     numbers (doubles) are printed: ``"proto"`` like protobuf JSON (``2``), ``"float"`` as

@@ -8,16 +8,8 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
-from toolbridge import (
-    BackendError,
-    RetryPolicy,
-    Secret,
-    Toolbox,
-    ToolCall,
-    Transcript,
-    UsageError,
-    get_dialect,
-)
+from toolbridge import BackendError, Toolbox, ToolCall, Transcript, UsageError, get_dialect
+from toolbridge.http import RetryPolicy, Secret
 
 from . import wire
 from .client import DEFAULT_RETRY, DEFAULT_TIMEOUT, AsyncCesClient, TokenProvider

@@ -19,7 +19,7 @@ __all__ = ["read_tools"]
 def read_tools(definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
     """Neutral definitions of the client-function ``Tool`` resources in ``definitions``.
 
-    Schemas become JSON Schema again (`toolbridge.to_json_schema`); ``timeout`` comes back as
+    Schemas become JSON Schema again (`toolbridge.schema.to_json_schema`); ``timeout`` comes back as
     seconds; ``executionType``, ``toolFakeConfig`` and a resource id other than the function
     name (``toolId``) go to ``vendor_extras["google-ces"]``. Other tool kinds (OpenAPI,
     search, ...) have no neutral form and are skipped.

@@ -7,17 +7,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import toolbridge
-from toolbridge import (
-    Content,
-    Correlation,
-    PendingCalls,
-    RenderedTools,
-    ToolCall,
-    ToolDefinition,
-    ToolResult,
-    WireFormatError,
-)
+from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
+from toolbridge.plugin import PendingCalls, RenderedTools
+from toolbridge.schema import convert_schema, to_json_schema
 
 from . import wire
 
@@ -69,14 +61,14 @@ def tool_resource(
 ) -> tuple[dict[str, Any], tuple[Any, ...]]:
     """One ``Tool`` resource with a ``clientFunction``, and the schema losses (parameters,
     then ``returns`` with pointers under ``/returns``)."""
-    params = toolbridge.convert_schema(tool.parameters, "ces", policy=policy)
+    params = convert_schema(tool.parameters, "ces", policy=policy)
     function: dict[str, Any] = {"name": tool.name}
     if tool.description:
         function["description"] = tool.description
     function["parameters"] = params.schema
     losses: list[Any] = list(params.losses)
     if tool.returns is not None:
-        returns = toolbridge.convert_schema(tool.returns, "ces", policy=policy)
+        returns = convert_schema(tool.returns, "ces", policy=policy)
         function["response"] = returns.schema
         losses += [dataclasses.replace(loss, pointer="/returns" + loss.pointer)
                    for loss in returns.losses]
@@ -102,13 +94,13 @@ def definition_from_tool(resource: Mapping[str, Any]) -> ToolDefinition:
         raise WireFormatError(DIALECT, "clientFunction.name", "missing; only client "
                               "function tools have a neutral form", dict(resource))
     params = function.get("parameters")
-    parameters = (toolbridge.to_json_schema(params, "ces").schema
+    parameters = (to_json_schema(params, "ces").schema
                   if isinstance(params, Mapping) else {"type": "object", "properties": {}})
     returns = function.get("response")
     return ToolDefinition(
         name=function["name"], description=str(function.get("description", "")),
         parameters=parameters,
-        returns=toolbridge.to_json_schema(returns, "ces").schema
+        returns=to_json_schema(returns, "ces").schema
         if isinstance(returns, Mapping) else None,
     )
 

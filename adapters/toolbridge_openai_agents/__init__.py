@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolbridge import (
+from toolbridge import ToolDefinition, ToolResult
+from toolbridge.plugin import (
     Dialect,
     DialectLimits,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
-    ToolDefinition,
-    ToolResult,
     hookimpl,
 )
 

@@ -11,15 +11,8 @@ from typing import Any
 
 import httpx
 
-from toolbridge import (
-    BackendError,
-    RetryPolicy,
-    Secret,
-    SSEDecoder,
-    Toolbox,
-    ToolDefinition,
-    WireFormatError,
-)
+from toolbridge import BackendError, Toolbox, ToolDefinition, WireFormatError
+from toolbridge.http import RetryPolicy, Secret, SSEDecoder
 
 from .translate import DIALECT, tools_to_wire
 from .wire import BETA_HEADER, RACE_MESSAGE
@@ -50,7 +43,7 @@ class ClientConfig:
     """Connection settings shared by `AgentsClient` and `AsyncAgentsClient`.
 
     ``api_key`` defaults to ``$OPENAI_API_KEY``; without one no ``Authorization`` header is sent
-    (fine for the emulator). It is held as a `toolbridge.Secret` and never shown.
+    (fine for the emulator). It is held as a `toolbridge.http.Secret` and never shown.
     """
 
     def __init__(

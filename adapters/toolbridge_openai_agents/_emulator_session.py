@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolbridge import Script, ScriptedModel, ScriptError
+from toolbridge.emulation import Script, ScriptedModel, ScriptError
 
 from ._emulator_checks import ApiError, unknown_call
 

@@ -15,13 +15,8 @@ from typing import Any
 
 import httpx
 
-from toolbridge import (
-    BackendError,
-    Secret,
-    asend_with_retries,
-    raise_for_backend,
-    send_with_retries,
-)
+from toolbridge import BackendError
+from toolbridge.http import Secret, asend_with_retries, raise_for_backend, send_with_retries
 
 from ._client_common import (
     ClientConfig,
@@ -106,7 +101,7 @@ def _events_of(body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[Ma
 # ============================================================================ sync
 class AgentsClient(_Requests):
     """Blocking client. Options: ``api_key``, ``base_url``, ``organization``, ``project``,
-    ``timeout``, ``retry`` (a `toolbridge.RetryPolicy`), ``race_delays``, ``headers``."""
+    ``timeout``, ``retry`` (a `toolbridge.http.RetryPolicy`), ``race_delays``, ``headers``."""
 
     _http: httpx.Client
 

@@ -19,7 +19,8 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
-from toolbridge import Secret, Toolbox, Transcript, UsageError
+from toolbridge import Toolbox, Transcript, UsageError
+from toolbridge.http import Secret
 
 from ._client_common import DEFAULT_BASE_URL
 from .client import AsyncAgentsClient, AsyncEventStream, PendingCallRaceError

@@ -16,8 +16,8 @@ from toolbridge import (
     ToolResult,
     UsageError,
     WireFormatError,
-    output_text,
 )
+from toolbridge.runtime import output_text
 
 from .wire import MAX_TOOLS_BYTES, TOOL_RESULT
 

@@ -11,16 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from toolbridge import (
+from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
+from toolbridge.plugin import (
     Dialect,
     DialectLimits,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
-    ToolCall,
-    ToolChoice,
-    ToolDefinition,
-    ToolResult,
     hookimpl,
 )
 

@@ -11,14 +11,8 @@ from typing import Any
 
 import httpx
 
-from toolbridge import (
-    BackendError,
-    RetryPolicy,
-    Secret,
-    SSEDecoder,
-    UsageError,
-    raise_for_backend,
-)
+from toolbridge import BackendError, UsageError
+from toolbridge.http import RetryPolicy, Secret, SSEDecoder, raise_for_backend
 
 from .wire import BETA_HEADER
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge import Script, ScriptCall, ScriptedModel, ScriptError
+from toolbridge.emulation import Script, ScriptCall, ScriptedModel, ScriptError
 
 from ._emulator_checks import ApiError, check_tools, missing, wrong_type
 from .wire import MAX_OUTPUT_CHARS

@@ -11,12 +11,8 @@ from typing import Any
 
 import httpx
 
-from toolbridge import (
-    BackendError,
-    UsageError,
-    asend_with_retries,
-    send_with_retries,
-)
+from toolbridge import BackendError, UsageError
+from toolbridge.http import asend_with_retries, send_with_retries
 
 from ._base import (
     _SSE,

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from toolbridge import Emulator, sse_frames
+from toolbridge.emulation import Emulator, sse_frames
 
 from ._emulator_state import ApiError, EmulatedService, Event
 from .wire import DIALECT

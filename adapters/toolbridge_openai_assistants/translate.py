@@ -6,10 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import toolbridge
 from toolbridge import (
-    PendingCalls,
-    RenderedTools,
     SchemaConversionError,
     ToolCall,
     ToolChoice,
@@ -17,8 +14,10 @@ from toolbridge import (
     ToolResult,
     UsageError,
     WireFormatError,
-    output_text,
 )
+from toolbridge.plugin import PendingCalls, RenderedTools
+from toolbridge.runtime import output_text
+from toolbridge.schema import convert_schema
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, AssistantsCorrelation, run_of
 
@@ -45,12 +44,12 @@ def render_tool(
         function["description"] = tool.description
     losses: tuple[Any, ...] = ()
     if tool.strict is True:
-        conversion = toolbridge.convert_schema(tool.parameters, "openai-strict", policy=policy)
+        conversion = convert_schema(tool.parameters, "openai-strict", policy=policy)
         function["parameters"], losses = conversion.schema, tuple(conversion.losses)
         function["strict"] = True
     elif tool.strict is None:
         try:
-            conversion = toolbridge.convert_schema(tool.parameters, "openai-strict",
+            conversion = convert_schema(tool.parameters, "openai-strict",
                                                    policy="error")
         except SchemaConversionError:
             function["parameters"] = tool.parameters  # not lossless: send it as declared

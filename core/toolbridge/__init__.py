@@ -1,4 +1,11 @@
-"""toolbridge: write a tool handler once, serve it on every function-calling backend."""
+"""toolbridge: write a tool handler once, serve it on every function-calling backend.
+
+The top level is what an application needs: `Toolbox`, the neutral model, the errors, the
+installed dialects and the result store. The rest lives in public submodules:
+`toolbridge.plugin` (writing a dialect), `toolbridge.schema`, `toolbridge.tools`,
+`toolbridge.runtime`, `toolbridge.store`, `toolbridge.http`, `toolbridge.serve`,
+`toolbridge.emulation` and `toolbridge.testing`.
+"""
 
 from __future__ import annotations
 
@@ -26,19 +33,8 @@ from .model import (
     ToolDefinition,
     ToolResult,
 )
-from .plugin import (
-    Dialect,
-    DialectLimits,
-    DialectRegistry,
-    PendingCalls,
-    RenderedTools,
-    dialects,
-    get_dialect,
-    hookimpl,
-    plugin_manager,
-    register_plugin,
-)
-from .runtime import output_text
+from .plugin import dialects, get_dialect
+from .store import ResultStore, open_store  # loaded by `Toolbox` anyway: no cost to import
 from .toolbox import Toolbox
 from .tools import ToolContext
 
@@ -46,29 +42,11 @@ __all__ = [
     "ArgumentError",
     "BackendError",
     "Content",
-    "Conversion",
     "Correlation",
-    "Dialect",
-    "DialectLimits",
-    "DialectRegistry",
-    "Emulator",
-    "Faults",
     "ImagePart",
-    "Journal",
-    "PendingCalls",
     "PluginError",
-    "RenderedTools",
-    "RetryPolicy",
-    "RunningEmulator",
+    "ResultStore",
     "SchemaConversionError",
-    "SSEDecoder",
-    "SchemaLoss",
-    "Script",
-    "ScriptCall",
-    "ScriptError",
-    "ScriptedModel",
-    "Secret",
-    "StreamDropped",
     "TextPart",
     "ToolCall",
     "ToolChoice",
@@ -80,127 +58,24 @@ __all__ = [
     "Toolbox",
     "ToolbridgeError",
     "Transcript",
-    "TranscriptEntry",
     "UnknownDialectError",
     "UsageError",
     "WireFormatError",
     "__version__",
-    "asend_with_retries",
-    "build_http_request",
-    "compile_decoder",
-    "convert_schema",
-    "decode_arguments",
     "dialects",
     "get_dialect",
-    "hookimpl",
-    "normalize_schema",
-    "output_text",
-    "plugin_manager",
-    "raise_for_backend",
-    "register_plugin",
-    "send_with_retries",
-    "sse_frames",
-    "to_json_schema",
-    "tools_from_openapi",
-    "MemoryStore",
-    "Oversize",
-    "ResultStore",
-    "SizePolicy",
-    "SqliteStore",
-    "StoreClaim",
-    "StoreKey",
-    "StoredResult",
     "open_store",
-    "PostgresStore",
 ]
 
 __version__ = "0.1.0"
 
-# Names whose modules pull in heavier libraries load on first access.
+# Names whose modules `import toolbridge` does not otherwise load come on first access.
 _LAZY: dict[str, str] = {
-    "SSEDecoder": ".http",
     "Transcript": ".serve",
-    "TranscriptEntry": ".serve",
-    "SchemaLoss": ".schema",
-    "Conversion": ".schema",
-    "convert_schema": ".schema",
-    "to_json_schema": ".schema",
-    "normalize_schema": ".schema",
-    "compile_decoder": ".schema",
-    "decode_arguments": ".schema",
-    "tools_from_openapi": ".schema",
-    "build_http_request": ".schema",
-    "RetryPolicy": ".http",
-    "Secret": ".http",
-    "send_with_retries": ".http",
-    "asend_with_retries": ".http",
-    "raise_for_backend": ".http",
-    "Emulator": ".emulation",
-    "Script": ".emulation",
-    "ScriptCall": ".emulation",
-    "ScriptError": ".emulation",
-    "ScriptedModel": ".emulation",
-    "Faults": ".emulation",
-    "Journal": ".emulation",
-    "RunningEmulator": ".emulation",
-    "StreamDropped": ".emulation",
-    "sse_frames": ".emulation",
-    "MemoryStore": ".store",
-    "ResultStore": ".store",
-    "SqliteStore": ".store",
-    "StoreClaim": ".store",
-    "StoreKey": ".store",
-    "StoredResult": ".store",
-    "open_store": ".store",
-    "PostgresStore": ".store",
-    "Oversize": ".runtime",
-    "SizePolicy": ".runtime",
 }
 
 if TYPE_CHECKING:
-    from .emulation import (
-        Emulator,
-        Faults,
-        Journal,
-        RunningEmulator,
-        Script,
-        ScriptCall,
-        ScriptedModel,
-        ScriptError,
-        StreamDropped,
-        sse_frames,
-    )
-    from .http import (
-        RetryPolicy,
-        Secret,
-        SSEDecoder,
-        asend_with_retries,
-        raise_for_backend,
-        send_with_retries,
-    )
-    from .runtime import Oversize, SizePolicy
-    from .schema import (
-        Conversion,
-        SchemaLoss,
-        build_http_request,
-        compile_decoder,
-        convert_schema,
-        decode_arguments,
-        normalize_schema,
-        to_json_schema,
-        tools_from_openapi,
-    )
-    from .serve import Transcript, TranscriptEntry
-    from .store import (
-        MemoryStore,
-        PostgresStore,
-        ResultStore,
-        SqliteStore,
-        StoreClaim,
-        StoredResult,
-        StoreKey,
-        open_store,
-    )
+    from .serve import Transcript
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 import toolbridge
-from toolbridge import MemoryStore, StoreKey, ToolCall
+from toolbridge import ToolCall
+from toolbridge.store import MemoryStore, StoreKey
 
 
 def calls(*specs: tuple[str, str, dict[str, Any]]) -> list[ToolCall]:

@@ -10,7 +10,9 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import toolbridge
-from toolbridge import Toolbox, ToolCall, ToolDefinition, ToolResult, hookimpl
+import toolbridge.plugin
+from toolbridge import Toolbox, ToolCall, ToolDefinition, ToolResult
+from toolbridge.plugin import hookimpl
 
 
 class Timing:
@@ -71,7 +73,7 @@ PAYLOAD: dict[str, Any] = {"conversation": "c", "calls": [
 
 def test_a_wrapper_times_every_call(echo_dialect: str) -> None:
     timing = Timing()
-    toolbridge.register_plugin(timing, "timing")
+    toolbridge.plugin.register_plugin(timing, "timing")
     toolbox, ran = tools()
     body = toolbox.handle(echo_dialect, PAYLOAD)
     assert [a["value"] for a in body["answers"]] == ["rested", "gone"]
@@ -82,8 +84,8 @@ def test_a_wrapper_times_every_call(echo_dialect: str) -> None:
 
 
 def test_a_plugin_refuses_a_call_and_the_handler_never_runs(echo_dialect: str) -> None:
-    toolbridge.register_plugin(Refuse(), "refuse")
-    toolbridge.register_plugin(Timing(), "timing")
+    toolbridge.plugin.register_plugin(Refuse(), "refuse")
+    toolbridge.plugin.register_plugin(Timing(), "timing")
     toolbox, ran = tools()
     body = toolbox.handle(echo_dialect, PAYLOAD)
     assert body["answers"][1] == {"id": "2", "ok": False,
@@ -94,8 +96,8 @@ def test_a_plugin_refuses_a_call_and_the_handler_never_runs(echo_dialect: str) -
 
 def test_hooks_run_on_the_loop_free_path_too(echo_dialect: str) -> None:
     timing = Timing()
-    toolbridge.register_plugin(timing, "timing")
-    toolbridge.register_plugin(Refuse(), "refuse")
+    toolbridge.plugin.register_plugin(timing, "timing")
+    toolbridge.plugin.register_plugin(Refuse(), "refuse")
     toolbox, ran = tools()
     body = toolbox.handle(echo_dialect, {"calls": [{"id": "9", "tool": "delete_everything"}]})
     assert body["answers"][0]["error"] == "refused by policy: needs human approval"
@@ -103,7 +105,7 @@ def test_hooks_run_on_the_loop_free_path_too(echo_dialect: str) -> None:
 
 
 async def test_a_failing_hook_becomes_an_error_result(echo_dialect: str) -> None:
-    toolbridge.register_plugin(Broken(), "broken")
+    toolbridge.plugin.register_plugin(Broken(), "broken")
     toolbox, ran = tools()
     body = await toolbox.ahandle(echo_dialect, PAYLOAD)
     assert [a["error"] for a in body["answers"]] == ["RuntimeError: plugin bug"] * 2
@@ -119,7 +121,7 @@ class Wrap:
 
 
 async def test_a_wrapper_does_not_cap_concurrency(echo_dialect: str) -> None:
-    toolbridge.register_plugin(Wrap(), "wrap")
+    toolbridge.plugin.register_plugin(Wrap(), "wrap")
     default_threads = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor
     count = 3 * default_threads + 1  # four rounds there: >= 0.8 s
     toolbox = Toolbox(max_concurrency=count, store=None)

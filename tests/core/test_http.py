@@ -12,9 +12,9 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from toolbridge import (
-    BackendError,
-    Emulator,
+from toolbridge import BackendError
+from toolbridge.emulation import Emulator
+from toolbridge.http import (
     RetryPolicy,
     Secret,
     asend_with_retries,
@@ -131,7 +131,7 @@ def test_non_idempotent_requests_retry_only_errors_before_sending() -> None:
 
 
 def test_sse_decoder_frames() -> None:
-    from toolbridge import SSEDecoder
+    from toolbridge.http import SSEDecoder
 
     decoder = SSEDecoder()
     lines = [": keep-alive", "event: thread.run.completed", "data: {\"a\":", "data:1}", "",

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 import toolbridge
-from toolbridge import MemoryStore, StoredResult, StoreKey, ToolCall, WireFormatError
-from toolbridge.store import end_owner
+from toolbridge import ToolCall, WireFormatError
+from toolbridge.store import MemoryStore, StoredResult, StoreKey, end_owner
 from toolbridge.store._memory import content_of
 
 

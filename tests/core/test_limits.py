@@ -8,21 +8,9 @@ from typing import Any
 
 import pytest
 
-from toolbridge import (
-    Content,
-    Dialect,
-    DialectLimits,
-    ImagePart,
-    Oversize,
-    PendingCalls,
-    RenderedTools,
-    TextPart,
-    Toolbox,
-    ToolCall,
-    ToolResult,
-    UsageError,
-    output_text,
-)
+from toolbridge import Content, ImagePart, TextPart, Toolbox, ToolCall, ToolResult, UsageError
+from toolbridge.plugin import Dialect, DialectLimits, PendingCalls, RenderedTools
+from toolbridge.runtime import Oversize, output_text
 
 
 class Limited(Dialect):

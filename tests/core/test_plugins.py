@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 import toolbridge
-from toolbridge import (
-    Dialect,
-    DialectRegistry,
-    PluginError,
-    Toolbox,
-    UnknownDialectError,
-    hookimpl,
-)
-from toolbridge.plugin import hookspecs
+import toolbridge.plugin
+from toolbridge import PluginError, Toolbox, UnknownDialectError
+from toolbridge.plugin import Dialect, DialectRegistry, hookimpl, hookspecs
 from toolbridge.plugin._manager import _PLUGINS
 
 PLUGINS = Path(__file__).parent.parent / "plugins"
@@ -75,7 +69,7 @@ def test_block_env_var_keeps_a_plugin_out(site: Path, monkeypatch: pytest.Monkey
 def test_two_plugins_registering_one_name_fail_naming_both(site: Path) -> None:
     pkg = site / "toolbridge_echo_twin.py"
     pkg.write_text(
-        "from toolbridge import hookimpl\n"
+        "from toolbridge.plugin import hookimpl\n"
         "from toolbridge_echo import EchoDialect\n"
         "@hookimpl\n"
         "def toolbridge_register_dialects(registry):\n"
@@ -97,7 +91,7 @@ def test_a_plugin_that_fails_to_import_is_named(site: Path) -> None:
 
 def test_registry_accepts_only_dialect_instances() -> None:
     registry = DialectRegistry()
-    with pytest.raises(PluginError, match=r"not a toolbridge\.Dialect instance"):
+    with pytest.raises(PluginError, match=r"not a toolbridge\.plugin\.Dialect instance"):
         registry.add(object())  # type: ignore[arg-type]
     with pytest.raises(UnknownDialectError, match="installed dialects: none"):
         registry["x"]
@@ -108,10 +102,10 @@ def test_runtime_registration_without_entry_points(site: Path) -> None:
         name = "upper"
 
         def render_tools(self, tools, *, policy="describe"):  # type: ignore[no-untyped-def]
-            return toolbridge.RenderedTools([{"n": t.name.upper()} for t in tools])
+            return toolbridge.plugin.RenderedTools([{"n": t.name.upper()} for t in tools])
 
         def read_calls(self, payload):  # type: ignore[no-untyped-def]
-            return toolbridge.PendingCalls(())
+            return toolbridge.plugin.PendingCalls(())
 
         def write_results(self, results):  # type: ignore[no-untyped-def]
             return {}
@@ -121,7 +115,7 @@ def test_runtime_registration_without_entry_points(site: Path) -> None:
         def toolbridge_register_dialects(self, registry: DialectRegistry) -> None:
             registry.add(Upper())
 
-    toolbridge.register_plugin(Plugin(), "upper-plugin")
+    toolbridge.plugin.register_plugin(Plugin(), "upper-plugin")
     assert toolbridge.dialects().provider("upper") == "upper-plugin"
     toolbox = Toolbox()
     toolbox.tool(lambda: None, name="noop")

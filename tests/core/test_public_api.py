@@ -1,52 +1,90 @@
-"""The public surface: pinned `__all__`, light import, typed package."""
+"""The public surface: a pinned `__all__` per public module, light imports, typed package."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import toolbridge
 
-EXPECTED = {
-    "ArgumentError", "BackendError", "Content", "Conversion", "Correlation", "Dialect",
-    "DialectLimits", "DialectRegistry", "Emulator", "Faults", "ImagePart", "Journal",
-    "MemoryStore", "Oversize", "PendingCalls", "PluginError", "PostgresStore", "RenderedTools",
-    "ResultStore", "RetryPolicy", "RunningEmulator", "SchemaConversionError", "SSEDecoder",
-    "SchemaLoss",
-    "Script", "ScriptCall", "ScriptError", "ScriptedModel", "Secret", "SizePolicy",
-    "SqliteStore", "StoreClaim", "StoreKey", "StoredResult", "StreamDropped", "TextPart",
-    "ToolCall", "ToolChoice", "ToolContext", "ToolDefinition", "ToolDefinitionError",
-    "ToolError", "ToolResult", "Toolbox", "ToolbridgeError", "Transcript", "TranscriptEntry",
-    "UnknownDialectError", "UsageError", "WireFormatError", "__version__", "asend_with_retries",
-    "build_http_request", "compile_decoder", "convert_schema", "decode_arguments", "dialects",
-    "get_dialect", "hookimpl", "normalize_schema", "open_store", "output_text",
-    "plugin_manager", "raise_for_backend", "register_plugin", "send_with_retries", "sse_frames",
-    "to_json_schema", "tools_from_openapi",
+EXPECTED: dict[str, set[str]] = {
+    "toolbridge": {
+        "ArgumentError", "BackendError", "Content", "Correlation", "ImagePart", "PluginError",
+        "ResultStore", "SchemaConversionError", "TextPart", "ToolCall", "ToolChoice",
+        "ToolContext", "ToolDefinition", "ToolDefinitionError", "ToolError", "ToolResult",
+        "Toolbox", "ToolbridgeError", "Transcript", "UnknownDialectError", "UsageError",
+        "WireFormatError", "__version__", "dialects", "get_dialect", "open_store",
+    },
+    "toolbridge.plugin": {
+        "Dialect", "DialectLimits", "DialectRegistry", "LossPolicy", "PendingCalls",
+        "RenderedTools", "dialects", "get_dialect", "hookimpl", "hookspec", "plugin_manager",
+        "register_plugin",
+    },
+    "toolbridge.schema": {
+        "Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
+        "SchemaTarget", "SchemaTransformer", "build_http_request", "compile_decoder",
+        "convert_schema", "decode_arguments", "normalize_schema", "to_json_schema",
+        "tools_from_openapi",
+    },
+    "toolbridge.tools": {
+        "FunctionSignature", "RegisteredTool", "ToolContext", "inspect_function",
+        "schema_validator",
+    },
+    "toolbridge.runtime": {
+        "Oversize", "SizePolicy", "execute_calls", "execute_calls_sync", "output_text",
+    },
+    "toolbridge.store": {
+        "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreClaim", "StoreKey",
+        "StoredResult", "end_owner", "new_owner", "open_store", "owner_alive",
+    },
+    "toolbridge.http": {
+        "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "raise_for_backend",
+        "send_with_retries",
+    },
+    "toolbridge.serve": {"Transcript", "TranscriptEntry"},
+    "toolbridge.emulation": {
+        "Emulator", "EmulatorServer", "FailRule", "Faults", "Journal", "JournalEntry",
+        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
+        "StreamDropped", "faults_from", "instrument", "serve", "sse_frames",
+    },
+    "toolbridge.testing": {"check_dialect", "emulator"},
 }
+MODULES = sorted(EXPECTED)
+HEAVY = ["httpx", "jsonschema", "openai", "google", "openapi_pydantic", "starlette", "uvicorn",
+         "sqlite3", "jsonschema_rs", "psycopg"]
 
 
-def test_all_is_pinned() -> None:
-    assert set(toolbridge.__all__) == EXPECTED, sorted(set(toolbridge.__all__) ^ EXPECTED)
+@pytest.mark.parametrize("module", MODULES)
+def test_all_is_pinned(module: str) -> None:
+    exported = set(importlib.import_module(module).__all__)
+    assert exported == EXPECTED[module], sorted(exported ^ EXPECTED[module])
 
 
-def test_every_public_name_is_documented() -> None:
+@pytest.mark.parametrize("module", MODULES)
+def test_every_public_name_is_documented(module: str) -> None:
     docs = "\n".join(p.read_text() for p in (Path(__file__).parents[2] / "docs").rglob("*.md"))
-    missing = [n for n in toolbridge.__all__
-               if n != "__version__" and f"toolbridge.{n}" not in docs]
+    missing = [n for n in importlib.import_module(module).__all__
+               if n != "__version__" and f"{module}.{n}" not in docs]
     assert not missing, f"public names without docs (add them to docs/reference.md): {missing}"
 
 
-def test_every_exported_name_resolves() -> None:
-    for name in toolbridge.__all__:
-        assert getattr(toolbridge, name) is not None, name
+@pytest.mark.parametrize("module", MODULES)
+def test_every_exported_name_resolves(module: str) -> None:
+    imported = importlib.import_module(module)
+    for name in imported.__all__:
+        assert getattr(imported, name) is not None, name
 
 
-def test_import_is_light() -> None:
-    heavy = ["httpx", "jsonschema", "openai", "google", "openapi_pydantic", "starlette",
-             "uvicorn", "sqlite3", "jsonschema_rs", "psycopg"]
-    code = ("import sys, toolbridge\n"
-            f"print([m for m in {heavy!r} if m in sys.modules])")
+@pytest.mark.parametrize("module", MODULES)
+def test_import_is_light(module: str) -> None:
+    """No public module pulls a heavy library in on import (``toolbridge.store`` not psycopg,
+    ``toolbridge.http`` not httpx): each is imported where it is used."""
+    code = (f"import sys, {module}\n"
+            f"print([m for m in {HEAVY!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from toolbridge import MemoryStore, ResultStore, StoredResult, StoreKey, Toolbox, ToolCall
+from toolbridge import ResultStore, Toolbox, ToolCall
+from toolbridge.store import MemoryStore, StoredResult, StoreKey
 
 
 def call(name: str, args: dict[str, Any], id: str = "1", **kw: Any) -> ToolCall:

@@ -16,22 +16,20 @@ from typing import Any
 import pytest
 
 import toolbridge
+import toolbridge.plugin
 from toolbridge import (
     Content,
-    MemoryStore,
     ResultStore,
-    SqliteStore,
-    StoredResult,
-    StoreKey,
     TextPart,
     Toolbox,
     ToolCall,
     ToolResult,
     UsageError,
-    hookimpl,
     open_store,
 )
+from toolbridge.plugin import hookimpl
 from toolbridge.plugin._manager import _PLUGINS
+from toolbridge.store import MemoryStore, SqliteStore, StoredResult, StoreKey
 
 WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")
@@ -296,7 +294,7 @@ def test_reconciliation_hook_decides(tmp_path: Path, echo_dialect: str) -> None:
             seen.append((call.id, started_at))
             return ToolResult.ok(call, "the ledger shows the charge went through")
 
-    toolbridge.register_plugin(Ledger(), "ledger")
+    toolbridge.plugin.register_plugin(Ledger(), "ledger")
     toolbox, local_runs = counting_toolbox(f"sqlite:///{db}", side_effects=True)
     body = toolbox.handle(echo_dialect, payload("call-1"))
     assert body["answers"] == [{"id": "call-1", "ok": True,

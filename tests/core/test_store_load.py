@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbridge import SqliteStore
+from toolbridge.store import SqliteStore
 
 WORKER = Path(__file__).parent / "workers" / "load_worker.py"
 

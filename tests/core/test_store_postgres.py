@@ -21,16 +21,8 @@ from typing import Any
 import pytest
 
 import toolbridge
-from toolbridge import (
-    Content,
-    PostgresStore,
-    StoredResult,
-    StoreKey,
-    TextPart,
-    Toolbox,
-    UsageError,
-    open_store,
-)
+from toolbridge import Content, TextPart, Toolbox, UsageError, open_store
+from toolbridge.store import PostgresStore, StoredResult, StoreKey
 
 WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")

@@ -126,7 +126,7 @@ class Dialect(abc.ABC):
 
         Runs before validation. The default returns ``call.arguments``; a dialect whose wire
         changes types (CES sends every number as a double) restores them here, e.g. with
-        `toolbridge.compile_decoder`.
+        `toolbridge.schema.compile_decoder`.
         """
         return call.arguments
 

@@ -26,7 +26,7 @@ class DialectRegistry(Mapping[str, Dialect]):
         if not isinstance(dialect, Dialect):
             raise PluginError(
                 f"plugin {self._current_plugin!r} registered {dialect!r}, which is not a "
-                "toolbridge.Dialect instance; subclass Dialect and register an instance"
+                "toolbridge.plugin.Dialect instance; subclass Dialect and register an instance"
             )
         name = getattr(dialect, "name", None)
         if not isinstance(name, str) or not name:

@@ -1,7 +1,7 @@
 """Every hook a toolbridge plugin can implement.
 
 Plugins are modules or objects found through the ``toolbridge`` entry-point group (or registered
-with `toolbridge.plugin_manager().register`). Mark implementations with `toolbridge.hookimpl`.
+with `toolbridge.plugin.register_plugin`). Mark implementations with `toolbridge.plugin.hookimpl`.
 """
 
 from __future__ import annotations

@@ -34,8 +34,9 @@ HEADER = """\
      generator's output. -->
 
 Tool parameters are written once as JSON Schema (draft-07 or 2020-12; pydantic's
-`model_json_schema()` output is typical). `toolbridge.convert_schema(schema, target, policy=...)`
-rewrites them for a backend and returns a `Conversion`: the converted `schema` and `losses`, one
+`model_json_schema()` output is typical).
+`toolbridge.schema.convert_schema(schema, target, policy=...)` rewrites them for a backend and
+returns a `Conversion`: the converted `schema` and `losses`, one
 `SchemaLoss(pointer, keyword, action, reason)` per thing the target cannot carry exactly.
 
 * `action` is `dropped`, `described` (the constraint moved into the node's `description` so the

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import toolbridge
+import toolbridge.schema
 from toolbridge import ToolDefinition, WireFormatError
 
 CES = toolbridge.get_dialect("google-ces")
@@ -33,8 +34,8 @@ def test_lossless_round_trip_gives_the_normalized_definition_back() -> None:
     assert not rendered.losses
     (back,) = CES.read_tools(rendered.definitions)
     assert back.name == LOSSLESS.name and back.description == LOSSLESS.description
-    assert back.parameters == toolbridge.normalize_schema(LOSSLESS.parameters)
-    assert back.returns == toolbridge.normalize_schema(LOSSLESS.returns or {})
+    assert back.parameters == toolbridge.schema.normalize_schema(LOSSLESS.parameters)
+    assert back.returns == toolbridge.schema.normalize_schema(LOSSLESS.returns or {})
     assert back.timeout == 12.5
     assert back.vendor_extras == {"google-ces": {"executionType": "ASYNCHRONOUS"}}
 

@@ -10,6 +10,7 @@ import pytest
 from ces_support import ADD_SCRIPT, APP, SESSION
 
 import toolbridge
+import toolbridge.http
 from toolbridge.testing import emulator
 from toolbridge_google_ces import (
     AsyncCesClient,
@@ -21,7 +22,7 @@ from toolbridge_google_ces import (
     session_name,
 )
 
-FAST = toolbridge.RetryPolicy(backoff=0.01, max_delay=0.05)
+FAST = toolbridge.http.RetryPolicy(backoff=0.01, max_delay=0.05)
 TOKEN = "ya29.super-secret-token"
 
 FAULTS: list[dict[str, Any]] = [
@@ -157,7 +158,7 @@ async def test_token_never_logged(toolbox: toolbridge.Toolbox,
     caplog.set_level(logging.DEBUG)
     faults = {"fail_requests": [{"nth": 1, "status": 500}]}
     with emulator("google-ces", script=ADD_SCRIPT, faults=faults) as emu:
-        client = AsyncCesClient(base_url=emu.base_url, token=toolbridge.Secret(TOKEN),
+        client = AsyncCesClient(base_url=emu.base_url, token=toolbridge.http.Secret(TOKEN),
                                 retry=FAST)
         transcript = await arun_conversation(toolbox, ["add"], session=SESSION, client=client)
         await client.aclose()

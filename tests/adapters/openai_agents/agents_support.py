@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import toolbridge
+import toolbridge.http
 
 PAYLOADS = Path(__file__).parent / "payloads"
-FAST = toolbridge.RetryPolicy(max_attempts=4, backoff=0.005, max_delay=0.05)
+FAST = toolbridge.http.RetryPolicy(max_attempts=4, backoff=0.005, max_delay=0.05)
 """Short waits so fault tests stay fast."""
 RACE = (0.01, 0.02, 0.03)
 

@@ -13,6 +13,7 @@ from agents_support import FAST, RACE, SCRIPT, weather_toolbox
 from openai_sdk_types import check_events_body, check_tools
 
 import toolbridge
+import toolbridge.http
 from toolbridge.testing import emulator
 from toolbridge_openai_agents import (
     AgentsClient,
@@ -138,7 +139,7 @@ async def test_race_that_persists_raises_and_reuses_the_key(toolbox: toolbridge.
 
 async def test_retry_after_is_honoured_and_bounded() -> None:
     faults = {"fail_requests": [{"nth": n, "status": 429, "retry_after": 0.2} for n in (1, 2)]}
-    policy = toolbridge.RetryPolicy(max_attempts=3, backoff=0.001, max_delay=0.05)
+    policy = toolbridge.http.RetryPolicy(max_attempts=3, backoff=0.001, max_delay=0.05)
     with emulator(DIALECT, faults=faults) as emu:
         async with AsyncAgentsClient(base_url=emu.base_url + "/v1", retry=policy) as client:
             loop = asyncio.get_running_loop()
@@ -190,7 +191,7 @@ async def test_recovery_resubmits_stored_results_without_rerunning(tmp_path: Pat
         base = emu.base_url + "/v1"
         async with AsyncAgentsClient(base_url=base) as setup:
             session = await setup.create_session(toolbox, input="Rome?")
-        once = toolbridge.RetryPolicy(max_attempts=1)
+        once = toolbridge.http.RetryPolicy(max_attempts=1)
         with pytest.raises(toolbridge.BackendError, match="HTTP 503"):
             await aserve_session(toolbox, session["id"], base_url=base, retry=once)
         assert runs == {"get_weather": 1}

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import toolbridge
+import toolbridge.schema
 from toolbridge import ToolDefinition, UsageError, WireFormatError
 from toolbridge.cli._demo import DEMO_MESSAGES, DEMO_SCRIPT
 from toolbridge.testing import emulator
@@ -34,7 +35,7 @@ def test_round_trip_of_a_strict_tool_gives_its_strict_schema_and_renders_back_th
     wire = ASSISTANTS.render_tools([STRICT, LOOSE]).definitions
     back = ASSISTANTS.read_tools(wire)
     assert [t.name for t in back] == ["get_weather", "search"]
-    strict = toolbridge.convert_schema(STRICT.parameters, "openai-strict").schema
+    strict = toolbridge.schema.convert_schema(STRICT.parameters, "openai-strict").schema
     assert back[0].parameters == strict and back[0].strict is True
     assert ASSISTANTS.render_tools(back).definitions == wire
 

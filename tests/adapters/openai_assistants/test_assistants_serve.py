@@ -16,7 +16,8 @@ from openai.types.beta.threads.run_submit_tool_outputs_params import ToolOutput
 from openai_sdk_types import check_param
 
 import toolbridge
-from toolbridge import BackendError, RetryPolicy, UsageError
+from toolbridge import BackendError, UsageError
+from toolbridge.http import RetryPolicy
 from toolbridge.testing import emulator
 from toolbridge_openai_assistants import (
     AssistantsClient,

@@ -18,11 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins"))
 import toolbridge_echo
 
 import toolbridge
+import toolbridge.plugin
 
 
 def main() -> None:
     db, runs, count, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    toolbridge.register_plugin(toolbridge_echo, "echo")
+    toolbridge.plugin.register_plugin(toolbridge_echo, "echo")
     toolbox = toolbridge.Toolbox(store=f"sqlite:///{db}", timeout=10)
 
     @toolbox.tool(side_effects=True)

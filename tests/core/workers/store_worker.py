@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins"))
 import toolbridge_echo
 
 import toolbridge
+import toolbridge.plugin
+import toolbridge.store
 
 PAYLOAD = {"conversation": "conv-1", "calls": [{"id": "call-1", "tool": "charge",
                                                 "args": {"amount": 5}}]}
@@ -32,11 +34,12 @@ def main() -> None:
     side_effects = len(sys.argv) < 5 or sys.argv[4] == "1"
     if mode == "hold":
         store = toolbridge.open_store(url)
-        claim = store.claim(toolbridge.StoreKey("echo", "conv-1", "", "call-1"), "fp", "charge")
+        key = toolbridge.store.StoreKey("echo", "conv-1", "", "call-1")
+        claim = store.claim(key, "fp", "charge")
         print(claim.state, flush=True)
         sys.stdin.read()
         return
-    toolbridge.register_plugin(toolbridge_echo, "echo")
+    toolbridge.plugin.register_plugin(toolbridge_echo, "echo")
     toolbox = toolbridge.Toolbox(store=url)
 
     @toolbox.tool(side_effects=side_effects)

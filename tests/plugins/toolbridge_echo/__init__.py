@@ -12,20 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolbridge import (
-    Correlation,
+from toolbridge import Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
+from toolbridge.plugin import (
     Dialect,
     DialectLimits,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
-    ToolCall,
-    ToolDefinition,
-    ToolResult,
-    WireFormatError,
     hookimpl,
-    output_text,
 )
+from toolbridge.runtime import output_text
 
 
 class EchoCorrelation(Correlation):
