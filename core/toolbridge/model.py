@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator
+from pydantic.json_schema import GenerateJsonSchema
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -274,10 +275,22 @@ def _definition_from_model(
     model: type[BaseModel], *, name: str | None = None, description: str | None = None,
     **options: Any,
 ) -> ToolDefinition:
-    from .tools._signature import schema_of_model
-
     schema = schema_of_model(model)
     doc = description if description is not None else (model.__doc__ or "").strip()
     return ToolDefinition(
         name=name or model.__name__, description=doc, parameters=schema, **options
     )
+
+
+class NoTitles(GenerateJsonSchema):
+    """Pydantic's generator without the auto-generated ``title`` on every field."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def schema_of_model(model: type[BaseModel]) -> dict[str, Any]:
+    """JSON Schema 2020-12 of a pydantic model class, without auto titles."""
+    schema = model.model_json_schema(schema_generator=NoTitles)
+    schema.pop("title", None)
+    return schema

@@ -30,8 +30,8 @@ from ._steps import (
 
 if TYPE_CHECKING:
     from ..plugin import Dialect
-    from ..toolbox import Toolbox
     from ..tools import RegisteredTool
+    from ._view import ToolboxView
 
 __all__ = ["answer_inline"]
 
@@ -47,7 +47,7 @@ Claimed = tuple[Turn, Batch, list[Done]]
 """A turn's batch and the results of its members, in claim order."""
 
 
-def answer_inline(toolbox: Toolbox, store: MemoryStore | None, calls: Sequence[ToolCall],
+def answer_inline(toolbox: ToolboxView, store: MemoryStore | None, calls: Sequence[ToolCall],
                   dialects: Dialects, general: General, *, in_loop: bool = False
                   ) -> list[ToolResult] | None:
     """Answer ``calls`` one by one, in order; ``None`` when one needs the event loop (see
@@ -90,7 +90,7 @@ def answer_inline(toolbox: Toolbox, store: MemoryStore | None, calls: Sequence[T
     return results
 
 
-def _replay(toolbox: Toolbox, call: ToolCall, plan: Plan, stored: StoreClaim,
+def _replay(toolbox: ToolboxView, call: ToolCall, plan: Plan, stored: StoreClaim,
             general: General) -> ToolResult:
     """The stored answer to a re-delivered call; anything but a completed call with the same
     content (a call in flight, an abandoned one, an id reused) goes the general way."""
@@ -100,7 +100,7 @@ def _replay(toolbox: Toolbox, call: ToolCall, plan: Plan, stored: StoreClaim,
     return limited(toolbox, new_result(call, *result), plan[1])
 
 
-def _run(toolbox: Toolbox, call: ToolCall, plan: Plan) -> tuple[ToolResult, Done]:
+def _run(toolbox: ToolboxView, call: ToolCall, plan: Plan) -> tuple[ToolResult, Done]:
     """Run the call's handler: its result, and the same as the store keeps it."""
     tool, dialect, kwargs, sure, _ = plan
     try:
@@ -114,7 +114,7 @@ def _run(toolbox: Toolbox, call: ToolCall, plan: Plan) -> tuple[ToolResult, Done
     return result, (result.success, result.output, result.error)
 
 
-def _plans(toolbox: Toolbox, calls: Sequence[ToolCall], dialects: Dialects, in_loop: bool
+def _plans(toolbox: ToolboxView, calls: Sequence[ToolCall], dialects: Dialects, in_loop: bool
            ) -> list[Plan | None] | None:
     """Per call, its `Plan` when this path takes it, else ``None``; ``None`` for all when a
     call needs the event loop (``in_loop``: when a tool is not ``inline``)."""

@@ -51,7 +51,7 @@ from ._threads import CALLS, TimedOut, run_with_timeout
 if TYPE_CHECKING:
     import pluggy
 
-    from ..toolbox import Toolbox
+    from ._view import ToolboxView
 
 __all__ = ["execute_calls", "execute_calls_sync"]
 
@@ -60,7 +60,7 @@ log = logging.getLogger("toolbridge.runtime")
 
 # ---------------------------------------------------------------------------- drivers
 def execute_calls_sync(
-    toolbox: Toolbox, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+    toolbox: ToolboxView, calls: Sequence[ToolCall], extra: Mapping[str, Any],
     dialect: Dialect | None = None,
 ) -> list[ToolResult] | None:
     """Answer ``calls`` in this thread, or ``None`` when one needs an event loop.
@@ -85,7 +85,7 @@ def execute_calls_sync(
 
 
 def _answer_fast(
-    toolbox: Toolbox, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects
+    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects
 ) -> ToolResult:
     """`_answer_sync` without plugins, for a call whose store claim is ours: everything
     inline; any other case (no tool, bad arguments, a replay, a wait) goes the general way."""
@@ -122,7 +122,7 @@ def _answer_fast(
 
 
 async def execute_calls(
-    toolbox: Toolbox, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+    toolbox: ToolboxView, calls: Sequence[ToolCall], extra: Mapping[str, Any],
     dialect: Dialect | None = None,
 ) -> list[ToolResult]:
     """Answer every call, concurrently (bounded), one result per call, in the calls' order.
@@ -154,7 +154,7 @@ async def execute_calls(
 
 
 def _answer_sync(
-    toolbox: Toolbox, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects,
+    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects,
     pm: pluggy.PluginManager | None, prepared: Run | None = None,
     claim: StoreClaim | None = None,
 ) -> ToolResult:
@@ -192,7 +192,7 @@ def _answer_sync(
 
 
 async def _answer(
-    toolbox: Toolbox, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects,
+    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects,
     pm: pluggy.PluginManager | None,
 ) -> ToolResult:
     run = _prepare(toolbox, call, extra, dialects)
@@ -247,7 +247,7 @@ def _hooks() -> pluggy.PluginManager | None:
 
 
 def _prepare(
-    toolbox: Toolbox, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects
+    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects
 ) -> Run | ToolResult:
     """Find the tool and bind the arguments; an error result when either fails."""
     tool = toolbox._tools.get(call.name)
@@ -275,7 +275,7 @@ def _prepare(
     return Run(call, tool, kwargs, dialect, key)
 
 
-def _finish(toolbox: Toolbox, run: Run, result: ToolResult) -> ToolResult:
+def _finish(toolbox: ToolboxView, run: Run, result: ToolResult) -> ToolResult:
     """Apply the size limit and store the final result."""
     result = limited(toolbox, result, run.dialect)
     if run.owner is not None:
@@ -285,7 +285,7 @@ def _finish(toolbox: Toolbox, run: Run, result: ToolResult) -> ToolResult:
 
 # ---------------------------------------------------------------------------- running
 def _through_hooks(
-    toolbox: Toolbox, pm: pluggy.PluginManager, run: Run, invoke: Callable[[], ToolResult]
+    toolbox: ToolboxView, pm: pluggy.PluginManager, run: Run, invoke: Callable[[], ToolResult]
 ) -> ToolResult:
     call = run.call
     try:
@@ -299,7 +299,7 @@ def _through_hooks(
     return result
 
 
-def _invoke_sync(toolbox: Toolbox, run: Run) -> ToolResult:
+def _invoke_sync(toolbox: ToolboxView, run: Run) -> ToolResult:
     try:
         value = run.tool.handler(**run.kwargs)
     except Exception as exc:
@@ -308,7 +308,7 @@ def _invoke_sync(toolbox: Toolbox, run: Run) -> ToolResult:
     return serialize_result(run.call, value)
 
 
-async def _invoke(toolbox: Toolbox, run: Run) -> ToolResult:
+async def _invoke(toolbox: ToolboxView, run: Run) -> ToolResult:
     """Run the handler with its timeout; exceptions become error results, logged in full."""
     call, tool = run.call, run.tool
     if tool.inline and not tool.is_async:

@@ -16,8 +16,8 @@ from ..store._base import fingerprint
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
-    from ..toolbox import Toolbox
     from ..tools import RegisteredTool
+    from ._view import ToolboxView
 
 __all__ = ["Reconcile", "Run", "Wait", "abandon", "consult", "fingerprint", "reconcile",
            "record", "settle", "still_running", "tool_timeout", "wait_limit", "warn_side_effects"]
@@ -57,7 +57,7 @@ class Reconcile:
 new_tuple = tuple.__new__  # StoreKey(...), StoredResult(...) without their Python __new__
 
 
-def consult(toolbox: Toolbox, run: Run) -> ToolResult | Wait | Reconcile | None:
+def consult(toolbox: ToolboxView, run: Run) -> ToolResult | Wait | Reconcile | None:
     """Ask the store: ``None`` means run the call (the claim is ours)."""
     store, key, call = toolbox.store, run.key, run.call
     if store is None or key is None:
@@ -88,7 +88,8 @@ def warn_side_effects(store: ResultStore, call: ToolCall) -> None:
                 "Toolbox(store='sqlite:///results.db')", call.name, type(store).__name__)
 
 
-def settle(toolbox: Toolbox, run: Run, claim: StoreClaim) -> ToolResult | Wait | Reconcile | None:
+def settle(toolbox: ToolboxView, run: Run, claim: StoreClaim
+           ) -> ToolResult | Wait | Reconcile | None:
     """What a claim that is not ours means for the call: a replay, a wait, or a take-over."""
     store, key, call = toolbox.store, run.key, run.call
     assert store is not None and key is not None
@@ -126,12 +127,12 @@ def reconcile(run: Run, claim: StoreClaim) -> ToolResult:
         "check whether it took effect before calling it again"))
 
 
-def tool_timeout(toolbox: Toolbox, tool: RegisteredTool) -> float | None:
+def tool_timeout(toolbox: ToolboxView, tool: RegisteredTool) -> float | None:
     """The tool's own timeout, else the toolbox's."""
     return tool.definition.timeout if tool.definition.timeout is not None else toolbox.timeout
 
 
-def wait_limit(toolbox: Toolbox, run: Run) -> float:
+def wait_limit(toolbox: ToolboxView, run: Run) -> float:
     """How long to wait for another worker running the same call."""
     timeout = tool_timeout(toolbox, run.tool)
     return 300.0 if timeout is None else timeout + 5.0
@@ -143,7 +144,7 @@ def still_running(run: Run, claim: StoreClaim) -> ToolResult:
         f"({claim.owner}); it was not started again. Its result will answer the next delivery"))
 
 
-def record(toolbox: Toolbox, run: Run, result: ToolResult) -> None:
+def record(toolbox: ToolboxView, run: Run, result: ToolResult) -> None:
     """Store the final result of a call we claimed (retried if the store fails)."""
     store, key, owner = toolbox.store, run.key, run.owner
     if owner is None or store is None or key is None:
@@ -187,7 +188,7 @@ def _complete_again(complete: Callable[[StoreKey, str, StoredResult], bool], run
     return None
 
 
-def abandon(toolbox: Toolbox, run: Run) -> None:
+def abandon(toolbox: ToolboxView, run: Run) -> None:
     """Give up a claim on cancellation: a call without side effects may run again later."""
     owner, run.owner = run.owner, None
     if owner is None or toolbox.store is None or run.key is None:

@@ -14,8 +14,8 @@ from ._limits import enforce_limits
 from ._output import default_error_formatter, serialize_result
 
 if TYPE_CHECKING:
-    from ..toolbox import Toolbox
     from ..tools import RegisteredTool
+    from ._view import ToolboxView
 
 __all__ = [
     "KEEP_ARGUMENTS", "Dialects", "check_unique", "failed", "format_error", "limited",
@@ -61,7 +61,7 @@ def check_unique(calls: Sequence[ToolCall]) -> None:
         seen.add(key)
 
 
-def needs_loop(toolbox: Toolbox, tool: RegisteredTool | None, calls: int) -> bool:
+def needs_loop(toolbox: ToolboxView, tool: RegisteredTool | None, calls: int) -> bool:
     """Whether a call of ``tool`` in a payload of ``calls`` calls needs the event loop: async
     handlers, and sync ones that are neither ``inline`` nor alone in the payload (those run
     concurrently in worker threads) or that have a timeout (only a worker thread enforces it).
@@ -72,7 +72,7 @@ def needs_loop(toolbox: Toolbox, tool: RegisteredTool | None, calls: int) -> boo
     return tool.is_async or calls > 1 or timeout is not None
 
 
-def format_error(toolbox: Toolbox, exc: BaseException) -> str:
+def format_error(toolbox: ToolboxView, exc: BaseException) -> str:
     """The agent's error text: a `ToolError` verbatim, anything else through the formatter."""
     if isinstance(exc, ToolError):
         return str(exc)
@@ -108,7 +108,7 @@ def sure_length(dialect: Dialect) -> int:
     return sure
 
 
-def limited(toolbox: Toolbox, result: ToolResult, dialect: Dialect | None) -> ToolResult:
+def limited(toolbox: ToolboxView, result: ToolResult, dialect: Dialect | None) -> ToolResult:
     """``result`` within ``dialect``'s size limits, by the toolbox's oversize policy.
 
     A successful text output short enough that no limit can be exceeded (the common case) is
@@ -122,7 +122,7 @@ def limited(toolbox: Toolbox, result: ToolResult, dialect: Dialect | None) -> To
     return enforce_limits(result, dialect.limits, dialect.name, toolbox.oversize)
 
 
-def run_inline(toolbox: Toolbox, call: ToolCall, tool: RegisteredTool, dialect: Dialect | None,
+def run_inline(toolbox: ToolboxView, call: ToolCall, tool: RegisteredTool, dialect: Dialect | None,
                kwargs: dict[str, Any]) -> ToolResult:
     """Run a sync handler in this thread and shape its result, within the size limits."""
     try:
@@ -132,14 +132,14 @@ def run_inline(toolbox: Toolbox, call: ToolCall, tool: RegisteredTool, dialect: 
     return shaped(toolbox, call, value, dialect)
 
 
-def failed(toolbox: Toolbox, call: ToolCall, exc: Exception, dialect: Dialect | None
+def failed(toolbox: ToolboxView, call: ToolCall, exc: Exception, dialect: Dialect | None
            ) -> ToolResult:
     """The error result for a handler's exception (logged), within the size limits."""
     log_failure(call, exc)
     return limited(toolbox, ToolResult.failed(call, format_error(toolbox, exc)), dialect)
 
 
-def shaped(toolbox: Toolbox, call: ToolCall, value: Any, dialect: Dialect | None) -> ToolResult:
+def shaped(toolbox: ToolboxView, call: ToolCall, value: Any, dialect: Dialect | None) -> ToolResult:
     """A handler's return value as a result, within the size limits."""
     if type(value) is str:  # the common case: text is sent as it is
         result = new_result(call, True, value, None)

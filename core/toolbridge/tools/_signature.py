@@ -10,26 +10,12 @@ from typing import Any
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
-from pydantic.json_schema import GenerateJsonSchema
 
 from ..errors import ArgumentError, ToolDefinitionError
+from ..model import NoTitles, schema_of_model
 from ._context import ToolContext
 
-__all__ = ["FunctionSignature", "inspect_function", "schema_of_model", "validation_message"]
-
-
-class _NoTitles(GenerateJsonSchema):
-    """Pydantic's generator without the auto-generated ``title`` on every field."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
-
-
-def schema_of_model(model: type[BaseModel]) -> dict[str, Any]:
-    """JSON Schema 2020-12 of a pydantic model class, without auto titles."""
-    schema = model.model_json_schema(schema_generator=_NoTitles)
-    schema.pop("title", None)
-    return schema
+__all__ = ["FunctionSignature", "inspect_function", "validation_message"]
 
 
 @dataclass(frozen=True)
@@ -124,7 +110,7 @@ def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignat
     ret = hints.get("return", Any)
     if ret is not Any and ret is not None and ret is not type(None):
         try:
-            returns = TypeAdapter(ret).json_schema(schema_generator=_NoTitles)
+            returns = TypeAdapter(ret).json_schema(schema_generator=NoTitles)
             returns.pop("title", None)
         except Exception:
             returns = None  # an unschematizable return type only loses `returns`, not the tool
