@@ -20,6 +20,7 @@ EXPECTED: dict[str, set[str]] = {
         "WireFormatError", "__version__", "dialects", "get_dialect", "open_store",
     },
     "toolbridge.plugin": {
+        "MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES",
         "Dialect", "DialectLimits", "DialectRegistry", "LossPolicy", "PendingCalls",
         "RenderedTools", "dialects", "get_dialect", "hookimpl", "hookspec", "plugin_manager",
         "register_plugin",

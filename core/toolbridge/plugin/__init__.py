@@ -7,11 +7,15 @@ is declared in `toolbridge.plugin.hookspecs`.
 """
 
 from ._dialect import Dialect, DialectLimits, LossPolicy, PendingCalls, RenderedTools
+from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES
 from ._manager import dialects, get_dialect, plugin_manager, register_plugin
 from ._registry import DialectRegistry
 from .hookspecs import hookimpl, hookspec
 
 __all__ = [
+    "MAX_ARGUMENT_BYTES",
+    "MAX_NESTING_DEPTH",
+    "MAX_PAYLOAD_BYTES",
     "Dialect",
     "DialectLimits",
     "DialectRegistry",
