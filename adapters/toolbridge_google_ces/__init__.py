@@ -15,6 +15,7 @@ from toolbridge.plugin import (
     Dialect,
     DialectLimits,
     DialectRegistry,
+    ImportedTools,
     PendingCalls,
     RenderedTools,
     hookimpl,
@@ -88,9 +89,13 @@ class GoogleCesDialect(Dialect):
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Client-function ``Tool`` resources as neutral definitions (other kinds skipped)."""
-        from .tools_import import read_tools
+        return self.import_tools(definitions).definitions
 
-        return read_tools(definitions)
+    def import_tools(self, definitions: Sequence[Mapping[str, Any]]) -> ImportedTools:
+        """`read_tools`, with the skipped tool kinds (OpenAPI, search, MCP, ...)."""
+        from .tools_import import import_tools
+
+        return import_tools(definitions)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Struct numbers are doubles: integral values become ints where the schema says

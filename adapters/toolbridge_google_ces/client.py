@@ -165,13 +165,14 @@ class _Base:
         have = {str(t.get("name")): wire.normalize_tool_enums(t) for t in existing}
         report = SyncReport()
         steps: list[tuple[str, str, dict[str, Any]]] = []
-        for tool in toolbox:
-            resource, lost = translate.tool_resource(tool, policy=policy)
+        tools = list(toolbox)
+        rendered = translate.render_tools(tools, policy=policy)  # errors name each tool
+        for tool, resource in zip(tools, rendered.definitions, strict=True):
             tool_id = translate.tool_id_of(tool)
             name = wire.tool_name(app, tool_id)
             report.tool_names[name] = tool.name
-            if lost:
-                report.losses[tool.name] = lost
+            if tool.name in rendered.losses:
+                report.losses[tool.name] = rendered.losses[tool.name]
             current = have.get(name)
             if current is None:
                 steps.append(("create", tool_id, resource))

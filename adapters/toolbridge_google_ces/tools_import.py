@@ -8,37 +8,47 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolbridge import SchemaConversionError, ToolDefinition, UsageError, WireFormatError
+from toolbridge.plugin import ImportedTools, SkippedTool
 
 from . import wire
 from ._validate import DURATION, OUTPUT_ONLY, TOOL_TYPES
 from .translate import DIALECT, definition_from_tool
 
-__all__ = ["read_tools"]
+__all__ = ["import_tools", "read_tools"]
 
 
 def read_tools(definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
-    """Neutral definitions of the client-function ``Tool`` resources in ``definitions``.
+    """Neutral definitions of the client-function ``Tool`` resources in ``definitions``."""
+    return import_tools(definitions).definitions
+
+
+def import_tools(definitions: Sequence[Mapping[str, Any]]) -> ImportedTools:
+    """Neutral definitions of the client-function ``Tool`` resources, and the others skipped.
 
     Schemas become JSON Schema again (`toolbridge.schema.to_json_schema`); ``timeout`` comes back as
     seconds; ``executionType``, ``toolFakeConfig`` and a resource id other than the function
     name (``toolId``) go to ``vendor_extras["google-ces"]``. Other tool kinds (OpenAPI,
-    search, ...) have no neutral form and are skipped.
+    search, ...) have no neutral form and are reported as skipped.
     """
     if isinstance(definitions, (str, bytes, Mapping)) or not isinstance(definitions, Sequence):
         raise WireFormatError(DIALECT, "tools", "expected a list of Tool resources", definitions)
     found: list[ToolDefinition] = []
+    skipped: list[SkippedTool] = []
     for index, item in enumerate(definitions):
         where = f"tools[{index}]"
         if not isinstance(item, Mapping):
             raise WireFormatError(DIALECT, where, "expected a Tool object", item)
         tool = wire.normalize_tool_enums(item)
         if "clientFunction" not in tool:
-            if any(kind in tool or _snake(kind) in tool for kind in TOOL_TYPES):
+            kind = next((k for k in TOOL_TYPES if k in tool or _snake(k) in tool), None)
+            if kind is not None:
+                skipped.append(SkippedTool(index, kind, "a tool CES runs itself; it has no "
+                                           "neutral form (toolbridge answers client functions)"))
                 continue
             raise WireFormatError(DIALECT, f"{where}.clientFunction", "missing: not a Tool "
                                   "resource", item)
         found.append(_read(tool, where, item))
-    return found
+    return ImportedTools(found, tuple(skipped))
 
 
 def _snake(name: str) -> str:

@@ -10,6 +10,7 @@ from toolbridge.plugin import (
     Dialect,
     DialectLimits,
     DialectRegistry,
+    ImportedTools,
     PendingCalls,
     RenderedTools,
     hookimpl,
@@ -63,9 +64,13 @@ class OpenAIAgentsDialect(Dialect):
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function entries of an ``agent.tools`` list (``tool_search`` is skipped)."""
-        from .tools_import import read_tools
+        return self.import_tools(definitions).definitions
 
-        return read_tools(definitions)
+    def import_tools(self, definitions: Sequence[Mapping[str, Any]]) -> ImportedTools:
+        """`read_tools`, with the skipped entries (``tool_search``, hosted tools)."""
+        from .tools_import import import_tools
+
+        return import_tools(definitions)
 
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
         session = payload.get("session", payload)

@@ -8,24 +8,31 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolbridge import ToolDefinition, WireFormatError
+from toolbridge.plugin import ImportedTools, SkippedTool
 
 from .translate import DIALECT
 
-__all__ = ["read_tools"]
+__all__ = ["import_tools", "read_tools"]
 
 _FIELDS = ("type", "name", "description", "parameters", "defer_loading", "strict")
 
 
 def read_tools(definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
-    """Neutral definitions of the function entries of an ``agent.tools`` list.
+    """Neutral definitions of the function entries of an ``agent.tools`` list."""
+    return import_tools(definitions).definitions
 
-    ``tool_search`` and other non-function entries are skipped; ``defer_loading`` is kept,
-    and any other key of a function (``async``, ...) goes to
+
+def import_tools(definitions: Sequence[Mapping[str, Any]]) -> ImportedTools:
+    """Neutral definitions of the function entries of an ``agent.tools`` list, and the others.
+
+    ``tool_search`` and other non-function entries are reported as skipped; ``defer_loading``
+    is kept, and any other key of a function (``async``, ...) goes to
     ``vendor_extras["openai-agents"]``, so the tool renders back the same.
     """
     if isinstance(definitions, (str, bytes, Mapping)) or not isinstance(definitions, Sequence):
         raise WireFormatError(DIALECT, "tools", "expected a list of tools", definitions)
     found: list[ToolDefinition] = []
+    skipped: list[SkippedTool] = []
     for index, item in enumerate(definitions):
         where = f"tools[{index}]"
         if not isinstance(item, Mapping):
@@ -35,7 +42,13 @@ def read_tools(definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]
             raise WireFormatError(DIALECT, f"{where}.type", "missing or not a string", item)
         if kind == "function":
             found.append(_function(item, where))
-    return found
+        elif kind == "tool_search":
+            skipped.append(SkippedTool(index, kind, "not a function; toolbridge adds it again "
+                                       "when a tool has defer_loading"))
+        else:
+            skipped.append(SkippedTool(index, kind, "a tool the service runs itself; it has no "
+                                       "neutral form (toolbridge answers function calls)"))
+    return ImportedTools(found, tuple(skipped))
 
 
 def _function(item: Mapping[str, Any], where: str) -> ToolDefinition:

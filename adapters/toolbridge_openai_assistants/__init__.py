@@ -16,10 +16,12 @@ from toolbridge.plugin import (
     Dialect,
     DialectLimits,
     DialectRegistry,
+    ImportedTools,
     PendingCalls,
     RenderedTools,
     hookimpl,
 )
+from toolbridge.schema import unwrap_arguments
 
 from . import translate
 from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
@@ -67,9 +69,13 @@ class OpenAIAssistantsDialect(Dialect):
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
-        """Drop ``null`` sent for optional parameters that do not accept null (strict mode)."""
-        decoded = translate.drop_absent_nulls(call.arguments, tool.parameters, tool.parameters)
-        return decoded if isinstance(decoded, dict) else call.arguments
+        """Undo strict mode: unwrap a root sent as ``{"value": ...}``, and drop ``null`` sent
+        for optional parameters that do not accept null."""
+        arguments = call.arguments
+        if tool.strict is True:  # only a strict tool can have been wrapped (never lossless)
+            arguments = unwrap_arguments(tool.parameters, "openai-strict", arguments)
+        decoded = translate.drop_absent_nulls(arguments, tool.parameters, tool.parameters)
+        return decoded if isinstance(decoded, dict) else arguments
 
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
         run, _ = run_of(payload)
@@ -89,9 +95,13 @@ class OpenAIAssistantsDialect(Dialect):
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list or ``{"tools": [...]}`` (others are skipped)."""
-        from .tools_import import read_tools
+        return self.import_tools(definitions).definitions
 
-        return read_tools(definitions)
+    def import_tools(self, definitions: Sequence[Mapping[str, Any]]) -> ImportedTools:
+        """`read_tools`, with the skipped ``code_interpreter`` / ``file_search`` entries."""
+        from .tools_import import import_tools
+
+        return import_tools(definitions)
 
     async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
         """`arun_conversation`: ``base_url`` (the root; ``None`` = the real service with

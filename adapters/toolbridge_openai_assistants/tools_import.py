@@ -6,20 +6,30 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge import ToolDefinition, WireFormatError
+from toolbridge.plugin import ImportedTools, SkippedTool
 
 from .migrate import tools_from_assistant
 from .wire import DIALECT
 
-__all__ = ["read_tools"]
+__all__ = ["import_tools", "read_tools"]
+
+_HOSTED = "a tool the Assistants API runs itself; it has no neutral form (toolbridge answers " \
+          "function calls)"
 
 
 def read_tools(definitions: Sequence[Mapping[str, Any]] | Mapping[str, Any]
                ) -> list[ToolDefinition]:
-    """Function tools of a ``tools`` list (or ``{"tools": [...]}``, e.g. an assistant).
+    """Function tools of a ``tools`` list (or ``{"tools": [...]}``, e.g. an assistant)."""
+    return import_tools(definitions).definitions
+
+
+def import_tools(definitions: Sequence[Mapping[str, Any]] | Mapping[str, Any]
+                 ) -> ImportedTools:
+    """Function tools of a ``tools`` list (or ``{"tools": [...]}``), and the others skipped.
 
     Entries are checked field by field, then read by `tools_from_assistant`: other tool
-    types (``code_interpreter``, ``file_search``) are skipped, and each definition keeps its
-    original so that it renders back unchanged.
+    types (``code_interpreter``, ``file_search``) are reported as skipped, and each definition
+    keeps its original so that it renders back unchanged.
     """
     data: Mapping[str, Any] = (definitions if isinstance(definitions, Mapping)
                                else {"tools": definitions})
@@ -28,7 +38,9 @@ def read_tools(definitions: Sequence[Mapping[str, Any]] | Mapping[str, Any]
         raise WireFormatError(DIALECT, "tools", "missing or not a list", data)
     for i, tool in enumerate(tools):
         _check(tool, f"tools[{i}]")
-    return tools_from_assistant({"tools": list(tools)})
+    skipped = tuple(SkippedTool(i, str(tool["type"]), _HOSTED) for i, tool in enumerate(tools)
+                    if tool["type"] != "function")
+    return ImportedTools(tools_from_assistant({"tools": list(tools)}), skipped)
 
 
 def _check(tool: Any, where: str) -> None:

@@ -48,9 +48,8 @@ def render_tool(
         function["parameters"], losses = conversion.schema, tuple(conversion.losses)
         function["strict"] = True
     elif tool.strict is None:
-        try:
-            conversion = convert_schema(tool.parameters, "openai-strict",
-                                                   policy="error")
+        try:  # strict only when nothing at all is lost
+            conversion = convert_schema(tool.parameters, "openai-strict", policy="lossless")
         except SchemaConversionError:
             function["parameters"] = tool.parameters  # not lossless: send it as declared
         else:

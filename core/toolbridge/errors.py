@@ -45,7 +45,15 @@ class UsageError(ToolbridgeError):
 
 
 class ToolDefinitionError(UsageError):
-    """A tool cannot be defined: the message names the function and the parameter."""
+    """A tool cannot be defined: the message names the tool and the parameter.
+
+    ``problems`` lists each problem on its own (one line each, naming its tool), for callers
+    that report them one by one: `Toolbox.add_all` gathers every tool's into one error.
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        self.problems = tuple(problems) or (message,)
+        super().__init__(message)
 
 
 class UnknownDialectError(UsageError, LookupError):
@@ -109,3 +117,17 @@ class BackendError(ToolbridgeError):
 
 class ToolError(ToolbridgeError):
     """Raise from a handler to send ``str(exc)`` to the agent verbatim as the error result."""
+
+
+def validation_text(exc: Any) -> str:
+    """A pydantic ``ValidationError`` as ``field: message; ...``, for messages we show.
+
+    Unlike ``str(exc)`` it carries no "For further information visit ..." links and no input
+    values; pydantic's "Value error, " prefix is dropped.
+    """
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts) or "invalid value"

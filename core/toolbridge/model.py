@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import GenerateJsonSchema
 
 if TYPE_CHECKING:
@@ -98,6 +106,24 @@ class ToolDefinition(_Frozen):
                                              and "$ref" not in value and value):
             raise ValueError("parameters must be a JSON Schema with \"type\": \"object\"")
         return value
+
+    @model_validator(mode="after")
+    def _check_sendable(self) -> ToolDefinition:
+        """Every backend gets the definition as UTF-8 JSON: refuse what cannot be written so
+        (a lone surrogate such as ``\\ud800``, a value that is not JSON, runaway nesting)
+        here, not when a tool list is sent."""
+        try:
+            json.dumps([self.description, self.parameters, self.returns, self.vendor_extras],
+                       ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"the definition holds text that is not valid Unicode "
+                             f"({exc.object[exc.start:exc.end]!a}); backends take UTF-8 JSON"
+                             ) from None
+        except RecursionError:
+            raise ValueError("the definition is nested too deeply to be sent as JSON") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the definition is not JSON: {exc}") from None
+        return self
 
 
 class Correlation(_Frozen):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from .errors import ToolDefinitionError, UsageError
+from pydantic import ValidationError
+
+from .errors import ToolDefinitionError, UsageError, validation_text
 from .model import ToolCall, ToolDefinition, ToolResult
 from .plugin import Dialect, LossPolicy, RenderedTools, get_dialect
 from .runtime import SizePolicy, execute_calls, execute_calls_sync
@@ -100,19 +102,57 @@ class Toolbox:
     def add(
         self, definition: ToolDefinition, handler: Callable[..., Any], *, inline: bool = False
     ) -> ToolDefinition:
-        """Register a hand-written definition; ``handler`` gets the arguments as keywords."""
+        """Register a hand-written definition; ``handler`` gets the arguments as keywords.
+
+        The handler must take the schema's properties (or ``**kwargs``) and require only
+        required ones; `ToolDefinitionError` names the tool and the parameter otherwise.
+        """
         self._insert(RegisteredTool.from_definition(definition, handler, inline))
         return definition
+
+    def add_all(
+        self, tools: Iterable[tuple[ToolDefinition, Callable[..., Any]]], *, inline: bool = False
+    ) -> list[ToolDefinition]:
+        """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported.
+
+        All or nothing: when any pair does not fit (see `add`; names must be unique), one
+        `ToolDefinitionError` lists every problem (also one per line in ``problems``) and no
+        tool is registered.
+        """
+        ready: list[RegisteredTool] = []
+        problems: list[str] = []
+        taken = set(self._tools)
+        for definition, handler in tools:
+            try:
+                tool = RegisteredTool.from_definition(definition, handler, inline)
+                self._check_insert(tool, taken)
+            except ToolDefinitionError as exc:
+                problems.extend(exc.problems)
+                continue
+            taken.add(definition.name)
+            ready.append(tool)
+        if problems:
+            raise ToolDefinitionError(
+                f"{len(problems)} problem(s); no tool was added:\n"
+                + "\n".join(f"  - {p}" for p in problems), problems)
+        for tool in ready:
+            self._insert(tool)
+        return [tool.definition for tool in ready]
 
     def _define(self, **fields: Any) -> ToolDefinition:
         try:
             return ToolDefinition(**fields)
-        except ValueError as exc:
-            raise ToolDefinitionError(f"tool {fields['name']!r}: {exc}") from None
+        except ValidationError as exc:
+            raise ToolDefinitionError(f"tool {fields['name']!r}: {validation_text(exc)}") from None
 
     def _insert(self, tool: RegisteredTool) -> None:
+        self._check_insert(tool, self._tools)
+        self._tools[tool.definition.name] = tool
+
+    @staticmethod
+    def _check_insert(tool: RegisteredTool, taken: Container[str]) -> None:
         name = tool.definition.name
-        if name in self._tools:
+        if name in taken:
             raise ToolDefinitionError(
                 f"tool name {name!r} is already defined in this toolbox; pass name=... to "
                 "give the second one another name"
@@ -123,7 +163,6 @@ class Toolbox:
                 f"tool {name!r}: inline=True runs a sync handler on the caller's thread, but it "
                 f"{why} can enforce; drop inline=True" + ("" if tool.is_async else " or timeout")
             )
-        self._tools[name] = tool
 
     # ------------------------------------------------------------------ reading tools
     def names(self) -> list[str]:

@@ -21,15 +21,15 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.plugin": {
         "MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES",
-        "Dialect", "DialectLimits", "DialectRegistry", "LossPolicy", "PendingCalls",
-        "RenderedTools", "dialects", "get_dialect", "hookimpl", "hookspec", "plugin_manager",
-        "register_plugin",
+        "Dialect", "DialectLimits", "DialectRegistry", "ImportedTools", "LossPolicy",
+        "PendingCalls", "RenderedTools", "SkippedTool", "dialects", "get_dialect", "hookimpl",
+        "hookspec", "nests_deeper_than", "plugin_manager", "register_plugin",
     },
     "toolbridge.schema": {
         "Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
         "SchemaTarget", "SchemaTransformer", "build_http_request", "compile_decoder",
         "convert_schema", "decode_arguments", "normalize_schema", "to_json_schema",
-        "tools_from_openapi",
+        "tools_from_openapi", "unwrap_arguments",
     },
     "toolbridge.tools": {
         "FunctionSignature", "RegisteredTool", "ToolContext", "inspect_function",

@@ -3,41 +3,60 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from pydantic import ValidationError
+
+from ..errors import UsageError, validation_text
 from ..model import ToolDefinition
-from ..plugin import LossPolicy, get_dialect
+from ..plugin import ImportedTools, LossPolicy, get_dialect
 
 __all__ = ["convert_file", "read_definitions"]
 
 
-def read_definitions(data: Any, source: str) -> list[ToolDefinition]:
-    """Neutral definitions from ``data`` in ``source`` form ('neutral', 'openapi' or a dialect)."""
+def read_definitions(data: Any, source: str) -> ImportedTools:
+    """Neutral definitions from ``data`` in ``source`` form ('neutral', 'openapi' or a dialect),
+    with the entries that have no neutral form (skipped)."""
     if source == "openapi":
         from ..schema import tools_from_openapi
 
-        return tools_from_openapi(data)
+        return ImportedTools(tools_from_openapi(data))
     items = data.get("tools", data) if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise UsageError("expected a JSON list of tool definitions (or {\"tools\": [...]})")
     if source == "neutral":
-        return [ToolDefinition.model_validate(item) for item in items]
-    return get_dialect(source).read_tools(items)
+        definitions = []
+        for index, item in enumerate(items):
+            try:
+                definitions.append(ToolDefinition.model_validate(item))
+            except ValidationError as exc:
+                raise UsageError(f"tools[{index}]: {validation_text(exc)}") from None
+        return ImportedTools(definitions)
+    return get_dialect(source).import_tools(items)
 
 
 def convert_file(path: Path, source: str, target: str, *, policy: LossPolicy = "describe"
                  ) -> Any:
-    """Read ``path`` as ``source`` definitions and render them as ``target``'s."""
+    """Read ``path`` as ``source`` definitions and render them as ``target``'s.
+
+    The result holds the ``tools``, the schema ``losses`` per tool and the ``skipped`` entries
+    of the source (tools without a neutral form); for ``neutral`` it is the list of
+    definitions, and skipped entries are noted on stderr.
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
-    tools = read_definitions(data, source)
+    imported = read_definitions(data, source)
+    skipped = [str(entry) for entry in imported.skipped]
     if target == "neutral":
-        return [t.model_dump(mode="json", exclude_defaults=True) for t in tools]
-    rendered = get_dialect(target).render_tools(tools, policy=policy)
+        for line in skipped:
+            print(f"toolbridge: note: {line}", file=sys.stderr)
+        return [t.model_dump(mode="json", exclude_defaults=True) for t in imported.definitions]
+    rendered = get_dialect(target).render_tools(imported.definitions, policy=policy)
     return {"tools": rendered.definitions,
             "losses": {name: [str(loss) for loss in losses]
-                       for name, losses in rendered.losses.items() if losses}}
+                       for name, losses in rendered.losses.items() if losses},
+            "skipped": skipped}

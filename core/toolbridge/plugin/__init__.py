@@ -6,8 +6,16 @@ A dialect plugin subclasses `Dialect`, registers an instance from its
 is declared in `toolbridge.plugin.hookspecs`.
 """
 
-from ._dialect import Dialect, DialectLimits, LossPolicy, PendingCalls, RenderedTools
-from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES
+from ._dialect import (
+    Dialect,
+    DialectLimits,
+    ImportedTools,
+    LossPolicy,
+    PendingCalls,
+    RenderedTools,
+    SkippedTool,
+)
+from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nests_deeper_than
 from ._manager import dialects, get_dialect, plugin_manager, register_plugin
 from ._registry import DialectRegistry
 from .hookspecs import hookimpl, hookspec
@@ -19,13 +27,16 @@ __all__ = [
     "Dialect",
     "DialectLimits",
     "DialectRegistry",
+    "ImportedTools",
     "LossPolicy",
     "PendingCalls",
     "RenderedTools",
+    "SkippedTool",
     "dialects",
     "get_dialect",
     "hookimpl",
     "hookspec",
+    "nests_deeper_than",
     "plugin_manager",
     "register_plugin",
 ]

@@ -8,11 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from ..errors import SchemaConversionError
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
 
-__all__ = ["Dialect", "DialectLimits", "LossPolicy", "PendingCalls", "RenderedTools"]
+__all__ = ["Dialect", "DialectLimits", "ImportedTools", "LossPolicy", "PendingCalls",
+           "RenderedTools", "SkippedTool"]
 
-LossPolicy = Literal["allow", "describe", "error"]
+LossPolicy = Literal["allow", "describe", "error", "lossless"]
+"""`toolbridge.schema.LossPolicy`, spelled here so that loading plugins loads no schema code."""
 
 
 @dataclass(frozen=True)
@@ -56,15 +59,55 @@ class RenderedTools:
         cls, tools: Sequence[ToolDefinition],
         render: Callable[[ToolDefinition], tuple[dict[str, Any], tuple[Any, ...]]],
     ) -> RenderedTools:
-        """Render every tool with ``render`` (its wire form and its losses); gather the report."""
+        """Render every tool with ``render`` (its wire form and its losses); gather the report.
+
+        A tool whose schema fails the loss policy does not stop the others: one
+        `SchemaConversionError` then names every such tool with its losses.
+        """
         definitions: list[dict[str, Any]] = []
         losses: dict[str, tuple[Any, ...]] = {}
+        failed: list[tuple[str, SchemaConversionError]] = []
         for tool in tools:
-            definition, lost = render(tool)
+            try:
+                definition, lost = render(tool)
+            except SchemaConversionError as exc:
+                failed.append((tool.name, exc))
+                continue
             definitions.append(definition)
             if lost:
                 losses[tool.name] = lost
+        if len(failed) == 1:
+            name, error = failed[0]
+            raise SchemaConversionError(f"tool {name!r}: {error}", error.losses)
+        if failed:
+            raise SchemaConversionError(
+                f"{len(failed)} tools fail the loss policy:\n" + "\n".join(
+                    f"tool {name!r}: {error}" for name, error in failed),
+                [loss for _, error in failed for loss in error.losses])
         return cls(definitions, losses)
+
+
+@dataclass(frozen=True)
+class SkippedTool:
+    """An entry of a backend's tool list that has no neutral form, left out of an import."""
+
+    index: int
+    """Its position in the list read."""
+    kind: str
+    """What it is, in the backend's words (``code_interpreter``, ``file_search``, ...)."""
+    reason: str
+    """Why it was left out."""
+
+    def __str__(self) -> str:
+        return f"tools[{self.index}] ({self.kind}): skipped ({self.reason})"
+
+
+@dataclass(frozen=True)
+class ImportedTools:
+    """Neutral definitions read from a backend's tool list, and the entries left out."""
+
+    definitions: list[ToolDefinition]
+    skipped: tuple[SkippedTool, ...] = ()
 
 
 class Dialect(abc.ABC):
@@ -101,6 +144,16 @@ class Dialect(abc.ABC):
         from ..errors import UsageError
 
         raise UsageError(f"dialect {self.name!r} cannot read tool definitions")
+
+    def import_tools(self, definitions: Sequence[Mapping[str, Any]]) -> ImportedTools:
+        """`read_tools`, also saying which entries were left out and why (hosted tools such as
+        ``code_interpreter`` have no neutral form); ``toolbridge convert`` reports them.
+
+        The default reads with `read_tools` and reports nothing skipped: a dialect whose tool
+        lists hold other kinds of tools overrides this (and has `read_tools` return its
+        ``definitions``).
+        """
+        return ImportedTools(self.read_tools(definitions))
 
     async def aconverse(
         self, toolbox: Any, messages: Sequence[str], **options: Any

@@ -6,7 +6,11 @@ answered with an error result (the one call), before it is parsed.
 
 from __future__ import annotations
 
-__all__ = ["MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES"]
+import re
+from itertools import accumulate
+from typing import Any
+
+__all__ = ["MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES", "nests_deeper_than"]
 
 MAX_ARGUMENT_BYTES = 1 << 20
 """Largest argument text of one call (UTF-8 bytes): 1 MiB."""
@@ -14,3 +18,42 @@ MAX_NESTING_DEPTH = 200
 """Deepest nesting of arrays and objects in a payload or in one call's arguments."""
 MAX_PAYLOAD_BYTES = 32 << 20
 """Largest backend payload (UTF-8 bytes of its JSON text): 32 MiB."""
+
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"')
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}.__getitem__
+_CONTAINERS = (dict, list)  # what JSON decodes to (a Mapping from elsewhere counts as a leaf)
+
+
+def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
+    """Whether arrays and objects nest more than ``limit`` levels deep in ``value``.
+
+    ``value`` is decoded data, or JSON text (``str`` or ``bytes``) measured without parsing
+    it: escapes and strings are taken out and the brackets counted, at C speed, so a hostile
+    text is refused before ``json.loads`` could recurse on it. ``{"a": [1]}`` nests 2 levels, a
+    scalar 0. For text that is not JSON the answer means nothing (its parse fails anyway).
+    """
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
+        if data.count(b"[") + data.count(b"{") <= limit:
+            return False  # too few brackets to nest deeper
+        if b"\\" in data:
+            data = _ESCAPE.sub(b"", data)
+        structure = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
+        return max(accumulate(map(_STEP, structure)), default=0) > limit
+    if type(value) is dict:
+        for item in value.values():  # the common case: an object of scalars
+            if type(item) in _CONTAINERS:
+                break
+        else:
+            return limit < 1
+    elif not isinstance(value, (dict, list)):
+        return limit < 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, _CONTAINERS))
+    return False

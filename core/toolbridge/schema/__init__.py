@@ -4,7 +4,7 @@ Public as `toolbridge.schema`; its inner modules are private.
 """
 
 from toolbridge.schema._convert import convert_schema
-from toolbridge.schema._fidelity import compile_decoder, decode_arguments
+from toolbridge.schema._fidelity import compile_decoder, decode_arguments, unwrap_arguments
 from toolbridge.schema._normalize import normalize_schema
 from toolbridge.schema._openapi_tools import HttpRequestSpec, build_http_request, tools_from_openapi
 from toolbridge.schema._to_json_schema import SchemaSource, to_json_schema
@@ -31,4 +31,5 @@ __all__ = [
     "normalize_schema",
     "to_json_schema",
     "tools_from_openapi",
+    "unwrap_arguments",
 ]

@@ -44,7 +44,7 @@ class CesSchema(TableTransformer):
         out: dict[str, Any] = {}
         if value is not True:
             self.lose(out, pointer, "false", "CES cannot say 'no value'; became an "
-                      "unconstrained schema", action="approximated")
+                      "unconstrained schema", action="approximated", enforced=True)
         return out
 
     def transform(self, schema: dict[str, Any], pointer: str, *, root: bool) -> dict[str, Any]:
@@ -55,14 +55,14 @@ class CesSchema(TableTransformer):
             branches = schema.pop("oneOf")
             if "anyOf" in schema:
                 self.lose(schema, pointer, "oneOf", "node has both anyOf and oneOf",
-                          text=f"oneOf: {short(branches)}")
+                          text=f"oneOf: {short(branches)}", enforced=True)
             else:
                 schema["anyOf"] = branches
                 self.lose(schema, pointer, "oneOf", "CES has no oneOf; rewritten as anyOf",
-                          action="approximated")
+                          action="approximated", enforced=True)
         if "allOf" in schema and not merge_all_of(schema):
             self.drop(schema, pointer, "allOf", "CES has no allOf and the entries cannot be "
-                      "merged exactly")
+                      "merged exactly", enforced=True)
         nullable = schema.pop("nullable", False) is True
         if isinstance(schema.get("type"), list):
             schema, had_null = self.split(schema, pointer)
@@ -71,7 +71,7 @@ class CesSchema(TableTransformer):
             del schema["type"]
             nullable = True
             self.lose(schema, pointer, "type", f"{self.dialect} has no null type; became "
-                      "nullable without a type", action="approximated")
+                      "nullable without a type", action="approximated", enforced=True)
         branches = schema.get("anyOf")
         if isinstance(branches, list) and any(is_null(b) for b in branches):
             rest = [b for b in branches if not is_null(b)]
@@ -95,8 +95,10 @@ class CesSchema(TableTransformer):
             # The proto field is a Schema message: JSON true/false do not parse (tested).
             del schema["additionalProperties"]
             if extra is False:
+                # Every Python-defined tool says this; it is checked on arrival, and models
+                # send the declared properties anyway: not worth a note in every description.
                 self.lose(schema, pointer, "additionalProperties", "CES cannot forbid extra "
-                          "properties", text="no other properties")
+                          "properties", enforced=True)
         ref = schema.pop("$ref", None)
         if isinstance(ref, str):
             if ref == "#":
@@ -120,7 +122,7 @@ class CesSchema(TableTransformer):
         strings = [ces_enum_value(v) for v in values if v is not None]
         if len(set(strings)) != len(strings):
             self.lose(schema, pointer, "enum", "two values have the same string form in CES",
-                      action="approximated")
+                      action="approximated", enforced=True)
             strings = list(dict.fromkeys(strings))
         if any(not isinstance(v, str) for v in values if v is not None):
             # CES enums are strings; decode_arguments maps "101" back to 101 using the
@@ -146,7 +148,7 @@ class CesSchema(TableTransformer):
             else:
                 value = limit
                 self.lose(schema, pointer, bound, "CES has only inclusive bounds",
-                          action="approximated", text=f"{bound}: {limit}")
+                          action="approximated", text=f"{bound}: {limit}", enforced=True)
             other = schema.get(plain)
             schema[plain] = stricter(other, value) if isinstance(other, (int, float)) else value
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from toolbridge.schema._rules import kind_of, rule_for
@@ -11,14 +12,17 @@ from toolbridge.schema._walk import (
     SCHEMA_MAP,
     SchemaTarget,
     SchemaTransformer,
+    child_path,
     escape,
 )
 
 __all__ = [
     "BY_TYPE",
     "TableTransformer",
+    "certain_type",
     "is_null",
     "merge_all_of",
+    "merged_all_of",
     "split_types",
     "tuple_to_items",
 ]
@@ -86,6 +90,14 @@ def _matches(value: Any, kind: str) -> bool:
     return isinstance(value, _JSON_TYPE.get(kind, ()))
 
 
+def merged_all_of(node: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A copy of ``node`` with its ``allOf`` merged (see :func:`merge_all_of`), or None."""
+    if not isinstance(node.get("allOf"), list):
+        return None
+    copy = dict(node)
+    return copy if merge_all_of(copy) else None
+
+
 def merge_all_of(schema: dict[str, Any]) -> bool:
     """Merge ``allOf`` into ``schema`` when that is exact; False (untouched) when it is not.
 
@@ -131,10 +143,41 @@ def tuple_to_items(schema: dict[str, Any]) -> bool:
     return True
 
 
+def certain_type(schema: Mapping[str, Any]) -> str | None:
+    """The type a schema without ``type`` can only mean: ``object`` for one with
+    ``properties`` (or a schema for ``additionalProperties``), ``array`` for one with
+    ``items`` or ``prefixItems``; None otherwise."""
+    if "properties" in schema or isinstance(schema.get("additionalProperties"), Mapping):
+        return None if "items" in schema or "prefixItems" in schema else "object"
+    if "items" in schema or "prefixItems" in schema:
+        return "array"
+    return None
+
+
 class TableTransformer(SchemaTransformer):
-    """A transformer that first applies the rule table's keep/drop/ignore to every node."""
+    """A transformer that first applies the rule table's keep/drop/ignore to every node.
+
+    Before a node's children are walked, an ``allOf`` that merges exactly is merged
+    (:meth:`prepare`), so entries that only annotate (``{"default": 0}``) are never converted
+    as schemas of their own.
+    """
 
     dialect: SchemaTarget
+
+    def walk_node(
+        self, node: Any, pointer: str, depth: int, *, root: bool = False, path: str = "",
+    ) -> Any:
+        if isinstance(node, Mapping):
+            prepared = self.prepare(node)
+            if prepared is not node and id(node) in self.origins:
+                self.origins = {**self.origins, id(prepared): self.origins[id(node)]}
+            node = prepared
+        return super().walk_node(node, pointer, depth, root=root, path=path)
+
+    def prepare(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Rewrite ``node`` before its children are walked (a new mapping, or ``node``)."""
+        merged = merged_all_of(node)
+        return node if merged is None else merged
 
     def apply_table(self, schema: dict[str, Any], pointer: str) -> None:
         """Drop the keywords the table drops for this target; ignore the ignorable ones."""
@@ -143,10 +186,12 @@ class TableTransformer(SchemaTransformer):
             if kind == "ignore":
                 del schema[key]
             elif kind == "drop":
+                # An unknown keyword may be a constraint nothing here knows: not enforced.
                 rule = rule_for(key)
                 reason = (f"{self.dialect} has no {key!r}" if rule else
                           f"unknown keyword {key!r} is not part of {self.dialect}")
-                self.drop(schema, pointer, key, reason, describe=bool(rule and rule.describe))
+                self.drop(schema, pointer, key, reason, describe=bool(rule and rule.describe),
+                          enforced=bool(rule and rule.enforced))
 
     def settle_nulls(self, schema: dict[str, Any], pointer: str) -> None:
         """Rewrite ``{"type": "null"}`` children the parent did not absorb as ``nullable``.
@@ -155,23 +200,26 @@ class TableTransformer(SchemaTransformer):
         ``transform`` so that the parent can fold it into ``nullable``; what is left over
         becomes ``{"nullable": true}`` (anything, or null) and is reported.
         """
+        path = self.path
         for key, value in schema.items():
             if key in SCHEMA_CHILD and is_null(value):
-                schema[key] = self._null_node(value, f"{pointer}/{key}")
+                schema[key] = self._null_node(value, f"{pointer}/{key}", child_path(path, key))
             elif key in SCHEMA_LIST and isinstance(value, list):
                 for i, item in enumerate(value):
                     if is_null(item):
-                        value[i] = self._null_node(item, f"{pointer}/{key}/{i}")
+                        value[i] = self._null_node(item, f"{pointer}/{key}/{i}",
+                                                   child_path(path, key, i))
             elif key in SCHEMA_MAP and isinstance(value, dict):
                 for name, item in value.items():
                     if is_null(item):
-                        value[name] = self._null_node(item, f"{pointer}/{key}/{escape(name)}")
+                        value[name] = self._null_node(item, f"{pointer}/{key}/{escape(name)}",
+                                                      child_path(path, key, name))
 
-    def _null_node(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+    def _null_node(self, schema: dict[str, Any], pointer: str, path: str) -> dict[str, Any]:
         out = {k: v for k, v in schema.items() if k != "type"}
         out["nullable"] = True
         self.lose(out, pointer, "type", f"{self.dialect} has no null type; became nullable "
-                  "without a type", action="approximated")
+                  "without a type", action="approximated", enforced=True, parameter=path)
         return out
 
     def split(self, schema: dict[str, Any], pointer: str) -> tuple[dict[str, Any], bool]:

@@ -8,9 +8,10 @@ from typing import Any
 from toolbridge.errors import SchemaConversionError, UsageError
 from toolbridge.schema._ces import CesSchema
 from toolbridge.schema._normalize import normalize
-from toolbridge.schema._openai_strict import OpenAIStrictSchema
+from toolbridge.schema._openai_strict import ROOT_PROPERTY, OpenAIStrictSchema
 from toolbridge.schema._openapi30 import OpenAPI30Schema, inline_recursion, validate_openapi30
 from toolbridge.schema._walk import (
+    LOSS_POLICIES,
     Conversion,
     LossPolicy,
     SchemaTarget,
@@ -33,17 +34,21 @@ def convert_schema(
     """Convert ``schema`` (JSON Schema draft-07 or 2020-12) to ``target``.
 
     ``policy``: ``allow`` drops what the target cannot hold, ``describe`` also writes it into
-    the node's description, ``error`` raises :class:`~toolbridge.errors.SchemaConversionError`
-    listing every loss. Hostile input (too deep, too large, dangling ``$ref``) raises
-    ``SchemaConversionError`` too.
+    the node's description, ``error`` describes too and raises
+    :class:`~toolbridge.errors.SchemaConversionError` listing every loss that is not enforced
+    on arrival (`SchemaLoss.enforced`), ``lossless`` raises on any loss. Hostile input (too
+    deep, too large, dangling ``$ref``, not JSON Schema) raises ``SchemaConversionError`` too.
     """
     transformer_cls = TRANSFORMERS.get(target)
     if transformer_cls is None:
         raise UsageError(f"unknown schema target {target!r}; use one of {sorted(TRANSFORMERS)}")
-    if policy not in ("allow", "describe", "error"):
-        raise UsageError(f"unknown loss policy {policy!r}; use 'allow', 'describe' or 'error'")
+    if policy not in LOSS_POLICIES:
+        raise UsageError(f"unknown loss policy {policy!r}; use one of "
+                         f"{', '.join(map(repr, LOSS_POLICIES))}")
     check_valid(schema)
-    norm = normalize(schema)
+    # OpenAI strict holds `$defs`: a shared definition stays there instead of being copied to
+    # every use, which could push a schema past OpenAI's documented limits.
+    norm = normalize(schema, keep_shared=target == "openai-strict")
     if target == "openapi-3.0":
         norm = inline_recursion(norm)
     transformer = transformer_cls(norm.schema, policy=policy, origins=norm.origins)
@@ -51,7 +56,9 @@ def convert_schema(
     transformer.check_policy()
     if target == "openapi-3.0":
         validate_openapi30(converted)
-    return Conversion(converted, tuple(transformer.losses))
+    wrapped = ROOT_PROPERTY if isinstance(transformer, OpenAIStrictSchema) and (
+        transformer.wrapped) else None
+    return Conversion(converted, tuple(transformer.losses), wrapped)
 
 
 def check_valid(schema: Mapping[str, Any]) -> None:

@@ -14,18 +14,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge.errors import ArgumentError
+from toolbridge.errors import ArgumentError, ToolbridgeError
 from toolbridge.schema._ces import ces_enum_value
 from toolbridge.schema._normalize import normalize_schema
 from toolbridge.schema._openai_strict import allows_null
+from toolbridge.schema._walk import SchemaTarget
 
-__all__ = ["compile_decoder", "decode_arguments"]
+__all__ = ["compile_decoder", "decode_arguments", "unwrap_arguments"]
 
 Step = Callable[[Any, str], Any]
 """Decode one value found at a JSON pointer; returns the value itself when nothing changes."""
 
 _CACHE: OrderedDict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = OrderedDict()
 _CACHE_SIZE = 512
+_WRAPPED: dict[tuple[int, str], tuple[Mapping[str, Any], str | None]] = {}
 MAX_RECURSION = 200
 """Deepest nesting of one recursive type that :func:`decode_arguments` accepts."""
 _KINDS = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
@@ -40,6 +42,37 @@ def decode_arguments(schema: Mapping[str, Any], arguments: Any) -> Any:
     removed so the neutral default applies.
     """
     return compile_decoder(schema)(arguments)
+
+
+def unwrap_arguments(schema: Mapping[str, Any], target: SchemaTarget, arguments: Any) -> Any:
+    """Arguments as ``schema`` declares them, from a backend that got its ``target`` form.
+
+    When the target needs an object root and the conversion wrapped the schema as one property
+    (OpenAI strict: ``{"value": ...}``, see `Conversion.wrapped`), the arguments arrive as
+    ``{"value": {...}}``: this returns the inner object. Unchanged when nothing was wrapped;
+    :class:`~toolbridge.errors.ArgumentError` when wrapped arguments do not have that shape.
+    """
+    hit = _WRAPPED.get((id(schema), target))
+    if hit is None or hit[0] is not schema:
+        from toolbridge.schema._convert import convert_schema
+
+        try:
+            key = convert_schema(schema, target, policy="allow").wrapped
+        except ToolbridgeError:
+            key = None  # a schema that cannot be converted was never sent wrapped
+        hit = _WRAPPED[(id(schema), target)] = (schema, key)
+        if len(_WRAPPED) > _CACHE_SIZE:
+            _WRAPPED.pop(next(iter(_WRAPPED)))
+    key = hit[1]
+    if key is None:
+        return arguments
+    if isinstance(arguments, Mapping) and set(arguments) == {key}:
+        inner = arguments[key]
+        if isinstance(inner, dict):
+            return inner
+        raise ArgumentError(f"expected an object, got {type(inner).__name__}", path=f"/{key}")
+    raise ArgumentError(f"expected the arguments wrapped as {{{key!r}: {{...}}}} (the {target} "
+                        "form of this tool's schema)", path="")
 
 
 def compile_decoder(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
@@ -79,6 +112,9 @@ class _Branch:
     step: Step | None
     integer: bool = False
     enum_strings: frozenset[str] = field(default_factory=frozenset)
+    schema: Any = None
+    accepts: Callable[[Any], bool] | None = None
+    """The branch's own check (compiled on first use): picks the branch a value belongs to."""
 
 
 class _Compiler:
@@ -87,6 +123,7 @@ class _Compiler:
         self.defs: dict[str, Any] = root.get("$defs", {})
         self.done: dict[str, Step | None] = {}
         self.cells: dict[str, list[Step | None]] = {}
+        self._validator: Any = None
 
     def ref(self, ref: str) -> Step | None:
         name = "#" if ref == "#" else ref.removeprefix("#/$defs/")
@@ -240,11 +277,22 @@ class _Compiler:
                 return value
             if kind is str and strings_ok:
                 return value
+            candidates = [b for b in compiled if kind in b.kinds and not (
+                kind is str and value not in b.enum_strings)]
+            if len(candidates) > 1:
+                # Decode as each branch in turn; the first whose own schema then accepts the
+                # value is the branch it belongs to (a CES double in the second object branch,
+                # "2" for a `Literal[1, 2, 3]` field of the second model of a tagged union).
+                for branch in candidates:
+                    try:
+                        decoded = value if branch.step is None else branch.step(value, ptr)
+                    except ArgumentError:
+                        continue
+                    if self.accepts(branch, decoded):
+                        return decoded
             error: ArgumentError | None = None
-            for branch in compiled:
-                if branch.step is None or kind not in branch.kinds:
-                    continue
-                if kind is str and value not in branch.enum_strings:
+            for branch in candidates:  # none fits: the first decoding that works; check reports
+                if branch.step is None:
                     continue
                 try:
                     return branch.step(value, ptr)
@@ -255,6 +303,18 @@ class _Compiler:
             return value
 
         return decode_union
+
+    def accepts(self, branch: _Branch, value: Any) -> bool:
+        """Whether ``value`` is valid for ``branch``'s schema (references resolve in the root)."""
+        if branch.accepts is None:
+            import jsonschema  # loaded on first use: only unions of several candidates need it
+
+            if self._validator is None:
+                cls = jsonschema.validators.validator_for(
+                    self.root, default=jsonschema.Draft202012Validator)
+                self._validator = cls(self.root)
+            branch.accepts = self._validator.evolve(schema=branch.schema).is_valid
+        return branch.accepts(value)
 
     def branch(self, schema: Any) -> _Branch:
         target = self.resolve(schema)
@@ -269,7 +329,7 @@ class _Compiler:
         if enum:
             py.add(str)  # CES sends these enum values as strings
         integer = "integer" in kinds and "number" not in kinds
-        return _Branch(frozenset(py), self.node(schema), integer, frozenset(enum))
+        return _Branch(frozenset(py), self.node(schema), integer, frozenset(enum), schema)
 
 
 def _types(schema: dict[str, Any]) -> set[str]:

@@ -45,15 +45,20 @@ def normalize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return normalize(schema).schema
 
 
-def normalize(schema: Mapping[str, Any]) -> Normalized:
-    """Like :func:`normalize_schema`, also returning where each node came from."""
+def normalize(schema: Mapping[str, Any], *, keep_shared: bool = False) -> Normalized:
+    """Like :func:`normalize_schema`, also returning where each node came from.
+
+    ``keep_shared``: a definition referenced from more than one place stays in ``$defs``
+    (for targets that hold ``$defs``: inlining it at every use multiplies its size, its
+    properties and its enum values, which count against limits such as OpenAI's).
+    """
     if not isinstance(schema, Mapping):
         raise SchemaConversionError(
             f"a schema must be a JSON object, not {type(schema).__name__}")
     check_bounds(schema)
     origins: dict[int, str] = {}
     upgraded = _upgrade(schema, "", origins, 0)
-    return _Resolver(upgraded, origins).run()
+    return _Resolver(upgraded, origins, keep_shared=keep_shared).run()
 
 
 # -- step 1: draft-07/06/04 → 2020-12 ----------------------------------------------------------
@@ -108,18 +113,23 @@ def _upgrade(node: Any, pointer: str, origins: dict[int, str], depth: int) -> An
 
 # -- step 2: resolve local references -----------------------------------------------------------
 class _Resolver:
-    def __init__(self, root: dict[str, Any], origins: dict[int, str]) -> None:
+    def __init__(self, root: dict[str, Any], origins: dict[int, str], *,
+                 keep_shared: bool = False) -> None:
         self.root = root
         self.origins = origins
+        self.keep_shared = keep_shared
         self.out_origins: dict[int, str] = {}
         self.targets: dict[str, Any] = {}
         self.names: dict[str, str] = {}
+        self.uses: dict[str, int] = {}
         self.nodes = 0
 
     def run(self) -> Normalized:
         edges = self._collect()
-        recursive = _on_cycles(edges)
-        for pointer in sorted(recursive):
+        kept = _on_cycles(edges)
+        if self.keep_shared:
+            kept |= {pointer for pointer, uses in self.uses.items() if uses > 1}
+        for pointer in sorted(kept):
             if pointer != "#":
                 self.names[pointer] = self._name_for(pointer)
         schema = self._expand(self.root, 0, top=True)
@@ -185,6 +195,7 @@ class _Resolver:
                 if isinstance(ref, str):
                     key, target = self._resolve(ref)
                     found.add(key)
+                    self.uses[key] = self.uses.get(key, 0) + 1  # each subtree is walked once
                     if key not in seen:
                         seen.add(key)
                         pending.append((key, target))

@@ -11,13 +11,18 @@ from typing import Any
 
 from toolbridge.schema._common import (
     TableTransformer,
+    certain_type,
     is_null,
     merge_all_of,
+    merged_all_of,
     tuple_to_items,
 )
-from toolbridge.schema._walk import SchemaTarget, short
+from toolbridge.schema._walk import SCHEMA_CHILD, SCHEMA_LIST, SCHEMA_MAP, SchemaTarget, short
 
-__all__ = ["OPENAI_FORMATS", "OpenAIStrictSchema", "make_nullable"]
+__all__ = ["OPENAI_FORMATS", "ROOT_PROPERTY", "OpenAIStrictSchema", "make_nullable"]
+
+ROOT_PROPERTY = "value"
+"""The property a root that is not a plain object becomes (strict mode needs an object root)."""
 
 OPENAI_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname",
                             "ipv4", "ipv6", "uuid"})
@@ -62,11 +67,14 @@ class OpenAIStrictSchema(TableTransformer):
 
     target = "openai-strict"
     dialect: SchemaTarget = "openai-strict"
+    wrapped = False
+    """Set by the walk when the root became the property :data:`ROOT_PROPERTY`."""
 
-    def walk_node(self, node: Any, pointer: str, depth: int, *, root: bool = False) -> Any:
-        if isinstance(node, Mapping) and isinstance(node.get("properties"), Mapping):
+    def prepare(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
+        node = super().prepare(node)
+        if isinstance(node.get("properties"), Mapping):
             node = self._move_optional_defaults(node)
-        return super().walk_node(node, pointer, depth, root=root)
+        return node
 
     def _move_optional_defaults(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
         """An optional, non-nullable property's default is kept faithfully, not lost.
@@ -80,6 +88,13 @@ class OpenAIStrictSchema(TableTransformer):
         props = dict(node["properties"])
         changed = False
         for name, sub in node["properties"].items():
+            if isinstance(sub, Mapping) and "allOf" in sub and name not in required:
+                merged = merged_all_of(sub)  # a default may sit in an entry that annotates
+                if merged is not None:
+                    if id(sub) in self.origins:
+                        self.origins = {**self.origins, id(merged): self.origins[id(sub)]}
+                    sub = props[name] = merged
+                    changed = True
             if name in required or not isinstance(sub, Mapping) or "default" not in sub:
                 continue
             default = sub["default"]
@@ -105,7 +120,7 @@ class OpenAIStrictSchema(TableTransformer):
             return self.transform({}, pointer, root=False)
         out: dict[str, Any] = {}
         self.lose(out, pointer, "false", "strict mode has no 'nothing' schema; "
-                  "became an unconstrained schema", action="approximated")
+                  "became an unconstrained schema", action="approximated", enforced=True)
         return self.transform(out, pointer, root=False)
 
     def transform(self, schema: dict[str, Any], pointer: str, *, root: bool) -> dict[str, Any]:
@@ -118,13 +133,14 @@ class OpenAIStrictSchema(TableTransformer):
             branches = schema.pop("oneOf")
             if "anyOf" in schema:
                 self.lose(schema, pointer, "oneOf", "node has both anyOf and oneOf",
-                          text=f"oneOf: {short(branches)}")
+                          text=f"oneOf: {short(branches)}", enforced=True)
             else:
                 schema["anyOf"] = branches
-                self.lose(schema, pointer, "oneOf", "rewritten as anyOf", action="approximated")
+                self.lose(schema, pointer, "oneOf", "rewritten as anyOf", action="approximated",
+                          enforced=True)
         if "allOf" in schema and not merge_all_of(schema):
             self.drop(schema, pointer, "allOf", "strict mode has no allOf and the entries "
-                      "cannot be merged exactly")
+                      "cannot be merged exactly", enforced=True)
         if isinstance(schema.get("type"), list):
             split, had_null = self.split(schema, pointer)
             schema = make_nullable(split) if had_null else split
@@ -135,11 +151,18 @@ class OpenAIStrictSchema(TableTransformer):
         if "default" in schema:
             # Strict mode: every property is required, so a default never applies; Azure
             # rejects non-null defaults (openai/openai-agents-python#4390). The neutral default
-            # applies again when the model sends null (see decode_arguments).
+            # applies again when the model sends null (see decode_arguments), except where
+            # null is a value of its own: then nothing can ask for the default.
             default = schema.pop("default")
             if default is not None:
                 self.lose(schema, pointer, "default", "strict mode has no defaults",
                           text=f"default: {short(default)}")
+        if "type" not in schema and not (_TYPED & set(schema)):
+            kind = certain_type(schema) or ("object" if root else None)
+            if kind is not None:
+                # `{"properties": ...}` can only mean an object; a root can only be one
+                # (arguments are an object on every wire), so an empty root is one too.
+                schema["type"] = kind
         if "prefixItems" in schema:
             self._tuple(schema, pointer)
         if schema.get("type") == "object" or "properties" in schema:
@@ -149,7 +172,7 @@ class OpenAIStrictSchema(TableTransformer):
             # an unconstrained one becomes any scalar.
             schema["anyOf"] = [{"type": t} for t in ("string", "number", "boolean", "null")]
             self.lose(schema, pointer, "type", "strict mode needs a type; objects and arrays "
-                      "are no longer accepted here", action="approximated")
+                      "are no longer accepted here", action="approximated", enforced=True)
         if "$ref" in schema and len(schema) > 1:
             # Strict mode rejects keys next to `$ref`; wrapping keeps the annotations.
             ref = schema.pop("$ref")
@@ -159,18 +182,21 @@ class OpenAIStrictSchema(TableTransformer):
     def _tuple(self, schema: dict[str, Any], pointer: str) -> None:
         if tuple_to_items(schema):
             self.lose(schema, pointer, "prefixItems", "strict mode has no tuples; each "
-                      "position accepts any of the item schemas", action="approximated")
+                      "position accepts any of the item schemas", action="approximated",
+                      enforced=True)
 
     def _object(self, schema: dict[str, Any], pointer: str) -> None:
         props: dict[str, Any] = schema.get("properties", {})
         extra = schema.get("additionalProperties")
         if extra is not False and (extra is not None or not props):
             # An open dict (`dict[str, X]`, `additionalProperties: true`, a bare object)
-            # cannot be strict: strict mode requires `additionalProperties: false`.
+            # cannot be strict: strict mode requires `additionalProperties: false`. The model
+            # can then send less than the schema allows, never more: enforced.
             self.lose(schema, pointer, "additionalProperties",
                       "strict mode needs additionalProperties false; the object accepts "
                       "only its declared properties",
-                      text="additionalProperties: " + short(True if extra is None else extra))
+                      text="additionalProperties: " + short(True if extra is None else extra),
+                      enforced=True)
         schema["additionalProperties"] = False
         if "properties" not in schema:
             schema["properties"] = {}
@@ -183,14 +209,59 @@ class OpenAIStrictSchema(TableTransformer):
         schema["required"] = list(props)
 
     def finish(self, schema: dict[str, Any]) -> dict[str, Any]:
-        if schema.get("type") != "object" or "anyOf" in schema:
-            # Strict mode needs an object root, never anyOf (OpenAI "Supported schemas").
-            defs = schema.pop("$defs", None)
-            wrapped: dict[str, Any] = {"type": "object", "properties": {"value": schema},
-                                       "required": ["value"], "additionalProperties": False}
-            if defs:
-                wrapped["$defs"] = defs
-            self.lose(wrapped, "", "type", "strict mode needs an object root; the schema "
-                      "became the property 'value'", action="approximated")
-            return wrapped
-        return schema
+        if schema.get("type") == "object" and "anyOf" not in schema:
+            return schema
+        # Strict mode needs an object root, never anyOf (OpenAI "Supported schemas"): the
+        # schema becomes one property; `unwrap_arguments` takes it out again on arrival.
+        defs: dict[str, Any] = schema.pop("$defs", None) or {}
+        value: dict[str, Any] = schema
+        if any(_refers_to_root(node) for node in (schema, *defs.values())):
+            # `#` would point at the wrapper: the old root moves into `$defs`.
+            name = "Root"
+            while name in defs:
+                name += "_"
+            defs[name] = schema
+            _retarget_root_refs(defs, f"#/$defs/{name}")
+            value = {"$ref": f"#/$defs/{name}"}
+        wrapped: dict[str, Any] = {"type": "object", "properties": {ROOT_PROPERTY: value},
+                                   "required": [ROOT_PROPERTY], "additionalProperties": False}
+        if defs:
+            wrapped["$defs"] = defs
+        self.wrapped = True
+        self.lose(wrapped, "", "type", "strict mode needs an object root; the schema became "
+                  f"the property {ROOT_PROPERTY!r} (unwrapped again on arrival)",
+                  action="approximated", enforced=True, parameter="")
+        return wrapped
+
+
+def _schema_children(node: dict[str, Any]) -> list[Any]:
+    kids: list[Any] = []
+    for key, value in node.items():
+        if key in SCHEMA_CHILD:
+            kids.append(value)
+        elif key in SCHEMA_LIST and isinstance(value, list):
+            kids.extend(value)
+        elif key in SCHEMA_MAP and isinstance(value, dict):
+            kids.extend(value.values())
+    return kids
+
+
+def _refers_to_root(schema: Any) -> bool:
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("$ref") == "#":
+                return True
+            stack.extend(_schema_children(node))
+    return False
+
+
+def _retarget_root_refs(defs: dict[str, Any], target: str) -> None:
+    stack: list[Any] = list(defs.values())
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("$ref") == "#":
+                node["$ref"] = target
+            stack.extend(_schema_children(node))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbridge.errors import SchemaConversionError
+from toolbridge.errors import SchemaConversionError, validation_text
 from toolbridge.schema._common import TableTransformer, is_null, tuple_to_items
 from toolbridge.schema._normalize import Normalized
 from toolbridge.schema._walk import (
@@ -116,7 +116,7 @@ class OpenAPI30Schema(TableTransformer):
             name = schema.pop(CUT)
             self.lose(schema, pointer, "$ref", f"recursive reference to {name!r} cut after "
                       f"{UNROLL} levels: OpenAPI 3.0 schemas cannot hold recursion standalone",
-                      action="approximated", text=f"recursive: {name}")
+                      action="approximated", text=f"recursive: {name}", enforced=True)
         self.apply_table(schema, pointer)
         for key in ("additionalProperties",):
             if isinstance(schema.get(key), dict) and schema[key] == {}:
@@ -128,7 +128,7 @@ class OpenAPI30Schema(TableTransformer):
             del schema["type"]
             nullable = True
             self.lose(schema, pointer, "type", f"{self.dialect} has no null type; became "
-                      "nullable without a type", action="approximated")
+                      "nullable without a type", action="approximated", enforced=True)
         for union in ("anyOf", "oneOf"):
             branches = schema.get(union)
             if isinstance(branches, list) and any(is_null(b) for b in branches):
@@ -166,17 +166,18 @@ class OpenAPI30Schema(TableTransformer):
                 schema.setdefault("example", examples[0])
                 if len(examples) > 1:
                     self.lose(schema, pointer, "examples", "OpenAPI 3.0 holds one example; "
-                              "kept the first", action="approximated")
+                              "kept the first", action="approximated", enforced=True)
         if "prefixItems" in schema and tuple_to_items(schema):
             self.lose(schema, pointer, "prefixItems", "OpenAPI 3.0 has no tuples; each "
-                      "position accepts any of the item schemas", action="approximated")
+                      "position accepts any of the item schemas", action="approximated",
+                      enforced=True)
         if schema.get("type") == "array" and "items" not in schema:
             schema["items"] = {}  # 3.0.3: `items` MUST be present if type is array
         disc = schema.get("discriminator")
         if isinstance(disc, dict) and "mapping" in disc:
             schema["discriminator"] = {k: v for k, v in disc.items() if k != "mapping"}
             self.lose(schema, pointer, "discriminator", "mapping points at inlined "
-                      "definitions; only propertyName kept", action="approximated")
+                      "definitions; only propertyName kept", action="approximated", enforced=True)
         if isinstance(disc, dict) and "propertyName" not in disc:
             del schema["discriminator"]
         self.settle_nulls(schema, pointer)
@@ -199,4 +200,4 @@ def validate_openapi30(schema: dict[str, Any]) -> None:
     except ValidationError as exc:  # a toolbridge bug: the walker should have fixed it
         raise SchemaConversionError(
             f"openapi-3.0: converted schema is not a valid OpenAPI 3.0 Schema Object "
-            f"({short(str(exc), 300)}); please report this") from exc
+            f"({short(validation_text(exc), 300)}); please report this") from exc

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from toolbridge.errors import ArgumentError, UsageError
+from toolbridge.errors import ArgumentError, SchemaConversionError, UsageError, validation_text
 from toolbridge.schema._to_json_schema import to_json_schema
+from toolbridge.schema._walk import check_bounds, short
 
 if TYPE_CHECKING:
     from toolbridge.model import ToolDefinition
@@ -41,45 +42,61 @@ def tools_from_openapi(document: Mapping[str, Any] | str) -> list[ToolDefinition
     Path, query and header parameters and the JSON request body are merged into one object
     schema; ``vendor_extras["openapi"]`` keeps ``method``, ``path``, ``server`` and, per
     argument, where it goes (``{"in": "path", "name": "petId"}``; a whole non-object body is the
-    argument ``body`` with ``"name": None``) for :func:`build_http_request`.
+    argument ``body`` with ``"name": None``) for :func:`build_http_request`. A document that
+    does not have OpenAPI's shape raises `UsageError` naming where; a schema that cannot
+    become JSON Schema raises `SchemaConversionError` naming the operation.
     """
+    from pydantic import ValidationError
+
     from toolbridge.model import ToolDefinition
 
     doc = _load(document)
+    check_bounds(doc, what="the OpenAPI document")
     version = str(doc.get("openapi", "3.0"))
     source = "openapi-3.1" if version.startswith("3.1") else "openapi-3.0"
-    components = doc.get("components") or {}
-    defs = dict(components.get("schemas") or {})
+    components = _mapping(doc.get("components"), "components")
+    defs = dict(_mapping(components.get("schemas"), "components.schemas"))
     servers = doc.get("servers") or []
     tools: list[ToolDefinition] = []
     names: set[str] = set()
-    for path, item in (doc.get("paths") or {}).items():
+    for path, item in _mapping(doc.get("paths"), "paths").items():
         if not isinstance(item, Mapping):
             continue
-        shared = item.get("parameters") or []
+        shared = _list(item.get("parameters"), f"paths.{path}.parameters")
         for method in METHODS:
             op = item.get(method)
             if not isinstance(op, Mapping):
                 continue
-            params, mapping, required = _parameters(doc, [*shared, *(op.get("parameters") or [])])
-            _body(doc, op.get("requestBody"), params, mapping, required)
+            where = f"paths.{path}.{method}"
+            params, mapping, required = _parameters(
+                doc, [*shared, *_list(op.get("parameters"), f"{where}.parameters")], where)
+            _body(doc, op.get("requestBody"), params, mapping, required, where)
             schema: dict[str, Any] = {"type": "object", "properties": params}
             if required:
                 schema["required"] = required
             if defs:
                 schema["$defs"] = defs
-            parameters = to_json_schema(schema, source).schema  # type: ignore[arg-type]
+            try:
+                parameters = to_json_schema(schema, source).schema  # type: ignore[arg-type]
+            except SchemaConversionError as exc:
+                raise SchemaConversionError(f"{method.upper()} {path}: {exc}",
+                                            exc.losses) from None
             name = _unique(_tool_name(op.get("operationId"), method, path), names)
-            summary, detail = op.get("summary") or "", op.get("description") or ""
-            description = "\n\n".join(p for p in (summary, detail) if p)
+            description = "\n\n".join(p for p in (op.get("summary"), op.get("description"))
+                                       if isinstance(p, str) and p)
             extra: dict[str, Any] = {"method": method.upper(), "path": path,
                                      "parameters": mapping}
             op_servers = op.get("servers") or item.get("servers") or servers
-            if op_servers and isinstance(op_servers[0], Mapping) and "url" in op_servers[0]:
+            if isinstance(op_servers, list) and op_servers and isinstance(
+                    op_servers[0], Mapping) and isinstance(op_servers[0].get("url"), str):
                 extra["server"] = op_servers[0]["url"]
-            tools.append(ToolDefinition(name=name, description=description,
-                                        parameters=parameters,
-                                        vendor_extras={EXTRA_KEY: extra}))
+            try:
+                tools.append(ToolDefinition(name=name, description=description,
+                                            parameters=parameters,
+                                            vendor_extras={EXTRA_KEY: extra}))
+            except ValidationError as exc:
+                raise UsageError(f"OpenAPI document: {where}: "
+                                 f"{validation_text(exc)}") from None
     return tools
 
 
@@ -128,21 +145,59 @@ def _text(value: Any) -> str:
 def _load(document: Mapping[str, Any] | str) -> Mapping[str, Any]:
     if isinstance(document, Mapping):
         return document
+    if not isinstance(document, (str, bytes)):
+        raise UsageError(f"an OpenAPI document is a mapping or JSON/YAML text, not "
+                         f"{type(document).__name__}")
     try:
         loaded = json.loads(document)
+    except RecursionError:
+        raise UsageError("the OpenAPI document is nested too deeply") from None
     except ValueError:
         try:  # optional: YAML documents need PyYAML
             yaml = importlib.import_module("yaml")
         except ImportError:
             raise UsageError("the OpenAPI document is not JSON; install PyYAML to read "
                              "YAML documents") from None
-        loaded = yaml.safe_load(document)
+        try:
+            loaded = yaml.safe_load(document)
+        except (yaml.YAMLError, RecursionError, ValueError) as exc:
+            raise UsageError(f"the OpenAPI document is neither JSON nor YAML ({exc})") from None
     if not isinstance(loaded, Mapping):
         raise UsageError("an OpenAPI document must be a JSON/YAML object")
     return loaded
 
 
-def _deref(doc: Mapping[str, Any], node: Any) -> Any:
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UsageError(f"OpenAPI document: {where}: expected an object, got "
+                         f"{type(value).__name__}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise UsageError(f"OpenAPI document: {where}: expected a list, got "
+                         f"{type(value).__name__}")
+    return value
+
+
+def _schema(value: Any, where: str) -> dict[str, Any]:
+    """A Schema Object as a dict: ``true`` (3.1) accepts anything, ``false`` nothing."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if value is True or value is None:
+        return {}
+    if value is False:
+        return {"not": {}}
+    raise SchemaConversionError(f"OpenAPI document: {where}: a schema must be an object "
+                                f"(or a boolean in 3.1), not {short(value)}")
+
+
+def _deref(doc: Mapping[str, Any], node: Any, where: str) -> Any:
     """Follow `$ref`s to components (parameters, requestBodies), at most 32 hops."""
     for _ in range(32):
         if not (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)):
@@ -153,65 +208,73 @@ def _deref(doc: Mapping[str, Any], node: Any) -> Any:
             token = token.replace("~1", "/").replace("~0", "~")
             target = target.get(token) if isinstance(target, Mapping) else None
         if target is None:
-            raise UsageError(f"OpenAPI reference {ref!r} points to nothing in the document")
+            raise UsageError(f"OpenAPI document: {where}: reference {ref!r} points to nothing "
+                             "in the document")
         node = target
-    raise UsageError("OpenAPI references loop")
+    raise UsageError(f"OpenAPI document: {where}: references loop")
 
 
 def _parameters(
-    doc: Mapping[str, Any], raw: list[Any],
+    doc: Mapping[str, Any], raw: list[Any], where: str,
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
     by_key: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for item in raw:  # operation-level parameters override path-level ones (same name + in)
-        param = _deref(doc, item)
+    for index, item in enumerate(raw):  # operation-level ones override path-level ones
+        at = f"{where}.parameters[{index}]"
+        param = _deref(doc, item, at)
         if isinstance(param, Mapping) and param.get("in") in ("path", "query", "header"):
+            if not isinstance(param.get("name"), str) or not param["name"]:
+                raise UsageError(f"OpenAPI document: {at}.name: missing or not a string")
             by_key[(param["name"], param["in"])] = param
     props: dict[str, Any] = {}
     mapping: dict[str, dict[str, Any]] = {}
     required: list[str] = []
     for (name, place), param in by_key.items():
         arg = name if name not in props else f"{place}_{name}"
+        at = f"{where}.parameters.{name}"
         schema = param.get("schema")
         if schema is None:
-            content = param.get("content") or {}
+            content = _mapping(param.get("content"), f"{at}.content")
             schema = next((m.get("schema") for m in content.values()
                            if isinstance(m, Mapping)), None)
-        sub = dict(schema) if isinstance(schema, Mapping) else {}
-        if param.get("description") and "description" not in sub:
+        sub = _schema(schema, f"{at}.schema")
+        if isinstance(param.get("description"), str) and param["description"] and (
+                "description" not in sub):
             sub["description"] = param["description"]
         props[arg] = sub
         mapping[arg] = {"in": place, "name": name}
-        if param.get("required") or place == "path":
+        if param.get("required") is True or place == "path":
             required.append(arg)
     return props, mapping, required
 
 
 def _body(
     doc: Mapping[str, Any], raw: Any, props: dict[str, Any],
-    mapping: dict[str, dict[str, Any]], required: list[str],
+    mapping: dict[str, dict[str, Any]], required: list[str], where: str,
 ) -> None:
-    body = _deref(doc, raw)
+    at = f"{where}.requestBody"
+    body = _deref(doc, raw, at)
     if not isinstance(body, Mapping):
         return
-    content = body.get("content") or {}
+    content = _mapping(body.get("content"), f"{at}.content")
     media = next((content[m] for m in content if m == "application/json" or
                   m.endswith("+json")), None) or next(iter(content.values()), None)
     if not isinstance(media, Mapping):
         return
-    schema = _deref(doc, media.get("schema") or {})
+    schema = _deref(doc, media.get("schema"), f"{at}.content.schema")
     inner = schema.get("properties") if isinstance(schema, Mapping) else None
-    if (isinstance(inner, Mapping) and not set(inner) & set(props)
+    if (isinstance(schema, Mapping) and isinstance(inner, Mapping) and not set(inner) & set(props)
             and not set(schema) & {"allOf", "anyOf", "oneOf", "additionalProperties"}):
         for name, sub in inner.items():
             props[name] = sub
             mapping[name] = {"in": "body", "name": name}
-        if body.get("required"):
-            required.extend(n for n in schema.get("required", ()) if n in inner)
+        wanted = schema.get("required")
+        if body.get("required") is True and isinstance(wanted, list):
+            required.extend(n for n in wanted if isinstance(n, str) and n in inner)
         return
     arg = "body" if "body" not in props else "request_body"
-    props[arg] = dict(media.get("schema") or {})
+    props[arg] = _schema(media.get("schema"), f"{at}.content.schema")
     mapping[arg] = {"in": "body", "name": None}
-    if body.get("required"):
+    if body.get("required") is True:
         required.append(arg)
 
 

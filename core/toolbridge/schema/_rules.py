@@ -31,13 +31,18 @@ class Treatment:
 
 @dataclass(frozen=True)
 class Rule:
-    """One keyword's treatment on every target; ``describe`` says a drop is described."""
+    """One keyword's treatment on every target.
+
+    ``describe``: a drop is described. ``enforced``: a drop is still checked when arguments
+    arrive (a `Toolbox` validates them against the original schema), see `SchemaLoss.enforced`.
+    """
 
     keyword: str
     openai_strict: Treatment
     openapi30: Treatment
     ces: Treatment
     describe: bool = True
+    enforced: bool = True
 
     def on(self, target: SchemaTarget) -> Treatment:
         """The treatment on ``target``."""
@@ -61,8 +66,9 @@ def _d(note: str) -> Treatment:
 
 _NULLABLE = "`[T, \"null\"]` → `type: T` + `nullable: true`; other lists → `anyOf`"
 RULES: tuple[Rule, ...] = (
-    Rule("type", _c("lists of several types → `anyOf` (`[T, \"null\"]` kept); a schema "
-                    "without a type → any scalar (approximated)"),
+    Rule("type", _c("lists of several types → `anyOf` (`[T, \"null\"]` kept); no type: "
+                    "`object` with `properties`, `array` with `items`, else any scalar "
+                    "(approximated)"),
          _c(_NULLABLE + "; `null` alone → `nullable` (approximated)"),
          _c("upper case (`STRING`…); " + _NULLABLE + "; `null` alone → `nullable` "
             "(approximated)")),
@@ -71,7 +77,8 @@ RULES: tuple[Rule, ...] = (
     Rule("required", _c("lists every property; optional ones become nullable"), K, K),
     Rule("additionalProperties",
          _c("`false` on every object; `true` or a schema (open dict) is lost"), K,
-         _c("schema kept; `false` not expressible (dropped); `true` is the default")),
+         _c("schema kept; `false` not expressible (dropped, not described: checked on "
+            "arrival); `true` is the default")),
     Rule("patternProperties", D, D, D),
     Rule("propertyNames", D, D, D),
     Rule("minProperties", D, K, D),
@@ -103,21 +110,25 @@ RULES: tuple[Rule, ...] = (
     Rule("else", D, D, D),
     Rule("dependentRequired", D, D, D),
     Rule("dependentSchemas", D, D, D),
-    Rule("$defs", _c("kept for recursive definitions; finite ones inlined"),
+    Rule("$defs", _c("kept for recursive definitions and for those used more than once (so "
+                     "copies cannot push a schema past OpenAI's limits); others inlined"),
          _c("inlined; recursion unrolled two levels (fewer in large schemas), then cut "
             "(approximated)"),
          _c("`defs` at the root for recursive definitions; finite ones inlined")),
-    Rule("$ref", _c("finite targets inlined (siblings merged); recursive ones kept"),
+    Rule("$ref", _c("targets used once inlined (siblings merged); recursive and shared ones "
+                    "kept (siblings in an `anyOf` wrapper)"),
          _c("inlined (siblings merged); recursive targets unrolled, then cut"),
          _c("`ref: \"#/defs/Name\"` for recursive targets; finite ones inlined")),
     Rule("title", K, K, K),
     Rule("description", K, K, K),
-    Rule("default", _c("dropped (neutral default applies when the model sends null)"), K,
-         _c("kept (numbers become doubles)")),
+    Rule("default", _c("dropped (neutral default applies when the model sends null; of a "
+                       "nullable property: lost, not enforced)"), K,
+         _c("kept (numbers become doubles)"), enforced=False),
     Rule("examples", D, _c("`example: <first item>`"), D),
     Rule("example", D, K, D),
     Rule("format", _c("kept for OpenAI's formats (date-time, time, date, duration, email, "
-                      "hostname, ipv4, ipv6, uuid); others lost"), K, D),
+                      "hostname, ipv4, ipv6, uuid); others lost (not enforced)"), K,
+         _d("not enforced"), enforced=False),
     Rule("pattern", K, K, D),
     Rule("minLength", D, K, D),
     Rule("maxLength", D, K, D),

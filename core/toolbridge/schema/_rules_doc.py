@@ -36,26 +36,86 @@ HEADER = """\
 Tool parameters are written once as JSON Schema (draft-07 or 2020-12; pydantic's
 `model_json_schema()` output is typical).
 `toolbridge.schema.convert_schema(schema, target, policy=...)` rewrites them for a backend and
-returns a `Conversion`: the converted `schema` and `losses`, one
-`SchemaLoss(pointer, keyword, action, reason)` per thing the target cannot carry exactly.
+returns a `Conversion`: the converted `schema` and `losses`, one `SchemaLoss` per thing the
+target cannot carry exactly. `Toolbox.render(dialect, policy=...)` and the command line
+(`toolbridge tools`, `toolbridge convert`, option `--policy`) report the same losses per tool.
 
-* `action` is `dropped`, `described` (the constraint moved into the node's `description` so the
+## Reading a loss
+
+```text
+to.zip (/$defs/Address/properties/zip) pattern: described (ces has no 'pattern'; checked on arrival)
+```
+
+`SchemaLoss(pointer, keyword, action, reason, parameter, enforced)`:
+
+* `parameter`: the value affected as you write it: `to.zip`, `items[].sku` (an array's
+  items), `tags.*` (a map's values), `pair[0]` (a tuple position); empty for the arguments
+  object itself. A definition used in several places is named by its first use.
+* `pointer`: a JSON pointer into the schema you passed in (`/$defs/Address/...` when the
+  constraint sits in a definition).
+* `keyword`: what is affected, e.g. `format`.
+* `action`: `dropped`, `described` (the constraint moved into the node's `description` so the
   model still reads it) or `approximated` (rewritten into something close, e.g. `oneOf` → `anyOf`).
-* `pointer` is a JSON pointer into the schema you passed in.
-* Policy `allow` drops silently, `describe` (the default) writes dropped constraints into the
-  description, `error` raises `SchemaConversionError` whose `losses` lists every loss.
-* `decode_arguments(schema, arguments)` undoes what a backend does to arguments: integral
-  doubles back to `int` where the schema says integer, stringified enum values back to their
-  type, JSON text parsed, `null` for an optional property removed so its default applies.
+* `reason`: why, in a few words.
+* `enforced`: see below.
+
+## Enforced losses and the others
+
+A `Toolbox` validates every call's arguments against the schema you wrote before the handler
+runs (a violation is an error result the model can act on). So most constraints a backend
+cannot express still hold: `pattern`, `minLength`, `additionalProperties: false`, `oneOf`, ...
+are **enforced** (`enforced=True`, shown as "checked on arrival"), and an approximation that
+makes the backend's schema stricter or looser than yours never lets an invalid call through.
+Annotations such as `examples` constrain nothing, so they count as enforced too.
+
+A loss is **not enforced** when nothing checks it: a `format` (JSON Schema treats it as an
+annotation, and so does the check), the default of a nullable property in OpenAI strict mode
+(null is a value of its own, so the model cannot ask for the default), a keyword toolbridge
+does not know. If you convert schemas yourself and do not answer calls through a `Toolbox`,
+validate arguments yourself: then no loss is enforced.
+
+## Loss policies
+
+`LossPolicy` (in `toolbridge.schema` and `toolbridge.plugin`), the `policy=` of
+`convert_schema`, `Toolbox.render`, `Toolbox.definitions` and every dialect's `render_tools`,
+and `--policy` on the command line:
+
+| Policy | What a loss does |
+|---|---|
+| `allow` | dropped silently |
+| `describe` (default) | written into the node's description, so the model still reads it |
+| `error` | as `describe`; a loss that is **not enforced** raises `SchemaConversionError` |
+| `lossless` | any loss raises `SchemaConversionError`, enforced or not |
+
+`SchemaConversionError.losses` lists the losses that failed the policy; rendering a tool list
+names every tool that failed, and `toolbridge tools --policy ...` prints every dialect's
+definitions and losses before it exits with code 1. The Assistants dialect sends a tool whose
+`strict` is `None` in strict mode only when its conversion is `lossless`.
+
+## Arguments back
+
+`decode_arguments(schema, arguments)` undoes what a backend does to arguments: integral
+doubles back to `int` where the schema says integer, stringified enum values back to their
+type, JSON text parsed, `null` for an optional property removed so its default applies. In a
+union, each branch the value could belong to is tried, and the first whose schema then accepts
+the value wins (a CES double in the second branch, `"2"` for a `Literal[1, 2, 3]` of the second
+model of a tagged union). `unwrap_arguments(schema, target, arguments)` takes out the wrapper a
+target's object-root rule added (`{"value": ...}` in OpenAI strict mode, see below).
+
+## Normalisation and bounds
 
 Before any target, the schema is normalised (`normalize_schema`): `definitions` → `$defs`,
-every local `$ref` with a finite target inlined, recursive definitions kept as `$ref`. Schemas
-nested deeper than 128 levels, larger than 200,000 nodes after inlining, or with a `$ref` to
-nothing are refused with `SchemaConversionError`.
+every local `$ref` with a finite target inlined, recursive definitions kept as `$ref`. OpenAI
+strict mode also keeps a definition used more than once in `$defs`: copying it to every use
+could push a schema past OpenAI's documented limits (5,000 object properties, 10 levels of
+nesting, 1,000 enum values, 120,000 characters of names and values). Schemas nested deeper than
+128 levels, larger than 200,000 nodes after inlining, with a `$ref` to nothing, or not valid
+JSON Schema are refused with `SchemaConversionError`; so is a schema `to_json_schema` cannot
+read (a CES `type` list, an OpenAPI schema that is a string).
 
 Legend: **kept** as is; **converted** as the note says; **lost** (reported as a loss);
 *ignored* (dropped without a report: it means nothing to the model). Keywords not in the table
-are lost (OpenAPI 3.0 keeps `x-` extensions).
+are lost, not enforced (OpenAPI 3.0 keeps `x-` extensions).
 """
 
 
@@ -74,8 +134,12 @@ def render() -> str:
     for rule in RULES:
         cells = " | ".join(_cell(rule.on(t)) for t in TARGETS)
         lines.append(f"| `{rule.keyword}` | {cells} |")
-    lines += ["", "Root rules: OpenAI strict needs an object root; anything else is wrapped as "
-              "the property `value` (approximated).", "", "## Example loss report", "",
+    lines += ["", "Root rules: OpenAI strict needs an object root. A root without a type (`{}`) "
+              "is one (arguments are an object on every wire); any other root (`anyOf`, a type "
+              "list) becomes the property `value` (approximated, enforced), arguments arrive as "
+              "`{\"value\": ...}` and `unwrap_arguments` (the Assistants dialect calls it) "
+              "hands the handler the inner object; a `$ref: \"#\"` then points at "
+              "`#/$defs/Root`, where the old root moves.", "", "## Example loss report", "",
               "Input:", "", "```json", json.dumps(EXAMPLE, indent=2), "```", ""]
     for target in TARGETS:
         conversion = convert_schema(EXAMPLE, target)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from toolbridge.errors import UsageError
+from toolbridge.errors import SchemaConversionError, UsageError
+from toolbridge.schema._convert import check_valid
 from toolbridge.schema._normalize import ANNOTATIONS, normalize_schema
 from toolbridge.schema._walk import (
     SCHEMA_CHILD,
@@ -15,6 +16,7 @@ from toolbridge.schema._walk import (
     SchemaLoss,
     check_bounds,
     escape,
+    short,
 )
 
 __all__ = ["SchemaSource", "to_json_schema"]
@@ -36,15 +38,21 @@ def to_json_schema(schema: Mapping[str, Any], source: SchemaSource) -> Conversio
     """Convert an OpenAPI 3.0/3.1 Schema Object or a CES ``Schema`` to neutral JSON Schema.
 
     References to ``#/components/schemas/X`` become ``#/$defs/X``: put the components under
-    ``$defs`` (as :func:`tools_from_openapi` does) or inline them first.
+    ``$defs`` (as :func:`tools_from_openapi` does) or inline them first. A schema that is not
+    valid in ``source`` (or not JSON Schema once converted) raises `SchemaConversionError`
+    naming where.
     """
     if source not in ("openapi-3.0", "openapi-3.1", "ces"):
         raise UsageError(f"unknown schema source {source!r}; use 'openapi-3.0', "
                          "'openapi-3.1' or 'ces'")
+    if not isinstance(schema, Mapping):
+        raise SchemaConversionError(f"{source}: a schema must be a JSON object, not "
+                                    f"{type(schema).__name__}")
     check_bounds(schema)
     losses: list[SchemaLoss] = []
-    converted = _convert(schema, source, "", losses)
-    return Conversion(normalize_schema(converted), tuple(losses))
+    neutral = normalize_schema(_convert(schema, source, "", losses))
+    check_valid(neutral)
+    return Conversion(neutral, tuple(losses))
 
 
 def _convert(node: Any, source: SchemaSource, ptr: str, losses: list[SchemaLoss]) -> Any:
@@ -76,14 +84,16 @@ def _convert(node: Any, source: SchemaSource, ptr: str, losses: list[SchemaLoss]
         # 3.0: a Reference Object ignores its siblings (3.0.3 "Reference Object").
         for key in [k for k in out if k != "$ref" and k not in ANNOTATIONS]:
             del out[key]
-            losses.append(SchemaLoss(ptr, key, "dropped", "ignored next to $ref in OpenAPI 3.0"))
+            losses.append(SchemaLoss(ptr, key, "dropped", "ignored next to $ref in OpenAPI 3.0",
+                                     enforced=True))
     if source == "ces":
-        _from_ces(out)
+        _from_ces(out, ptr)
     if source.startswith("openapi"):
         for key in _OPENAPI_ONLY:
             if key in out:
                 del out[key]
-                losses.append(SchemaLoss(ptr, key, "dropped", "not a JSON Schema keyword"))
+                losses.append(SchemaLoss(ptr, key, "dropped", "not a JSON Schema keyword",
+                                         enforced=True))
         if "example" in out:
             out.setdefault("examples", [out["example"]])
             del out["example"]
@@ -92,10 +102,14 @@ def _convert(node: Any, source: SchemaSource, ptr: str, losses: list[SchemaLoss]
     return out
 
 
-def _from_ces(out: dict[str, Any]) -> None:
+def _from_ces(out: dict[str, Any], ptr: str) -> None:
     kind = out.pop("type", None)
-    if kind in _CES_TYPES:
+    if isinstance(kind, (str, int)) and not isinstance(kind, bool) and kind in _CES_TYPES:
         out["type"] = _CES_TYPES[kind]
+    elif kind not in (None, "TYPE_UNSPECIFIED", 0):
+        raise SchemaConversionError(
+            f"ces: {ptr or '/'}: type {short(kind)} is not a CES Schema type; use one of "
+            "STRING, INTEGER, NUMBER, BOOLEAN, OBJECT, ARRAY (and nullable: true for null)")
     for key in ("minItems", "maxItems"):
         if isinstance(out.get(key), str) and out[key].lstrip("-").isdigit():
             out[key] = int(out[key])  # int64 arrives as a JSON string

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -10,6 +11,7 @@ from typing import Any, Literal
 from toolbridge.errors import SchemaConversionError
 
 __all__ = [
+    "LOSS_POLICIES",
     "MAX_DEPTH",
     "MAX_NODES",
     "Conversion",
@@ -19,12 +21,20 @@ __all__ = [
     "SchemaTarget",
     "SchemaTransformer",
     "check_bounds",
+    "child_path",
+    "reference_paths",
     "escape",
     "short",
 ]
 
-LossPolicy = Literal["allow", "describe", "error"]
-"""What to do with a keyword a target cannot carry: drop it silently, describe it, or raise."""
+LossPolicy = Literal["allow", "describe", "error", "lossless"]
+"""What to do with what a target cannot carry exactly.
+
+``allow``: drop it silently; ``describe``: write it into the node's description; ``error``:
+describe, and raise if a loss is not enforced (nothing checks it on arrival); ``lossless``: raise
+on any loss, enforced or not.
+"""
+LOSS_POLICIES: tuple[LossPolicy, ...] = ("allow", "describe", "error", "lossless")
 SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces"]
 """Schema dialects :func:`convert_schema` writes."""
 LossAction = Literal["dropped", "described", "approximated"]
@@ -58,9 +68,20 @@ class SchemaLoss:
     """``dropped``, ``described`` (moved into the description) or ``approximated``."""
     reason: str
     """Why, in a few words."""
+    parameter: str = ""
+    """The value affected, as the tool's user writes it: ``to.postcode``, ``items[].sku``,
+    ``tags.*`` (a map's values); empty for the arguments object itself."""
+    enforced: bool = False
+    """True when no call that breaks the original schema can reach the handler through this
+    loss: a `Toolbox` validates arguments against the schema you wrote before the handler runs
+    (an annotation such as ``examples`` constrains nothing, so it counts as enforced).
+    False when nothing checks it (a ``format``; a default the model cannot ask for)."""
 
     def __str__(self) -> str:
-        return f"{self.pointer or '/'} {self.keyword}: {self.action} ({self.reason})"
+        where = f"{self.parameter} ({self.pointer or '/'})" if self.parameter else (
+            self.pointer or "/")
+        check = "checked on arrival" if self.enforced else "not enforced"
+        return f"{where} {self.keyword}: {self.action} ({self.reason}; {check})"
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,9 @@ class Conversion:
 
     schema: dict[str, Any]
     losses: tuple[SchemaLoss, ...] = field(default=())
+    wrapped: str | None = None
+    """The property the schema became when the target needs an object root (OpenAI strict:
+    ``"value"``): arguments then arrive as ``{"value": ...}``; `unwrap_arguments` undoes it."""
 
     @property
     def lossless(self) -> bool:
@@ -79,6 +103,25 @@ class Conversion:
 def escape(token: str) -> str:
     """Escape one JSON pointer token (RFC 6901)."""
     return token.replace("~", "~0").replace("/", "~1")
+
+
+def child_path(path: str, keyword: str, token: str | int | None = None) -> str:
+    """The parameter path of the child of a node at ``path`` under ``keyword`` (``token``: the
+    property name or position): ``to`` + ``properties``/``postcode`` -> ``to.postcode``.
+
+    Keywords that constrain the same value (``anyOf`` branches, ``not``, ...) keep ``path``.
+    """
+    if keyword == "properties":
+        return f"{path}.{token}" if path else str(token)
+    if keyword == "items":
+        return f"{path}[]"
+    if keyword == "prefixItems":
+        return f"{path}[{token}]"
+    if keyword in ("additionalProperties", "patternProperties", "unevaluatedProperties"):
+        return f"{path}.*" if path else "*"
+    if keyword in ("contains", "unevaluatedItems", "additionalItems"):
+        return f"{path}[]"
+    return path
 
 
 def short(value: Any, limit: int = 60) -> str:
@@ -108,13 +151,52 @@ def check_bounds(schema: Any, *, max_depth: int = MAX_DEPTH, what: str = "schema
                          if isinstance(child, (Mapping, list)))
 
 
+def reference_paths(schema: Mapping[str, Any]) -> dict[str, str]:
+    """For each root ``$defs`` entry, the parameter path of its first use (breadth first).
+
+    A definition kept as ``$defs`` is converted once; its losses name the place the user
+    reaches it first (``to.postcode`` for ``#/$defs/Address`` used at ``to``).
+    """
+    defs = schema.get("$defs")
+    if not isinstance(defs, Mapping):
+        return {}
+    found: dict[str, str] = {}
+    queue: deque[tuple[Any, str]] = deque([({k: v for k, v in schema.items() if k != "$defs"},
+                                            "")])
+    while queue:
+        node, path = queue.popleft()
+        if isinstance(node, list):
+            queue.extend((item, path) for item in node)
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref[len("#/$defs/"):]
+            if name not in found and name in defs:
+                found[name] = path
+                queue.append((defs[name], path))
+        for key, value in node.items():
+            if key in SCHEMA_CHILD:
+                queue.append((value, child_path(path, key)))
+            elif key == "prefixItems" and isinstance(value, list):
+                queue.extend((v, child_path(path, key, i)) for i, v in enumerate(value))
+            elif key in SCHEMA_LIST:
+                queue.append((value, path))
+            elif key in SCHEMA_MAP and key not in ("$defs", "definitions") and isinstance(
+                    value, Mapping):
+                queue.extend((v, child_path(path, key, k)) for k, v in value.items())
+    return found
+
+
 class SchemaTransformer:
     """Walk a normalized schema bottom-up; subclasses override :meth:`transform` per node.
 
     Children are transformed first, so ``transform`` sees converted sub-schemas. Losses are
     recorded with :meth:`lose`, which also applies the loss policy (``describe`` appends the
     constraint to the node's description). ``origins`` maps ``id(node)`` of the normalized
-    input to its pointer in the caller's original schema, so losses point at what they wrote.
+    input to its pointer in the caller's original schema, so losses point at what they wrote;
+    :attr:`path` is the parameter path of the node being transformed (``to.postcode``).
     """
 
     target: str = ""
@@ -130,22 +212,31 @@ class SchemaTransformer:
         self.policy = policy
         self.origins = origins or {}
         self.losses: list[SchemaLoss] = []
-        self._seen: set[SchemaLoss] = set()
+        self.path = ""
+        """Parameter path of the node :meth:`transform` is converting."""
+        self._seen: set[tuple[str, str, str, str]] = set()
         self._nodes = 0
+        self._def_paths: dict[str, str] = {}
 
     # -- driving ---------------------------------------------------------------------------
     def walk(self) -> dict[str, Any]:
         """Return the converted schema; ``self.losses`` holds what was lost."""
         check_bounds(self.schema)
-        return self.finish(self.walk_node(self.schema, "", 0, root=True))
+        self._def_paths = reference_paths(self.schema)
+        converted = self.walk_node(self.schema, "", 0, root=True)
+        self.path = ""
+        return self.finish(converted)
 
     def finish(self, schema: dict[str, Any]) -> dict[str, Any]:
         """Hook for root-level rules after the walk."""
         return schema
 
-    def walk_node(self, node: Any, pointer: str, depth: int, *, root: bool = False) -> Any:
+    def walk_node(
+        self, node: Any, pointer: str, depth: int, *, root: bool = False, path: str = "",
+    ) -> Any:
         """Transform one node and its children; booleans and junk pass to ``transform_bool``."""
         if not isinstance(node, Mapping):
+            self.path = path
             return self.transform_bool(node, pointer)
         self._nodes += 1
         if self._nodes > MAX_NODES:
@@ -159,15 +250,19 @@ class SchemaTransformer:
             if key in SCHEMA_CHILD and (isinstance(value, Mapping) or (
                     isinstance(value, bool) and key != "additionalProperties")):
                 # a boolean `additionalProperties` stays for `transform`, which knows the object
-                out[key] = self.walk_node(value, here, depth + 1)
+                out[key] = self.walk_node(value, here, depth + 1, path=child_path(path, key))
             elif key in SCHEMA_LIST and isinstance(value, list):
-                out[key] = [self.walk_node(v, f"{here}/{i}", depth + 1)
+                out[key] = [self.walk_node(v, f"{here}/{i}", depth + 1,
+                                           path=child_path(path, key, i))
                             for i, v in enumerate(value)]
             elif key in SCHEMA_MAP and isinstance(value, Mapping):
-                out[key] = {k: self.walk_node(v, f"{here}/{escape(k)}", depth + 1)
-                            for k, v in value.items()}
+                out[key] = {k: self.walk_node(
+                    v, f"{here}/{escape(k)}", depth + 1,
+                    path=self._def_paths.get(k, "") if key == "$defs" and root
+                    else child_path(path, key, k)) for k, v in value.items()}
             else:
                 out[key] = value
+        self.path = path
         return self.transform(out, pointer, root=root)
 
     # -- per-dialect -----------------------------------------------------------------------
@@ -189,9 +284,15 @@ class SchemaTransformer:
         *,
         action: LossAction = "dropped",
         text: str | None = None,
+        enforced: bool = False,
+        parameter: str | None = None,
     ) -> None:
-        """Record a loss; under policy ``describe`` append ``text`` to the description."""
-        if self.policy == "describe" and text:
+        """Record a loss; unless the policy is ``allow``, append ``text`` to the description.
+
+        ``enforced``: the original constraint is still checked when arguments arrive (see
+        `SchemaLoss.enforced`). ``parameter`` defaults to :attr:`path`.
+        """
+        if self.policy != "allow" and text:
             described = schema.get("description")
             note = f"({text})"
             if not isinstance(described, str) or not described:
@@ -200,30 +301,40 @@ class SchemaTransformer:
                 schema["description"] = f"{described} {note}"
             if action == "dropped":
                 action = "described"
-        loss = SchemaLoss(pointer, keyword, action, reason)
-        if loss not in self._seen:  # an inlined definition reports once, not per use
-            self._seen.add(loss)
-            self.losses.append(loss)
+        key = (pointer, keyword, action, reason)
+        if key not in self._seen:  # an inlined definition reports once, not per use
+            self._seen.add(key)
+            self.losses.append(SchemaLoss(pointer, keyword, action, reason,
+                                          self.path if parameter is None else parameter,
+                                          enforced))
 
     def drop(
         self, schema: dict[str, Any], pointer: str, keyword: str, reason: str, *,
-        describe: bool = True,
+        describe: bool = True, enforced: bool = False,
     ) -> None:
         """Remove ``keyword`` from ``schema`` and record it (described as ``keyword: value``)."""
         value = schema.pop(keyword)
         text = f"{keyword}: {_plain(value)}" if describe else None
-        self.lose(schema, pointer, keyword, reason, text=text)
+        self.lose(schema, pointer, keyword, reason, text=text, enforced=enforced)
 
     def check_policy(self) -> None:
-        """Raise :class:`SchemaConversionError` listing every loss under policy ``error``."""
-        if self.policy == "error" and self.losses:
-            listed = "\n".join(f"  - {loss}" for loss in self.losses)
-            raise SchemaConversionError(
-                f"{self.target}: the schema cannot be converted without loss "
-                f"({len(self.losses)} loss(es)):\n{listed}\n"
-                "Use policy 'describe' or 'allow' to accept them, or change the schema.",
-                self.losses,
-            )
+        """Raise :class:`SchemaConversionError` under policy ``error`` (a loss not enforced on
+        arrival) or ``lossless`` (any loss), listing the losses that fail it."""
+        failing = [loss for loss in self.losses if self.policy == "lossless" or (
+            self.policy == "error" and not loss.enforced)]
+        if not failing:
+            return
+        listed = "\n".join(f"  - {loss}" for loss in failing)
+        what = "without loss" if self.policy == "lossless" else (
+            "without a loss that nothing checks on arrival")
+        hint = ("Use policy 'error' to accept losses toolbridge checks on arrival, 'describe' "
+                "or 'allow' to accept every loss," if self.policy == "lossless" else
+                "Use policy 'describe' or 'allow' to accept them,")
+        raise SchemaConversionError(
+            f"{self.target}: the schema cannot be converted {what} "
+            f"({len(failing)} loss(es)):\n{listed}\n{hint} or change the schema.",
+            failing,
+        )
 
 
 def _plain(value: Any) -> str:

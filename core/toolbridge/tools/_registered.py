@@ -12,9 +12,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ArgumentError, ToolDefinitionError
+from ..errors import ArgumentError, SchemaConversionError, ToolDefinitionError
 from ..model import ToolDefinition
 from ._context import ToolContext
+from ._handlers import handler_mismatches
 from ._signature import FunctionSignature, validation_message
 
 __all__ = ["RegisteredTool", "schema_validator"]
@@ -127,6 +128,8 @@ def _plain_types(signature: FunctionSignature) -> dict[str, frozenset[type]] | N
     skip both (omitted parameters take the function's own defaults, which are the model's).
     Anything else (an ``int`` for a ``float``, a missing name) goes the general way.
     """
+    if signature.field_defaults:
+        return None  # omitted arguments would take the function's defaults: `FieldInfo`s
     plain: dict[str, frozenset[type]] = {}
     for name, info in signature.args_model.model_fields.items():
         annotation = info.annotation
@@ -189,14 +192,31 @@ class RegisteredTool:
     def from_definition(
         cls, definition: ToolDefinition, handler: Callable[..., Any], inline: bool
     ) -> RegisteredTool:
+        """A hand-written definition with its handler, both checked.
+
+        The schema must be valid JSON Schema (and nested at most `MAX_DEPTH` levels), and the
+        handler able to take what it allows (see `handler_mismatches`); else
+        `ToolDefinitionError` names the tool and every parameter that does not fit.
+        """
+        from ..schema._walk import check_bounds  # lazy: keeps `import toolbridge` light
+
+        name = definition.name
         if not callable(handler):
-            raise ToolDefinitionError(f"tool {definition.name!r}: handler is not callable")
+            raise ToolDefinitionError(f"tool {name!r}: handler is not callable")
         try:
+            check_bounds(definition.parameters, what="its parameters schema")
             validate = schema_validator(definition.parameters)
-        except ToolDefinitionError as exc:
-            raise ToolDefinitionError(f"tool {definition.name!r}: {exc}") from None
+        except (ToolDefinitionError, SchemaConversionError) as exc:
+            raise ToolDefinitionError(f"tool {name!r}: {exc}") from None
+        context_param = _context_param(handler)
+        problems = handler_mismatches(definition, handler, context_param)
+        if problems:
+            what = getattr(handler, "__qualname__", None) or type(handler).__name__
+            raise ToolDefinitionError(
+                f"tool {name!r}: the handler {what} cannot take the arguments its schema "
+                "allows: " + "; ".join(problems), [f"tool {name!r}: {p}" for p in problems])
         return cls(definition, handler, inspect.iscoroutinefunction(handler), inline,
-                   _context_param(handler), None, validate)
+                   context_param, None, validate)
 
     def _compile(self) -> Callable[[Any], None]:
         """The schema check, compiled once (on first use for function tools: compiling

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 import typing
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from typing import Any
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from ..errors import ArgumentError, ToolDefinitionError
 from ..model import NoTitles, schema_of_model
@@ -27,6 +29,9 @@ class FunctionSignature:
     returns: dict[str, Any] | None
     context_param: str | None
     args_model: type[BaseModel]
+    field_defaults: bool = False
+    """Some parameter's default is a pydantic ``Field(...)`` (the FastAPI / ``validate_call``
+    idiom): the handler must get every argument from the model, never its own defaults."""
 
     def bind(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validate ``arguments`` and return the keyword arguments for the function."""
@@ -73,6 +78,7 @@ def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignat
     param_docs = {p.arg_name: p.description for p in doc.params if p.description}
     fields: dict[str, Any] = {}
     context_param = None
+    field_defaults = False
     for name, param in inspect.signature(func).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             star = "*" if param.kind is param.VAR_POSITIONAL else "**"
@@ -88,9 +94,18 @@ def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignat
         if _is_context(annotation):
             context_param = name
             continue
-        default = ... if param.default is param.empty else param.default
-        doc_text = param_docs.get(name)
-        field = Field(default, description=doc_text) if doc_text else Field(default)
+        # Where a parameter's description comes from: Field(description=...), then a bare
+        # string in Annotated[...], then the docstring.
+        text = _annotated_description(annotation) or param_docs.get(name)
+        if isinstance(param.default, FieldInfo):
+            field = copy.copy(param.default)  # `q: str = Field(..., description="...")`
+            if field.description is None and text and not _annotated_field(annotation):
+                field.description = text
+            field_defaults = True
+        else:
+            default = ... if param.default is param.empty else param.default
+            field = Field(default, description=text) if text and not _annotated_field(
+                annotation) else Field(default)
         fields[name] = (annotation, field)
     try:
         args_model = create_model(
@@ -117,4 +132,19 @@ def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignat
     description = "\n\n".join(
         part for part in (doc.short_description, doc.long_description) if part
     )
-    return FunctionSignature(description, parameters, returns, context_param, args_model)
+    return FunctionSignature(description, parameters, returns, context_param, args_model,
+                             field_defaults)
+
+
+def _annotated_description(annotation: Any) -> str | None:
+    """The first bare string in ``Annotated[T, "text", ...]`` (a common way to describe a
+    parameter, read by other tool libraries too)."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return None
+    return next((m for m in annotation.__metadata__ if isinstance(m, str) and m), None)
+
+
+def _annotated_field(annotation: Any) -> bool:
+    """Whether ``Annotated[T, Field(description=...)]`` already describes the parameter."""
+    return typing.get_origin(annotation) is typing.Annotated and any(
+        isinstance(m, FieldInfo) and m.description for m in annotation.__metadata__)

@@ -6,9 +6,19 @@ import copy
 import json
 from typing import Any
 
-STRICT_UNSUPPORTED = {"allOf", "not", "oneOf", "if", "then", "else", "dependentRequired",
-                      "dependentSchemas", "prefixItems", "discriminator", "patternProperties",
-                      "minLength", "maxLength", "default", "examples", "nullable", "$schema"}
+# OpenAI's documented strict-mode rules ("Supported schemas" of the Structured Outputs guide,
+# restated in shared/protocols/schema-dialects.md §2): the keywords it supports, and its limits.
+STRICT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "items", "anyOf",
+                   "enum", "const", "$ref", "$defs", "title", "description", "pattern", "format",
+                   "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+                   "minItems", "maxItems"}
+STRICT_LIMITS = {
+    "object properties": 5_000,        # in total
+    "nesting levels": 10,
+    "name and value characters": 120_000,  # property names, definition names, enum and const
+    "enum values": 1_000,              # across all enum properties
+    "large string enum characters": 15_000,  # one string enum with more than 250 values
+}
 CES_TYPES = {"STRING", "INTEGER", "NUMBER", "BOOLEAN", "OBJECT", "ARRAY"}
 
 
@@ -31,8 +41,46 @@ def walk(schema: Any, path: str = ""):
                 stack.append((f"{ptr}/{key}/{name}", sub))
 
 
+def strict_sizes(schema: dict[str, Any]) -> dict[str, int]:
+    """What OpenAI's strict limits count, for ``schema`` as written (``$defs`` counted once,
+    references not followed): see `STRICT_LIMITS`."""
+    sizes = dict.fromkeys(STRICT_LIMITS, 0)
+    sizes["name and value characters"] = sum(map(len, schema.get("$defs") or {}))
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    while stack:
+        node, level = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        sizes["nesting levels"] = max(sizes["nesting levels"], level)
+        for name, sub in (node.get("properties") or {}).items():
+            sizes["object properties"] += 1
+            sizes["name and value characters"] += len(name)
+            stack.append((sub, level + 1))
+        values = node.get("enum")
+        if isinstance(values, list):
+            sizes["enum values"] += len(values)
+            text = sum(len(v) for v in values if isinstance(v, str))
+            sizes["name and value characters"] += text
+            if len([v for v in values if isinstance(v, str)]) > 250:
+                sizes["large string enum characters"] = max(
+                    sizes["large string enum characters"], text)
+        if isinstance(node.get("const"), str):
+            sizes["name and value characters"] += len(node["const"])
+        if isinstance(node.get("items"), dict):
+            stack.append((node["items"], level + 1))
+        stack.extend((sub, level) for sub in node.get("anyOf") or ())
+        stack.extend((sub, 1) for sub in (node.get("$defs") or {}).values())
+    return sizes
+
+
 def check_openai_strict(schema: dict[str, Any]) -> None:
-    """Strict-mode rules plus the SDK's own invariants (its strictifier changes nothing)."""
+    """OpenAI's documented strict rules, plus the SDK's own invariants (its strictifier
+    changes nothing and its types accept the function).
+
+    Every object closed (``additionalProperties: false``) with every property required; an
+    object root, never ``anyOf``; only supported keywords; a type on every node; ``$ref``
+    alone and pointing into ``$defs``; one non-null type per type list; the size limits.
+    """
     from openai.lib._pydantic import _ensure_strict_json_schema
     from openai.types.shared_params import FunctionDefinition
     from pydantic import TypeAdapter
@@ -48,10 +96,15 @@ def check_openai_strict(schema: dict[str, Any]) -> None:
             ref = node["$ref"]
             assert ref == "#" or ref.removeprefix("#/$defs/") in schema.get("$defs", {}), ptr
         assert {"type", "anyOf", "$ref", "enum", "const"} & set(node), f"{ptr}: no type"
-        bad = STRICT_UNSUPPORTED & set(node)
-        assert not bad, f"{ptr}: {bad}"
+        unsupported = set(node) - STRICT_KEYWORDS
+        assert not unsupported, f"{ptr}: {unsupported}"
+        assert "$defs" not in node or ptr == "", f"{ptr}: $defs below the root"
         if isinstance(node.get("type"), list):
             assert len([t for t in node["type"] if t != "null"]) == 1, ptr
+    sizes = strict_sizes(schema)
+    over = {what: (sizes[what], limit) for what, limit in STRICT_LIMITS.items()
+            if sizes[what] > limit}
+    assert not over, f"over OpenAI's documented strict limits (size, limit): {over}"
     again = _ensure_strict_json_schema(copy.deepcopy(schema), path=(), root=copy.deepcopy(schema))
     assert again == schema
     TypeAdapter(FunctionDefinition).validate_python(

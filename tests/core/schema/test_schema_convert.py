@@ -38,7 +38,7 @@ def test_strict_default_of_a_nullable_optional_is_a_loss():
         "unit": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "C"}}}
     out = convert_schema(schema, "openai-strict")
     assert out.losses == (SchemaLoss("/properties/unit", "default", "described",
-                                     "strict mode has no defaults"),)
+                                     "strict mode has no defaults", "unit", enforced=False),)
     check_openai_strict(out.schema)
 
 
@@ -228,13 +228,24 @@ def test_ces_root_recursion_hoisted_into_defs():
 
 
 # -- policy and report -----------------------------------------------------------------------
-def test_policy_error_lists_every_loss():
+def test_policy_error_fails_on_unenforced_losses_lossless_on_all():
     schema = obj(a={"type": "string", "format": "email"}, b={"type": "string", "pattern": "x"})
+    described = convert_schema(schema, "ces")
+    assert [(loss.keyword, loss.enforced) for loss in described.losses] == [
+        ("format", False), ("pattern", True)]  # a Toolbox checks `pattern` on arrival
     with pytest.raises(SchemaConversionError) as info:
         convert_schema(schema, "ces", policy="error")
+    assert [loss.keyword for loss in info.value.losses] == ["format"]
+    assert "a (/properties/a) format" in str(info.value)
+    assert "pattern" not in str(info.value)
+    with pytest.raises(SchemaConversionError) as info:
+        convert_schema(schema, "ces", policy="lossless")
     assert [loss.keyword for loss in info.value.losses] == ["format", "pattern"]
-    assert "/properties/a format" in str(info.value)
-    assert "/properties/b pattern" in str(info.value)
+    assert "b (/properties/b) pattern" in str(info.value)
+    # Only enforced losses: `error` passes and describes them, as `describe` does.
+    only_pattern = obj(b={"type": "string", "pattern": "x"})
+    assert convert_schema(only_pattern, "ces", policy="error") == convert_schema(only_pattern,
+                                                                                 "ces")
 
 
 def test_policy_allow_leaves_description_alone():
@@ -245,7 +256,11 @@ def test_policy_allow_leaves_description_alone():
 
 def test_loss_str_and_conversion_lossless():
     loss = SchemaLoss("/properties/a", "format", "described", "ces has no 'format'")
-    assert str(loss) == "/properties/a format: described (ces has no 'format')"
+    assert str(loss) == "/properties/a format: described (ces has no 'format'; not enforced)"
+    loss = SchemaLoss("/$defs/Address/properties/postcode", "pattern", "described",
+                      "ces has no 'pattern'", "to.postcode", enforced=True)
+    assert str(loss) == ("to.postcode (/$defs/Address/properties/postcode) pattern: described "
+                         "(ces has no 'pattern'; checked on arrival)")
     assert Conversion({"type": "object"}).lossless
 
 
