@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
-from toolbridge.plugin import PendingCalls, RenderedTools
+from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, RenderedTools, nests_deeper_than
 from toolbridge.schema import convert_schema, to_json_schema
 
 from . import wire
@@ -204,6 +204,9 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
     if not isinstance(args, Mapping):
         raise WireFormatError(DIALECT, path + ".args", "must be a JSON object (a Struct)",
                               payload)
+    error = None
+    if nests_deeper_than(args):  # the one call gets an error result; the others are answered
+        args, error = {}, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
     correlation = CesCorrelation(
         id=call_id or "", tool=tool, toolset_tool=dict(toolset) if toolset else None,
         display_name=display, session=session, turn_index=turn_index,
@@ -212,7 +215,8 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
         # Without an id nothing identifies the call across deliveries: a fresh id means the
         # result store never confuses two such calls (a re-delivery runs again).
         id=call_id or f"no-id-{uuid.uuid4().hex}", name=name, arguments=dict(args),
-        dialect=DIALECT, conversation=session, turn="", correlation=correlation,
+        argument_error=error, dialect=DIALECT, conversation=session, turn="",
+        correlation=correlation,
     )
 
 

@@ -17,6 +17,7 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
+from toolbridge.plugin import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
 from toolbridge.runtime import output_text
 
 from .wire import MAX_TOOLS_BYTES, TOOL_RESULT
@@ -132,6 +133,10 @@ def calls_from_wire(
         value = action.get("arguments")
         if type(value) is dict:  # the common case, decided inline (it is on every call's path)
             arguments, raw, error = dict(value), None, None  # a copy: the payload stays theirs
+            for item in arguments.values():
+                if type(item) is dict or type(item) is list:  # nested: bound the depth
+                    arguments, raw, error = _arguments(value)
+                    break
         else:
             arguments, raw, error = _arguments(value)
         # Every field is checked above, so the trusted constructor skips pydantic's
@@ -156,16 +161,28 @@ def _checked_ids(prefix: str, index: int, turn_id: Any, call_id: Any, name: Any,
 
 
 def _arguments(value: Any) -> tuple[dict[str, Any], str | None, str | None]:
-    """Arguments are an object; a JSON string is decoded (like the SDK's dispatcher)."""
+    """Arguments are an object; a JSON string is decoded (like the SDK's dispatcher).
+
+    Text over `MAX_ARGUMENT_BYTES` or arguments nested deeper than `MAX_NESTING_DEPTH` are
+    refused before they are parsed or used: the call gets an error result.
+    """
     raw = None
     if isinstance(value, str):
         raw = value
+        if len(value) > MAX_ARGUMENT_BYTES or len(value.encode("utf-8", "surrogatepass")) > (
+                MAX_ARGUMENT_BYTES):
+            return {}, raw, (f"arguments are more than {MAX_ARGUMENT_BYTES:,} bytes of "
+                                   "text; send less")
+        if nests_deeper_than(value):
+            return {}, raw, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
         try:
             value = json.loads(value) if value.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             return {}, raw, f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
         return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"
+    if nests_deeper_than(value):
+        return {}, raw, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
     return dict(value), raw, None  # a copy, as validation made: the payload stays the caller's
 
 

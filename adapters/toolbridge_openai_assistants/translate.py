@@ -15,7 +15,13 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools
+from toolbridge.plugin import (
+    MAX_ARGUMENT_BYTES,
+    MAX_NESTING_DEPTH,
+    PendingCalls,
+    RenderedTools,
+    nests_deeper_than,
+)
 from toolbridge.runtime import output_text
 from toolbridge.schema import convert_schema
 
@@ -93,16 +99,27 @@ def _text(value: Any, field: str, body: Any) -> str:
 
 
 def _arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
-    """Decoded arguments, the raw text, and why decoding failed (if it did)."""
+    """Decoded arguments, the raw text, and why decoding failed (if it did).
+
+    Text over `MAX_ARGUMENT_BYTES` or nested deeper than `MAX_NESTING_DEPTH` is refused before
+    it is parsed: the call gets an error result, the other calls of the run are answered.
+    """
     if isinstance(raw, Mapping):  # some SDK-built payloads already hold an object
+        if nests_deeper_than(raw):
+            return {}, None, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
         return dict(raw), None, None
     if raw is None or raw == "":
         return {}, raw, None
     if not isinstance(raw, str):
         return {}, None, f"arguments must be a JSON string, got {type(raw).__name__}"
+    if len(raw) > MAX_ARGUMENT_BYTES or len(raw.encode("utf-8", "surrogatepass")) > (
+            MAX_ARGUMENT_BYTES):
+        return {}, raw, f"arguments are more than {MAX_ARGUMENT_BYTES:,} bytes of text"
+    if nests_deeper_than(raw):
+        return {}, raw, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
     try:
         value = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return {}, raw, f"arguments are not valid JSON ({exc}): {raw[:200]}"
     if not isinstance(value, dict):
         return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"

@@ -254,8 +254,16 @@ def _read(dialect: str | Dialect, payload: Any) -> tuple[Dialect, Sequence[ToolC
     if pending.unhandled:
         log.warning("%s: %d required action(s) are not function calls and were left to the "
                     "caller: %s", d.name, len(pending.unhandled),
-                    ", ".join(str(a.get("type")) for a in pending.unhandled))
+                    ", ".join(_kind(a) for a in pending.unhandled))
     return d, pending.calls
+
+
+def _kind(action: Mapping[str, Any]) -> str:
+    """An action's ``type`` for a log line: any value a backend sent, kept short."""
+    kind = action.get("type") if isinstance(action, Mapping) else None
+    if not isinstance(kind, str):
+        return f"<{type(kind).__name__}>"
+    return kind if len(kind) <= 64 else kind[:63] + "…"
 
 
 def _no_running_loop() -> None:

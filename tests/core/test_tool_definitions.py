@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from toolbridge import ToolCall, Toolbox, ToolContext, ToolDefinition, ToolDefinitionError
+from toolbridge import Toolbox, ToolCall, ToolContext, ToolDefinition, ToolDefinitionError
 
 
 def call(name: str, arguments: dict[str, Any], call_id: str = "1") -> ToolCall:

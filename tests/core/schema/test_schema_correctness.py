@@ -277,11 +277,11 @@ def _openapi(schema: Any, version: str = "3.1.0") -> dict[str, Any]:
 def test_openapi_boolean_and_string_schemas():
     [tool] = toolbridge.schema.tools_from_openapi(_openapi(True))
     assert tool.parameters["properties"]["body"] == {}
-    with pytest.raises(SchemaConversionError, match="requestBody.content.schema"):
+    with pytest.raises(SchemaConversionError, match=r"requestBody\.content\.schema"):
         toolbridge.schema.tools_from_openapi(_openapi("object"))
     doc = {"openapi": "3.0.3", "paths": {"/x": {"get": {"parameters": [
         {"name": "q", "in": "query", "schema": "object"}]}}}}
-    with pytest.raises(SchemaConversionError, match="parameters.q.schema"):
+    with pytest.raises(SchemaConversionError, match=r"parameters\.q\.schema"):
         toolbridge.schema.tools_from_openapi(doc)
     with pytest.raises(toolbridge.UsageError, match=r"parameters\[0\].name"):
         toolbridge.schema.tools_from_openapi({"paths": {"/x": {"get": {"parameters": [
@@ -303,7 +303,7 @@ def test_deeply_nested_schema_in_add_is_a_definition_error():
     deep: dict[str, Any] = {"type": "string"}
     for _ in range(300):
         deep = {"type": "object", "properties": {"a": deep}}
-    with pytest.raises(toolbridge.ToolDefinitionError, match="tool 'd'.*nested more than"):
+    with pytest.raises(toolbridge.ToolDefinitionError, match=r"tool 'd'.*nested more than"):
         toolbridge.Toolbox().add(ToolDefinition(name="d", parameters=deep), lambda **kw: 1)
 
 
@@ -313,7 +313,7 @@ def test_messages_carry_no_pydantic_links():
         toolbox.tool(name="bad name")(lambda: 1)
     assert "pydantic.dev" not in str(info.value) and "For further information" not in str(
         info.value)
-    with pytest.raises(toolbridge.UsageError, match="paths./x.get") as usage:
+    with pytest.raises(toolbridge.UsageError, match=r"paths\./x\.get") as usage:
         toolbridge.schema.tools_from_openapi({"paths": {"/x": {"get": {
             "operationId": "make", "description": "\ud800"}}}})
     assert "pydantic.dev" not in str(usage.value)
