@@ -143,7 +143,7 @@ def _turn_index(output: Mapping[str, Any], path: str, payload: Mapping[str, Any]
         return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite double
         raise WireFormatError(DIALECT, path + "turnIndex", "must be an integer",
                               payload) from None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from toolbridge import ToolDefinition, WireFormatError
 
 from .wire import DIALECT
@@ -39,8 +41,12 @@ def tools_from_assistant(assistant: Any) -> list[ToolDefinition]:
             fields["parameters"] = dict(function["parameters"])
         try:
             found.append(ToolDefinition(**fields))
-        except ValueError as exc:
-            raise WireFormatError(DIALECT, f"tools[{i}].function", str(exc), data) from None
+        except ValidationError as exc:  # its message without pydantic's help links
+            error = exc.errors(include_url=False)[0]
+            field = ".".join(str(p) for p in error["loc"])
+            raise WireFormatError(DIALECT, f"tools[{i}].function" + (f".{field}" if field else ""),
+                                  str(error["msg"]).removeprefix("Value error, "),
+                                  data) from None
     return found
 
 

@@ -58,8 +58,8 @@ def cmd_tools(args: argparse.Namespace) -> int:
     if failed:
         listed = ", ".join(name for name, _ in failed)
         raise SchemaConversionError(f"--policy {args.policy}: {len(failed)} of {len(names)} "
-                                    f"dialect(s) lose what it does not accept: {listed} "
-                                    "(see each dialect's report above)")
+                                    f"dialect(s) fail it: {listed} (see each dialect's report "
+                                    "above)")
     return EXIT_OK
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolbridge.errors import SchemaConversionError
 from toolbridge.schema._common import TableTransformer, is_null, merge_all_of
 from toolbridge.schema._walk import SchemaTarget, short
 
-__all__ = ["CesSchema", "ces_enum_value"]
+__all__ = ["MAX_MESSAGE_DEPTH", "CesSchema", "ces_enum_value"]
 
 ROOT_DEF = "Root"
 
@@ -169,4 +170,53 @@ class CesSchema(TableTransformer):
         if self.root_referenced:
             defs = schema.setdefault("defs", {})
             defs[self.root_def] = {k: v for k, v in schema.items() if k != "defs"}
+        depth = _message_depth(schema)
+        if depth > MAX_MESSAGE_DEPTH:
+            raise SchemaConversionError(
+                f"ces: the schema nests {depth} Schema messages; CES reads it with the proto "
+                f"JSON parser, which reads at most {MAX_MESSAGE_DEPTH} in a tool (flatten it, or "
+                "use $defs for what repeats)")
         return schema
+
+
+MAX_MESSAGE_DEPTH = 98
+"""Deepest ``Schema`` a CES tool can hold: protobuf's JSON parser reads at most 100 nested
+messages (``json_format`` ``max_recursion_depth``), and a ``Tool`` holds its parameters two
+messages down (``Tool`` → ``clientFunction`` → ``parameters``); tested with google-cloud-ces
+0.7.2."""
+
+
+def _message_depth(schema: dict[str, Any]) -> int:
+    """How many messages deep ``schema`` nests (the root is 1): ``Schema`` messages, and the
+    ``google.protobuf.Value`` of a ``default`` (two messages per array or object level)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        deepest = max(deepest, depth)
+        if "default" in node:
+            deepest = max(deepest, depth + 1 + 2 * _containers(node["default"]))
+        for key in ("items", "additionalProperties"):
+            stack.append((node.get(key), depth + 1))
+        for key in ("anyOf", "prefixItems"):
+            stack.extend((sub, depth + 1) for sub in node.get(key) or ())
+        for key in ("properties", "defs"):
+            value = node.get(key)
+            if isinstance(value, dict):
+                stack.extend((sub, depth + 1) for sub in value.values())
+    return deepest
+
+
+def _containers(value: Any) -> int:
+    """How many arrays and objects deep ``value`` nests (a scalar: 0)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict)
+                                                  else node))
+    return deepest

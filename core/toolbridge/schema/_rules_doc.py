@@ -109,7 +109,7 @@ every local `$ref` with a finite target inlined, recursive definitions kept as `
 strict mode also keeps a definition used more than once in `$defs`: copying it to every use
 could push a schema past OpenAI's documented limits (5,000 object properties, 10 levels of
 nesting, 1,000 enum values, 120,000 characters of names and values). Schemas nested deeper than
-128 levels, larger than 200,000 nodes after inlining, with a `$ref` to nothing, or not valid
+100 levels, larger than 200,000 nodes after inlining, with a `$ref` to nothing, or not valid
 JSON Schema are refused with `SchemaConversionError`; so is a schema `to_json_schema` cannot
 read (a CES `type` list, an OpenAPI schema that is a string).
 

@@ -39,11 +39,12 @@ SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces"]
 """Schema dialects :func:`convert_schema` writes."""
 LossAction = Literal["dropped", "described", "approximated"]
 
-MAX_DEPTH = 128
+MAX_DEPTH = 100
 """Deepest JSON nesting (objects and arrays) a schema may have; deeper input is refused.
 
-Real tool schemas stay far below this (OpenAI strict allows 10 levels); the limit keeps every
-recursive walk well inside Python's recursion limit, so hostile input fails with a clear error.
+Real tool schemas stay far below this (OpenAI strict allows 10 levels, a CES tool 98 nested
+messages); the limit keeps every recursive walk, `jsonschema`'s included (about 8 frames per
+level), well inside Python's recursion limit, so hostile input fails with a clear error.
 """
 MAX_NODES = 200_000
 """Most schema nodes a conversion may produce (guards `$ref` inlining against blow-up)."""

@@ -37,11 +37,16 @@ def schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], None]:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ToolDefinitionError(f"invalid parameters schema: {exc.message}") from None
+    except RecursionError:
+        raise ToolDefinitionError("the parameters schema is nested too deeply") from None
     reference = cls(schema)
     fast = _fast_check(schema)
 
     def explain(arguments: Any) -> None:
-        errors = [(_pointer(e), e.message) for e in reference.iter_errors(arguments)]
+        try:
+            errors = [(_pointer(e), e.message) for e in reference.iter_errors(arguments)]
+        except RecursionError:
+            raise ArgumentError("the arguments nest too deeply to be checked", path="") from None
         if errors:
             raise ArgumentError("; ".join(
                 f"/{'/'.join(str(p) for p in path)}: {message}"
@@ -52,7 +57,11 @@ def schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], None]:
         return explain
 
     def validate(arguments: Any) -> None:
-        if not fast(arguments):
+        try:
+            accepted = fast(arguments)
+        except (ValueError, TypeError, OverflowError):  # e.g. a lone surrogate, 10**400
+            accepted = False  # the reference decides, and explains
+        if not accepted:
             explain(arguments)
 
     return validate
@@ -198,13 +207,15 @@ class RegisteredTool:
         handler able to take what it allows (see `handler_mismatches`); else
         `ToolDefinitionError` names the tool and every parameter that does not fit.
         """
-        from ..schema._walk import check_bounds  # lazy: keeps `import toolbridge` light
+        from ..schema import normalize_schema  # lazy: keeps `import toolbridge` light
+        from ..schema._walk import check_bounds
 
         name = definition.name
         if not callable(handler):
             raise ToolDefinitionError(f"tool {name!r}: handler is not callable")
         try:
             check_bounds(definition.parameters, what="its parameters schema")
+            normalize_schema(definition.parameters)  # every $ref resolves, inside the schema
             validate = schema_validator(definition.parameters)
         except (ToolDefinitionError, SchemaConversionError) as exc:
             raise ToolDefinitionError(f"tool {name!r}: {exc}") from None
