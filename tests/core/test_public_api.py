@@ -48,9 +48,10 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.serve": {"Transcript", "TranscriptEntry"},
     "toolbridge.emulation": {
-        "Emulator", "EmulatorServer", "FailRule", "Faults", "Journal", "JournalEntry",
-        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
-        "StreamDropped", "faults_from", "instrument", "serve", "sse_frames",
+        "MISBEHAVIOURS", "Emulator", "EmulatorServer", "FailRule", "Faults", "Journal",
+        "JournalEntry", "Misbehaviour", "ModelCall", "RunningEmulator", "Script", "ScriptCall",
+        "ScriptError", "ScriptTurn", "ScriptedModel", "StreamDropped", "faults_from",
+        "instrument", "serve", "sse_frames",
     },
     "toolbridge.testing": {"check_dialect", "emulator"},
 }
