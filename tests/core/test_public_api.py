@@ -53,7 +53,9 @@ EXPECTED: dict[str, set[str]] = {
         "ScriptError", "ScriptTurn", "ScriptedModel", "StreamDropped", "faults_from",
         "instrument", "serve", "sse_frames",
     },
-    "toolbridge.testing": {"check_dialect", "emulator"},
+    "toolbridge.testing": {
+        "aconverse", "check_dialect", "converse", "emulator", "installed_dialects",
+    },
 }
 MODULES = sorted(EXPECTED)
 HEAVY = ["httpx", "jsonschema", "openai", "google", "openapi_pydantic", "starlette", "uvicorn",
