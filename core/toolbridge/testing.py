@@ -65,9 +65,13 @@ async def aconverse(
     if running is not None and (script is not None or faults is not None):
         raise UsageError("converse: give script= and faults= to the emulator you pass as "
                          "running=, not to converse")
+    if "base_url" in options:
+        raise UsageError("converse talks to the emulator, whose base_url it passes; for another "
+                         "backend call the dialect's aconverse")
+    options.setdefault("api_key", "test")
     async with _serving(chosen, running, script, faults) as backend:
         transcript: Transcript = await chosen.aconverse(
-            toolbox, texts, base_url=backend.base_url, api_key="test", **options)
+            toolbox, texts, base_url=backend.base_url, **options)
     return transcript
 
 
