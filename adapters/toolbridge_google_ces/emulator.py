@@ -36,6 +36,9 @@ from ._validate import (
 
 __all__ = ["GoogleCesEmulator"]
 
+_NO_ARGUMENT_TEXT = ("google-ces sends a call's arguments as args, a Struct (a JSON object), "
+                     "never as text, so argument text that is not JSON cannot be expressed")
+
 @dataclass
 class _Session:
     model: ScriptedModel
@@ -220,8 +223,10 @@ class GoogleCesEmulator(Emulator):
         app = wire.app_of(session)
         state = self.sessions.get(session)
         if state is None:
-            state = self.sessions[session] = _Session(ScriptedModel(self.script))
-        state.model.tools = {n: s for n, (_, s) in self.declared(app).items()}
+            state = self.sessions[session] = _Session(ScriptedModel(
+                self.script, new_id=lambda: f"toolcall-{uuid.uuid4().hex[:12]}",
+                unsupported={"broken_json": _NO_ARGUMENT_TEXT}))
+        state.model.declare({n: s for n, (_, s) in self.declared(app).items()})
         outputs: list[dict[str, Any]] = []
         for i, item in enumerate(inputs):
             outputs += self._input(state, app, item, f"inputs[{i}]")
@@ -269,7 +274,8 @@ class GoogleCesEmulator(Emulator):
             if "tool" in given and "toolsetTool" in given:
                 raise Reject(400, f"{here}: tool and toolsetTool are one oneof; set one")
             call_id = given.get("id")
-            if call_id in state.answered or call_id in {i for i, _ in accepted}:
+            if call_id in {i for i, _ in accepted} or (
+                    call_id in state.answered and call_id not in state.pending):
                 raise Reject(400, f"{here}.id: tool call {call_id!r} was already answered")
             call = state.pending.get(call_id) if isinstance(call_id, str) else None
             if call is None or not isinstance(call_id, str):
@@ -286,7 +292,8 @@ class GoogleCesEmulator(Emulator):
         for call_id, response in accepted:
             del state.pending[call_id]
             state.answered.add(call_id)
-            state.model.record(response["output"] if "output" in response else dict(response))
+            state.model.record(response["output"] if "output" in response else dict(response),
+                               call_id)
         return [] if state.pending else self._advance(state, app)
 
     def _advance(self, state: _Session, app: str) -> list[dict[str, Any]]:
@@ -301,9 +308,12 @@ class GoogleCesEmulator(Emulator):
         declared = self.declared(app)
         wire_calls = []
         for call in calls:
-            entry = {"id": f"toolcall-{uuid.uuid4().hex[:12]}", "tool": declared[call.name][0],
-                     "displayName": call.name, "args": self._struct(call.arguments)}
-            state.pending[entry["id"]] = entry
+            # An unknown tool is named by a resource the app does not have.
+            tool = declared[call.name][0] if call.name in declared else f"{app}/tools/{call.name}"
+            entry = {"id": call.id, "tool": tool, "displayName": call.name,
+                     "args": self._struct(call.arguments)}
+            # The session waits for what it lists: a hallucinated (reused) id is pending again.
+            state.pending[call.id] = entry
             wire_calls.append(entry)
         # Seed 003 shows toolCalls in an output that also says turnCompleted: true.
         return [{"toolCalls": {"toolCalls": wire_calls}, "turnIndex": state.turn_index,

@@ -50,8 +50,10 @@ class EmuSession:
         self.turns: dict[str, dict[str, Any]] = {}
         self.turn_id: str | None = None
         self.raced: set[str] = set()
+        self.waiting: set[str] = set()
+        """Ids of the calls the session registered as pending (a listed action may not be)."""
         self.subscribers: list[asyncio.Queue[dict[str, Any] | None]] = []
-        self.model = ScriptedModel(script, self._declared())
+        self.model = ScriptedModel(script, self._declared(), new_id=lambda: new_id("call"))
         self._publish = on_publish
 
     def _declared(self) -> dict[str, Mapping[str, Any]]:
@@ -60,7 +62,7 @@ class EmuSession:
 
     def set_tools(self, tools: list[dict[str, Any]]) -> None:
         self.agent["tools"] = tools
-        self.model.tools = self._declared()
+        self.model.declare(self._declared())
 
     # ------------------------------------------------------------------ views
     def snapshot(self) -> dict[str, Any]:
@@ -146,15 +148,35 @@ class EmuSession:
             self._finish()
             return
         for call in calls:
-            action = {"type": "function_call", "turn_id": self.turn_id,
-                      "call_id": new_id("call"), "name": call.name,
-                      "arguments": dict(call.arguments)}
+            # Object arguments; broken JSON is the model's text where the object belongs.
+            arguments = call.raw_arguments if call.raw_arguments is not None else dict(
+                call.arguments)
+            action = {"type": "function_call", "turn_id": self.turn_id, "call_id": call.id,
+                      "name": call.name, "arguments": arguments}
             self._add_item({"type": "function_call", "id": new_id("fc"),
                             "status": "in_progress", **{k: v for k, v in action.items()
                                                         if k != "type"}})
             self.required_actions.append(action)
+            if call.issued:  # a hallucinated id is listed, but never registered as pending
+                self.waiting.add(call.id)
         self.turns[self.turn_id or ""]["status"] = "waiting"
         self._session_event("requires_action")
+        if not self.waiting:  # only hallucinated ids: nothing to wait for
+            self._resume()
+
+    def _resume(self) -> None:
+        """Every registered call of the round has its result: drop the listed calls that
+        never were pending (their items end ``incomplete``) and play the next round."""
+        listed = {a["call_id"] for a in self.required_actions if a.get("type") == "function_call"}
+        self.required_actions = [a for a in self.required_actions
+                                 if a.get("type") != "function_call"]
+        for item in self.items:
+            if (item.get("type") == "function_call" and item.get("turn_id") == self.turn_id
+                    and item["call_id"] in listed and item["status"] == "in_progress"):
+                item["status"] = "incomplete"
+        self.turns[self.turn_id or ""]["status"] = "in_progress"
+        self._session_event("in_progress")
+        self.advance()
 
     def _finish(self) -> None:
         item = {"type": "message", "id": new_id("msg"), "role": "assistant",
@@ -168,6 +190,7 @@ class EmuSession:
         """Fail the turn and the session (e.g. a script error), reporting it on the stream."""
         self.error = message
         self.required_actions = []
+        self.waiting.clear()
         if self.turn_id is not None:
             self.turns[self.turn_id]["error"] = {"code": "server_error", "message": message}
             self._turn_event("failed")
@@ -180,6 +203,7 @@ class EmuSession:
         if self.status not in ("in_progress", "requires_action"):
             raise ApiError(400, "No active turn to cancel.", param="events", code="no_active_turn")
         self.required_actions = []
+        self.waiting.clear()
         self._turn_event("cancelled")
         self._session_event("idle")
 
@@ -188,7 +212,7 @@ class EmuSession:
         """The pending action for the ids, or the real 400 (also for the injected race)."""
         for action in self.required_actions:
             if action.get("type") == "function_call" and action["call_id"] == call_id \
-                    and action["turn_id"] == turn_id:
+                    and action["turn_id"] == turn_id and call_id in self.waiting:
                 if race and call_id not in self.raced:
                     self.raced.add(call_id)
                     raise unknown_call(call_id, param)
@@ -198,20 +222,19 @@ class EmuSession:
     def accept_result(self, event: Mapping[str, Any]) -> None:
         """Record a checked result; continue the turn when its round is complete."""
         call_id = event["call_id"]
+        self.waiting.discard(call_id)
         self.required_actions = [a for a in self.required_actions
                                  if not (a.get("type") == "function_call"
                                          and a["call_id"] == call_id)]
         success = event["success"]
         output = event.get("output") if success else None
         error = None if success else (event.get("error") or "")
-        self.model.record(output if success else error)
+        self.model.record(output if success else error, call_id)
         for item in self.items:
             if item.get("type") == "function_call" and item["call_id"] == call_id:
                 item["status"] = "completed"
         self._add_item({"type": "function_call_output", "id": new_id("fco"),
                         "call_id": call_id, "turn_id": event["turn_id"], "output": output,
                         "error": error, "status": "completed" if success else "failed"})
-        if not any(a.get("type") == "function_call" for a in self.required_actions):
-            self.turns[self.turn_id or ""]["status"] = "in_progress"
-            self._session_event("in_progress")
-            self.advance()
+        if not self.waiting:
+            self._resume()

@@ -9,7 +9,6 @@ request checks live in `_emulator_checks`.
 from __future__ import annotations
 
 import copy
-import json
 import math
 import secrets
 import time
@@ -17,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge.emulation import Script, ScriptCall, ScriptedModel, ScriptError
+from toolbridge.emulation import ModelCall, Script, ScriptedModel, ScriptError
 
 from ._emulator_checks import ApiError, check_tools, missing, wrong_type
 from .wire import MAX_OUTPUT_CHARS
@@ -43,7 +42,7 @@ class _Thread:
 class _Run:
     run: dict[str, Any]
     deadline: float
-    queue: list[ScriptCall] = field(default_factory=list)
+    queue: list[ModelCall] = field(default_factory=list)
     """Calls of the scripted round still to ask for (one at a time without parallel calls)."""
 
 
@@ -200,11 +199,12 @@ class EmulatedService:
         state = _Run(run, now + self.expire_after)
         self.runs[run["id"]] = state
         thread.active_run = run["id"]
-        declared = {t["function"]["name"]: t["function"].get("parameters") or {}
-                    for t in tools if t.get("type") == "function"}
+        functions = [t["function"] for t in tools if t.get("type") == "function"]
         if thread.model is None:
-            thread.model = ScriptedModel(self.script, declared)
-        thread.model.tools = declared
+            thread.model = ScriptedModel(self.script, new_id=lambda: _id("call"))
+        # A strict function's model spells out every property: null for the absent ones.
+        thread.model.declare({f["name"]: f.get("parameters") or {} for f in functions},
+                             strict=[f["name"] for f in functions if f.get("strict") is True])
         users = [m for m in thread.messages if m["role"] == "user"]
         thread.model.start_turn(users[-1]["content"][0]["text"]["value"] if users else "")
         events: list[Event] = [("thread.run.created", copy.deepcopy(run)),
@@ -254,8 +254,8 @@ class EmulatedService:
             asked, state.queue = state.queue[:count], state.queue[count:]
             run["status"] = "requires_action"
             run["required_action"] = {"type": "submit_tool_outputs", "submit_tool_outputs": {
-                "tool_calls": [{"id": _id("call"), "type": "function", "function": {
-                    "name": c.name, "arguments": json.dumps(c.arguments)}} for c in asked]}}
+                "tool_calls": [{"id": c.id, "type": "function", "function": {
+                    "name": c.name, "arguments": c.arguments_text}} for c in asked]}}
             return [("thread.run.requires_action", copy.deepcopy(run))]
         return self._complete(state, thread)
 
@@ -292,7 +292,7 @@ class EmulatedService:
         assert thread.model is not None
         by_id = {o["tool_call_id"]: o["output"] for o in outputs}
         for call_id in expected:
-            thread.model.record(by_id[call_id])
+            thread.model.record(by_id[call_id], call_id)
         run.update(status="queued", required_action=None)
         events: list[Event] = [("thread.run.queued", copy.deepcopy(run))]
         if stream:

@@ -1,21 +1,29 @@
-"""Helpers for testing handlers and adapters: emulators by dialect name, conformance checks."""
+"""Helpers for testing handlers and adapters: emulators by dialect name, conversations on
+them, conformance checks."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .errors import WireFormatError
+from .errors import UsageError, WireFormatError
 from .model import ToolDefinition, ToolResult
-from .plugin import Dialect, get_dialect
+from .plugin import Dialect, dialects, get_dialect
 
-__all__ = ["check_dialect", "emulator"]
+if TYPE_CHECKING:
+    from .emulation import Faults, RunningEmulator, Script
+    from .serve import Transcript
+    from .toolbox import Toolbox
+
+__all__ = ["aconverse", "check_dialect", "converse", "emulator", "installed_dialects"]
 
 
 @contextmanager
-def emulator(dialect: str | Dialect, **options: Any) -> Iterator[Any]:
+def emulator(dialect: str | Dialect, **options: Any) -> Iterator[RunningEmulator]:
     """Start ``dialect``'s emulator on a free loopback port; yields a `RunningEmulator`.
 
     ``options`` (``script``, ``faults``, dialect-specific ones) go to the emulator::
@@ -26,6 +34,71 @@ def emulator(dialect: str | Dialect, **options: Any) -> Iterator[Any]:
     emu = get_dialect(dialect).create_emulator(**options)
     with emu.run() as running:
         yield running
+
+
+def installed_dialects() -> list[str]:
+    """The installed dialects that ship an emulator and a conversation driver, sorted.
+
+    What to parametrize a test over to run it on every backend::
+
+        @pytest.mark.parametrize("dialect", installed_dialects())
+    """
+    return [name for name, dialect in dialects().items()
+            if type(dialect).create_emulator is not Dialect.create_emulator
+            and type(dialect).aconverse is not Dialect.aconverse]
+
+
+async def aconverse(
+    dialect: str | Dialect, toolbox: Toolbox, messages: str | Sequence[str], *,
+    script: Script | Mapping[str, Any] | str | Path | None = None,
+    faults: Faults | Mapping[str, Any] | None = None, running: RunningEmulator | None = None,
+    **options: Any,
+) -> Transcript:
+    """Hold a conversation with ``toolbox`` on ``dialect``'s emulator; return its transcript.
+
+    The emulator is started for the conversation with ``script`` and ``faults``, unless
+    ``running`` is one already started (by `emulator` or the ``toolbridge_emulator`` fixture,
+    to read its journal afterwards). ``options`` go to the dialect's ``aconverse``.
+    """
+    chosen = get_dialect(dialect)
+    texts = [messages] if isinstance(messages, str) else list(messages)
+    if running is not None and (script is not None or faults is not None):
+        raise UsageError("converse: give script= and faults= to the emulator you pass as "
+                         "running=, not to converse")
+    if "base_url" in options:
+        raise UsageError("converse talks to the emulator, whose base_url it passes; for another "
+                         "backend call the dialect's aconverse")
+    options.setdefault("api_key", "test")
+    async with _serving(chosen, running, script, faults) as backend:
+        transcript: Transcript = await chosen.aconverse(
+            toolbox, texts, base_url=backend.base_url, **options)
+    return transcript
+
+
+def converse(
+    dialect: str | Dialect, toolbox: Toolbox, messages: str | Sequence[str], *,
+    script: Script | Mapping[str, Any] | str | Path | None = None,
+    faults: Faults | Mapping[str, Any] | None = None, running: RunningEmulator | None = None,
+    **options: Any,
+) -> Transcript:
+    """Blocking `aconverse` (not inside a running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aconverse(dialect, toolbox, messages, script=script, faults=faults,
+                                     running=running, **options))
+    raise UsageError("converse was called inside a running event loop; use "
+                     "await toolbridge.testing.aconverse(...) instead")
+
+
+@asynccontextmanager
+async def _serving(dialect: Dialect, running: RunningEmulator | None, script: Any, faults: Any
+                   ) -> AsyncIterator[RunningEmulator]:
+    if running is not None:
+        yield running
+        return
+    with emulator(dialect, script=script, faults=faults) as started:
+        yield started
 
 
 def check_dialect(

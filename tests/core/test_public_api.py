@@ -48,11 +48,14 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.serve": {"Transcript", "TranscriptEntry"},
     "toolbridge.emulation": {
-        "Emulator", "EmulatorServer", "FailRule", "Faults", "Journal", "JournalEntry",
-        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
-        "StreamDropped", "faults_from", "instrument", "serve", "sse_frames",
+        "MISBEHAVIOURS", "Emulator", "EmulatorServer", "FailRule", "Faults", "Journal",
+        "JournalEntry", "Misbehaviour", "ModelCall", "RunningEmulator", "Script", "ScriptCall",
+        "ScriptError", "ScriptTurn", "ScriptedModel", "StreamDropped", "faults_from",
+        "instrument", "serve", "sse_frames",
     },
-    "toolbridge.testing": {"check_dialect", "emulator"},
+    "toolbridge.testing": {
+        "aconverse", "check_dialect", "converse", "emulator", "installed_dialects",
+    },
 }
 MODULES = sorted(EXPECTED)
 HEAVY = ["httpx", "jsonschema", "openai", "google", "openapi_pydantic", "starlette", "uvicorn",
@@ -92,3 +95,17 @@ def test_import_is_light(module: str) -> None:
 
 def test_package_is_typed() -> None:
     assert (Path(toolbridge.__file__).parent / "py.typed").exists()
+
+
+def test_library_logs_nothing_without_logging_configured() -> None:
+    code = ("from toolbridge import Toolbox\n"
+            "tb = Toolbox()\n"
+            "@tb.tool\n"
+            "def boom() -> str:\n"
+            "    raise RuntimeError('handler failed')\n"
+            "r = tb.execute([__import__('toolbridge').ToolCall(dialect='x', id='c1', name='boom',"
+            " arguments={})])\n"
+            "assert not r[0].success, r\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stderr == "", out.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
 import time
 from typing import Any
 
@@ -50,19 +51,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 class _Progress:
-    """A line on stderr per answered call: the worker's progress."""
+    """A line on stderr per answered call: the worker's progress.
+
+    Calls finish on several threads at once: each line is numbered and written whole under a
+    lock (``print`` writes the text and the newline separately, so lines could interleave).
+    """
 
     def __init__(self) -> None:
         self.count = 0
+        self._lock = threading.Lock()
 
     @hookimpl(wrapper=True)
     def toolbridge_execute_call(self, call: Any, tool: Any, invoke: Any) -> Any:
         started = time.perf_counter()
         result = yield
-        self.count += 1
         outcome = "ok" if result.success else f"error: {str(result.error)[:80]}"
-        print(f"[{self.count}] {call.name} ({call.id}) {outcome} "
-              f"in {(time.perf_counter() - started) * 1000:.0f} ms", file=sys.stderr, flush=True)
+        took = (time.perf_counter() - started) * 1000
+        with self._lock:
+            self.count += 1
+            sys.stderr.write(f"[{self.count}] {call.name} ({call.id}) {outcome} in {took:.0f} ms\n")
+            sys.stderr.flush()
         return result
 
 

@@ -1,17 +1,40 @@
-"""The scripted model an emulator plays: which calls each turn makes, and the reply."""
+"""The script format: which calls each turn of the emulated model makes, and its reply.
+
+A call may be marked as a deliberate misbehaviour of the model (``"misbehave": <kind>``); the
+emulator then sends it as a real model would instead of reporting a script error. The kinds
+are described in `MISBEHAVIOURS` and docs/testing.md.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import UsageError
 
-__all__ = ["Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel"]
+__all__ = ["MISBEHAVIOURS", "Misbehaviour", "Script", "ScriptCall", "ScriptError",
+           "ScriptTurn"]
+
+Misbehaviour = Literal["wrong_types", "invalid_enum", "broken_json", "unknown_tool",
+                       "hallucinated_id"]
+
+MISBEHAVIOURS: dict[str, str] = {
+    "wrong_types": "arguments of the wrong JSON type, sent as written (the declared schema "
+                   "must reject them with a type error)",
+    "invalid_enum": "a value outside an enum, sent as written (the declared schema must "
+                    "reject it with an enum error)",
+    "broken_json": "argument text that is not a JSON object, given as raw_arguments and sent "
+                   "verbatim where the wire carries argument text (Agents: a string where "
+                   "the arguments object belongs; CES cannot express it: script error)",
+    "unknown_tool": "a call of a tool the session does not declare",
+    "hallucinated_id": "the call reuses the id of the previous round's first call instead of "
+                       "a fresh one (one such call per round, not in a turn's first round)",
+}
+"""Each kind of deliberate misbehaviour a script call may be marked with, and what it sends."""
 
 
 class ScriptError(UsageError):
@@ -27,6 +50,30 @@ class ScriptCall(_Model):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    """Absent optional arguments may be left out: a strict emulator fills them with null."""
+    misbehave: Misbehaviour | None = None
+    """Marks a deliberately bad call, sent as is instead of being a script error."""
+    raw_arguments: str | None = None
+    """With ``misbehave: "broken_json"`` only: the argument text to send, not a JSON object."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ScriptCall:
+        if self.misbehave == "broken_json":
+            if self.raw_arguments is None:
+                raise ValueError('"broken_json" needs raw_arguments: the text to send')
+            if self.arguments:
+                raise ValueError('"broken_json" sends raw_arguments instead of arguments; '
+                                 "give only raw_arguments")
+            try:
+                parsed = json.loads(self.raw_arguments)
+            except ValueError:
+                return self
+            if isinstance(parsed, dict):
+                raise ValueError(f"raw_arguments {self.raw_arguments!r} is a JSON object; "
+                                 '"broken_json" needs text that is not one')
+        elif self.raw_arguments is not None:
+            raise ValueError('raw_arguments goes with "misbehave": "broken_json" only')
+        return self
 
 
 class ScriptTurn(_Model):
@@ -57,71 +104,10 @@ class Script(_Model):
             elif isinstance(source, str):
                 source = json.loads(source)
             return cls.model_validate(source)
-        except (OSError, ValueError, ValidationError) as exc:
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or '<script>'}: "
+                f"{error['msg'].removeprefix('Value error, ')}" for error in exc.errors())
+            raise ScriptError(f"invalid emulator script: {problems}") from None
+        except (OSError, ValueError) as exc:
             raise ScriptError(f"invalid emulator script: {exc}") from None
-
-
-class ScriptedModel:
-    """One conversation's cursor over a shared `Script`."""
-
-    def __init__(self, script: Script, tools: Mapping[str, Mapping[str, Any]] | None = None):
-        self.script = script
-        self.tools = dict(tools or {})
-        """Declared tools: name -> JSON Schema of the arguments, used to check scripted calls."""
-        self._turn_index = -1
-        self._round_index = 0
-        self._text = ""
-        self.outputs: list[Any] = []
-
-    @property
-    def turn(self) -> ScriptTurn | None:
-        """The scripted turn being played, or ``None`` when the script has no turn for it."""
-        if 0 <= self._turn_index < len(self.script.turns):
-            return self.script.turns[self._turn_index]
-        return None
-
-    def start_turn(self, user_text: str) -> None:
-        """A user message arrived: move to the next scripted turn."""
-        self._turn_index += 1
-        self._round_index = 0
-        self._text = user_text
-        self.outputs = []
-
-    def next_round(self) -> list[ScriptCall]:
-        """The next round of calls, checked against the declared tools; empty when done."""
-        turn = self.turn
-        if turn is None or self._round_index >= len(turn.rounds):
-            return []
-        calls = turn.rounds[self._round_index]
-        self._round_index += 1
-        for call in calls:
-            self.check(call)
-        return calls
-
-    def check(self, call: ScriptCall) -> None:
-        """Raise `ScriptError` if the session does not declare the tool or rejects the args."""
-        if call.name not in self.tools:
-            raise ScriptError(
-                f"script calls {call.name!r}, which the session does not declare "
-                f"(declared: {', '.join(sorted(self.tools)) or 'none'})"
-            )
-        import jsonschema
-
-        schema = self.tools[call.name] or {"type": "object"}
-        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(call.arguments))
-        if errors:
-            raise ScriptError(
-                f"script arguments for {call.name!r} are rejected by its declared schema: "
-                + "; ".join(e.message for e in errors)
-            )
-
-    def record(self, output: Any) -> None:
-        """Note an output received during the current turn."""
-        self.outputs.append(output)
-
-    def reply(self) -> str:
-        """The turn's final text: the scripted reply, or an echo of the user's text."""
-        turn = self.turn
-        if turn is None:
-            return self._text
-        return turn.reply.replace("{outputs}", json.dumps(self.outputs, ensure_ascii=False))

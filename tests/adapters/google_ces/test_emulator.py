@@ -163,3 +163,29 @@ def test_float_number_style_and_precision() -> None:
         httpx.post(url(emu, f"{APP}/tools"), params={"toolId": "f"}, json=tool)
         answer = run(emu, {"inputs": [{"text": "go"}]})
         assert '"n": 9007199254740992.0' in answer.text
+
+
+MISBEHAVING = {"turns": [{"rounds": [
+    [{"name": "add", "arguments": {"a": 1, "b": 2}}],
+    [{"name": "add", "arguments": {"a": 3, "b": 4}, "misbehave": "hallucinated_id"},
+     {"name": "subtract", "arguments": {"a": 1}, "misbehave": "unknown_tool"}],
+], "reply": "{outputs}"}]}
+
+
+def test_unknown_tool_and_hallucinated_id(toolbox: toolbridge.Toolbox) -> None:
+    with emulator("google-ces", script=MISBEHAVING) as emu:
+        for tool in toolbox.definitions("google-ces"):
+            httpx.post(url(emu, f"{APP}/tools"), params={"toolId": tool["clientFunction"]["name"]},
+                       json=tool)
+        (first,) = first_calls(emu)
+        answer = run(emu, respond(first)).json()
+        reused, unknown = answer["outputs"][0]["toolCalls"]["toolCalls"]
+        # The session lists what it waits on: the reused id is pending again, once.
+        assert reused["id"] == first["id"] and reused["args"] == {"a": 3, "b": 4}
+        assert unknown["tool"] == f"{APP}/tools/subtract" and unknown["displayName"] == "subtract"
+        both = respond(reused)
+        both["inputs"][0]["toolResponses"]["toolResponses"].append(
+            respond(unknown)["inputs"][0]["toolResponses"]["toolResponses"][0])
+        assert run(emu, both).json()["outputs"][0]["text"] == "[1, 1, 1]"
+        assert_google_error(run(emu, respond(reused)), 400, "INVALID_ARGUMENT",
+                            "already answered")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -251,3 +252,68 @@ def test_two_results_for_one_call_in_one_request(emu: Any, toolbox: toolbridge.T
     state = emu.state.sessions[created["id"]]
     assert not any(i["type"] == "function_call_output" for i in state.items)
     assert state.required_actions[0]["call_id"] == result["call_id"]  # still pending
+
+
+@contextmanager
+def _session_with(emu_script: dict[str, Any], toolbox: toolbridge.Toolbox
+                  ) -> Iterator[tuple[Any, httpx.Client, dict[str, Any]]]:
+    with emulator(DIALECT, script=emu_script) as running, \
+            httpx.Client(base_url=running.base_url + "/v1") as http:
+        created = http.post("/agents/sessions", json={
+            "environment": {"type": "none"}, "input": "hi",
+            "agent": {"tools": toolbox.definitions(DIALECT)}}).json()
+        yield running, http, created
+
+
+def test_a_hallucinated_id_is_listed_but_its_result_is_refused(
+        toolbox: toolbridge.Toolbox) -> None:
+    script = {"turns": [{"rounds": [
+        [{"name": "get_customer", "arguments": {"customer_id": "1"}}],
+        [{"name": "get_weather", "arguments": {"location": "Rome"},
+          "misbehave": "hallucinated_id"},
+         {"name": "get_weather", "arguments": {"location": "Lima"}}],
+    ], "reply": "{outputs}"}]}
+    with _session_with(script, toolbox) as (running, http, created):
+        first = created["required_actions"][0]
+        url = f"/agents/sessions/{created['id']}/events"
+        assert http.post(url, json={"events": [_result(first)]}).status_code == 202
+        session = http.get(f"/agents/sessions/{created['id']}").json()
+        reused, issued = session["required_actions"]
+        assert reused["call_id"] == first["call_id"] and reused["arguments"] == {
+            "location": "Rome"}
+        refused = http.post(url, json={"events": [_result(reused)]})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == \
+            "Unknown pending tool call: " + first["call_id"]
+        assert http.post(url, json={"events": [_result(issued)]}).status_code == 202
+        done = http.get(f"/agents/sessions/{created['id']}").json()
+        assert done["status"] == "idle" and done["required_actions"] == []
+        items = [i for i in running.state.sessions[created["id"]].items
+                 if i["type"] == "function_call"]
+        assert [i["status"] for i in items] == ["completed", "incomplete", "completed"]
+
+
+def test_a_round_of_only_a_hallucinated_id_waits_for_nothing(
+        toolbox: toolbridge.Toolbox) -> None:
+    script = {"turns": [{"rounds": [
+        [{"name": "get_customer", "arguments": {"customer_id": "1"}}],
+        [{"name": "get_weather", "arguments": {"location": "Rome"},
+          "misbehave": "hallucinated_id"}],
+    ], "reply": "{outputs}"}]}
+    with _session_with(script, toolbox) as (running, http, created):
+        first = created["required_actions"][0]
+        http.post(f"/agents/sessions/{created['id']}/events", json={"events": [_result(first)]})
+        session = running.state.sessions[created["id"]]
+        assert session.status == "idle" and session.required_actions == []
+        assert session.items[-1]["content"][0]["text"] == '["ok"]'
+
+
+def test_broken_json_is_a_string_where_the_arguments_object_belongs(
+        toolbox: toolbridge.Toolbox) -> None:
+    script = {"turns": [{"rounds": [[{"name": "get_weather", "raw_arguments": '{"location": ',
+                                      "misbehave": "broken_json"}]]}]}
+    with _session_with(script, toolbox) as (_, _, created):
+        assert created["required_actions"][0]["arguments"] == '{"location": '
+        body = toolbox.handle(DIALECT, created)
+    assert body["events"][0]["success"] is False
+    assert "not valid JSON" in body["events"][0]["error"]

@@ -173,3 +173,42 @@ def test_unknown_paths_answer_the_service_404() -> None:
     assert azure.status_code == 404
     assert azure.json() == {"error": {"code": "404", "message": "Resource not found"}}
     assert _error(openai, 404)["message"] == "Invalid URL (GET /v1/nope/threads)"
+
+
+def _first_run(script: dict[str, Any]) -> dict[str, Any]:
+    """The run of ``script``'s first turn once it stops (requires_action or failed)."""
+    with emulator(D, script=script) as emu:
+        api = Api(emu.base_url)
+        assistant = api.ok("/assistants", {"model": "gpt-4o",
+                                           "tools": weather_toolbox().definitions(D)})
+        thread = api.ok("/threads", {})
+        api.ok(f"/threads/{thread['id']}/messages", {"role": "user", "content": "hi"})
+        run = api.ok(f"/threads/{thread['id']}/runs", {"assistant_id": assistant["id"]})
+        while run["status"] in ("queued", "in_progress"):
+            run = api.ok(f"/threads/{thread['id']}/runs/{run['id']}")
+        return dict(run)
+
+
+def _arguments(run: dict[str, Any]) -> list[str]:
+    return [c["function"]["arguments"]
+            for c in run["required_action"]["submit_tool_outputs"]["tool_calls"]]
+
+
+def test_a_strict_tool_gets_null_for_each_absent_optional_argument() -> None:
+    # The script leaves `unit` out, as it would for Agents or CES; a strict model sends null.
+    run = _first_run({"turns": [{"rounds": [[
+        {"name": "get_weather", "arguments": {"location": "Paris"}},
+        {"name": "get_time", "arguments": {"tz": "UTC"}}]]}]})
+    assert _arguments(run) == ['{"location": "Paris", "unit": null}', '{"tz": "UTC"}']
+
+
+def test_a_strict_tool_still_needs_its_required_arguments() -> None:
+    run = _first_run({"turns": [{"rounds": [[{"name": "get_weather", "arguments": {}}]]}]})
+    assert run["status"] == "failed"
+    assert "'location' is a required property" in run["last_error"]["message"]
+
+
+def test_broken_json_is_sent_as_the_arguments_text() -> None:
+    run = _first_run({"turns": [{"rounds": [[
+        {"name": "get_time", "raw_arguments": '{"tz": "UTC"', "misbehave": "broken_json"}]]}]})
+    assert _arguments(run) == ['{"tz": "UTC"']

@@ -1,0 +1,150 @@
+"""A scripted model that misbehaves, on every built-in emulator, end to end through toolbridge.
+
+Each kind of misbehaviour is sent as a real model would send it; toolbridge answers the bad
+call with an error result the model can act on, the call is not run, and the conversation
+goes on to its next round and its reply.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import pytest
+
+from toolbridge import BackendError, Toolbox, Transcript
+from toolbridge.testing import converse, installed_dialects
+
+BUILT_IN = ["google-ces", "openai-agents", "openai-assistants"]
+
+
+def test_the_built_in_dialects_are_installed() -> None:
+    assert set(BUILT_IN) <= set(installed_dialects())
+
+
+def make_toolbox() -> tuple[Toolbox, list[tuple[str, Any]]]:
+    ran: list[tuple[str, Any]] = []
+    toolbox = Toolbox()
+
+    @toolbox.tool
+    def get_weather(city: str, days: int = 1, unit: Literal["c", "f"] = "c") -> dict[str, Any]:
+        """Forecast for a city."""
+        ran.append(("get_weather", city))
+        return {"city": city, "days": days, "unit": unit}
+
+    @toolbox.tool(side_effects=True)
+    def create_ticket(subject: str) -> str:
+        """Open a ticket."""
+        ran.append(("create_ticket", subject))
+        return f"ticket: {subject}"
+
+    return toolbox, ran
+
+
+GOOD = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+"""The next round's call: it shows that the conversation continued."""
+
+
+def script(*rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"turns": [{"rounds": [*rounds, [GOOD]], "reply": "outputs: {outputs}"}]}
+
+
+def results(transcript: Transcript) -> list[str]:
+    return [e.text for e in transcript.of_kind("result")]
+
+
+def received(transcript: Transcript) -> list[Any]:
+    """The outputs the emulated model received, as its reply lists them."""
+    reply = transcript.reply
+    assert reply.startswith("outputs: "), transcript.render()
+    return list(json.loads(reply.removeprefix("outputs: ")))
+
+
+def error_of(output: Any) -> str:
+    """The error text of an output as each backend's model reads it."""
+    if isinstance(output, dict):  # CES: response.error
+        return str(output.get("error", ""))
+    if isinstance(output, str) and output.startswith("{"):  # Assistants: {"error": ...} text
+        return str(json.loads(output).get("error", ""))
+    return str(output)  # Agents: the error field
+
+
+def assert_continued(transcript: Transcript, ran: list[tuple[str, Any]], bad: int = 1) -> None:
+    outputs = received(transcript)
+    assert len(outputs) == bad + 1, transcript.render()
+    assert "Oslo" in json.dumps(outputs[-1]), transcript.render()
+    assert ("get_weather", "Oslo") in ran
+    assert not transcript.of_kind("note"), transcript.render()
+
+
+BAD_CALLS: dict[str, tuple[dict[str, Any], str]] = {
+    "wrong_types": ({"name": "get_weather", "arguments": {"city": "Lima", "days": "three"},
+                     "misbehave": "wrong_types"}, "invalid arguments for get_weather"),
+    "invalid_enum": ({"name": "get_weather", "arguments": {"city": "Lima", "unit": "kelvin"},
+                      "misbehave": "invalid_enum"}, "invalid arguments for get_weather"),
+    "broken_json": ({"name": "get_weather", "raw_arguments": '{"city": "Lima", "days": ',
+                     "misbehave": "broken_json"}, "not valid JSON"),
+    "unknown_tool": ({"name": "get_forecast", "arguments": {"city": "Lima"},
+                      "misbehave": "unknown_tool"}, "unknown tool 'get_forecast'"),
+}
+
+
+EXPRESSIBLE = [(d, k) for d in BUILT_IN for k in sorted(BAD_CALLS)
+               if (d, k) != ("google-ces", "broken_json")]  # see test_broken_json_on_ces_...
+
+
+@pytest.mark.parametrize(("dialect", "kind"), EXPRESSIBLE)
+def test_a_bad_call_gets_an_error_result_and_the_conversation_goes_on(
+        dialect: str, kind: str) -> None:
+    call, expected = BAD_CALLS[kind]
+    toolbox, ran = make_toolbox()
+    transcript = converse(dialect, toolbox, ["Weather?"], script=script([call]))
+    assert expected in results(transcript)[0], transcript.render()
+    assert expected in error_of(received(transcript)[0])  # what the model was told
+    assert ("get_weather", "Lima") not in ran  # the bad call never reached the handler
+    assert_continued(transcript, ran)
+
+
+@pytest.mark.parametrize("dialect", BUILT_IN)
+def test_a_bad_call_does_not_sink_its_parallel_neighbour(dialect: str) -> None:
+    call, _ = BAD_CALLS["wrong_types"]
+    neighbour = {"name": "create_ticket", "arguments": {"subject": "late"}}
+    toolbox, ran = make_toolbox()
+    transcript = converse(dialect, toolbox, ["Weather?"], script=script([call, neighbour]))
+    outputs = received(transcript)
+    assert "invalid arguments" in error_of(outputs[0])
+    assert outputs[1] == "ticket: late" and ran.count(("create_ticket", "late")) == 1
+    assert_continued(transcript, ran, bad=2)
+
+
+def test_broken_json_on_ces_is_a_script_error() -> None:
+    toolbox, _ = make_toolbox()
+    with pytest.raises(BackendError, match="cannot be expressed") as caught:
+        converse("google-ces", toolbox, ["Weather?"], script=script([BAD_CALLS["broken_json"][0]]))
+    assert "emulator script error" in str(caught.value)
+
+
+@pytest.mark.parametrize("dialect", BUILT_IN)
+def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect: str) -> None:
+    first = {"name": "create_ticket", "arguments": {"subject": "late"}}
+    reused = {"name": "create_ticket", "arguments": {"subject": "twice"},
+              "misbehave": "hallucinated_id"}
+    neighbour = {"name": "create_ticket", "arguments": {"subject": "other"}}
+    toolbox, ran = make_toolbox()
+    transcript = converse(dialect, toolbox, ["Ticket?"],
+                          script=script([first], [reused, neighbour]))
+    assert ("create_ticket", "twice") not in ran
+    assert ran.count(("create_ticket", "late")) == ran.count(("create_ticket", "other")) == 1
+    outputs = received(transcript)
+    if dialect == "openai-agents":
+        # Listed, never registered as pending: toolbridge already answered that (turn, call
+        # id) and sends nothing for it; the turn goes on once the issued call is answered.
+        assert outputs[:2] == ["ticket: late", "ticket: other"], transcript.render()
+        assert "twice" not in json.dumps(results(transcript))
+        assert_continued(transcript, ran, bad=2)
+    else:
+        # The service waits for what it lists: the toolbox's store knows the id for another
+        # call, so it answers an error result without running it.
+        assert outputs[0] == "ticket: late" and outputs[2] == "ticket: other"
+        assert "already used in this turn for a different call" in error_of(outputs[1])
+        assert_continued(transcript, ran, bad=3)
