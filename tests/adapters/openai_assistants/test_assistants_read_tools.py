@@ -61,7 +61,7 @@ def test_an_assistant_object_and_other_tool_types() -> None:
      "tools[0].function.parameters"),
     ([{"type": "function", "function": {"name": "f", "strict": "yes"}}],
      "tools[0].function.strict"),
-    ([{"type": "function", "function": {"name": "a b"}}], "tools[0].function"),
+    ([{"type": "function", "function": {"name": "a b"}}], "tools[0].function.name"),
 ])
 def test_malformed_entries_name_the_field(tools: Any, field: str) -> None:
     with pytest.raises(WireFormatError) as info:
