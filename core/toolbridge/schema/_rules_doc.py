@@ -109,9 +109,11 @@ every local `$ref` with a finite target inlined, recursive definitions kept as `
 strict mode also keeps a definition used more than once in `$defs`: copying it to every use
 could push a schema past OpenAI's documented limits (5,000 object properties, 10 levels of
 nesting, 1,000 enum values, 120,000 characters of names and values). Schemas nested deeper than
-100 levels, larger than 200,000 nodes after inlining, with a `$ref` to nothing, or not valid
-JSON Schema are refused with `SchemaConversionError`; so is a schema `to_json_schema` cannot
-read (a CES `type` list, an OpenAPI schema that is a string).
+100 levels, larger than 200,000 nodes after inlining, with a `$ref` to nothing, holding text
+that is not valid Unicode (a lone `\\ud800`), or not valid JSON Schema are refused with
+`SchemaConversionError`; so is a CES schema nesting more messages than CES's proto parser reads
+in a tool (98, a `default` counting two per level), and a schema `to_json_schema` cannot read
+(a CES `type` list, an OpenAPI schema that is a string).
 
 Legend: **kept** as is; **converted** as the note says; **lost** (reported as a loss);
 *ignored* (dropped without a report: it means nothing to the model). Keywords not in the table
