@@ -44,3 +44,12 @@ def test_walker_subclass_sees_children_first():
         "b": {"title": "B", "description": "(format: email)"}}}
     assert [str(loss) for loss in walker.losses] == [
         "b (/properties/b) format: described (no formats here; not enforced)"]
+
+
+def test_loss_policy_is_one_literal_in_both_modules():
+    import typing
+
+    import toolbridge.plugin
+
+    assert typing.get_args(toolbridge.plugin.LossPolicy) == typing.get_args(
+        schema_pkg.LossPolicy) == ("allow", "describe", "error", "lossless")
