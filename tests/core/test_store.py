@@ -120,9 +120,9 @@ def test_stored_results_round_trip(store: ResultStore) -> None:
     for stored in (StoredResult(True, {"a": [1, "é"]}), StoredResult(True, content),
                    StoredResult(False, None, "boom"), StoredResult(True, "text")):
         key = StoreKey("d", "c", "t", repr(stored)[:40])
-        claim = store.claim(key, "fp", "tool")
+        claim = store.claim_one(key, "tool", {})
         assert claim.state == "claimed"
-        assert store.claim(key, "fp", "tool").state == "running"
+        assert store.claim_one(key, "tool", {}).state == "running"
         assert store.complete(key, claim.owner, stored)
         found = store.get(key)
         assert found is not None and found.state == "completed" and found.result == stored
@@ -135,7 +135,7 @@ def test_the_claim_is_atomic_across_threads(store: ResultStore) -> None:
 
     def contend() -> None:
         barrier.wait()
-        claim = store.claim(KEY, "fp", "tool")
+        claim = store.claim_one(KEY, "tool", {})
         if claim.state == "claimed":
             wins.append(claim.owner)
 
@@ -148,12 +148,12 @@ def test_the_claim_is_atomic_across_threads(store: ResultStore) -> None:
 
 
 def test_a_released_claim_can_be_claimed_again(store: ResultStore) -> None:
-    claim = store.claim(KEY, "fp", "tool")
+    claim = store.claim_one(KEY, "tool", {})
     store.release(KEY, "someone-else")
     assert store.get(KEY) is not None
     store.release(KEY, claim.owner)
     assert store.get(KEY) is None
-    assert store.claim(KEY, "fp", "tool").state == "claimed"
+    assert store.claim_one(KEY, "tool", {}).state == "claimed"
 
 
 def test_a_cancelled_call_without_side_effects_runs_again(echo_dialect: str) -> None:
@@ -216,17 +216,19 @@ def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_sqlite_uses_wal_and_the_documented_table(tmp_path: Path) -> None:
     import sqlite3
 
-    SqliteStore(tmp_path / "r.db").claim(KEY, "fp", "charge")
+    SqliteStore(tmp_path / "r.db").claim_one(KEY, "charge", {})
     conn = sqlite3.connect(tmp_path / "r.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     row = conn.execute("SELECT dialect, conversation, turn, call_id, state, tool "
                        "FROM toolbridge_calls").fetchone()
-    assert row == ("echo", "conv-1", "", "call-1", "started", "charge")
+    assert row == ("echo", "conv-1", "", "call-1", "claimed", "charge")
+    assert conn.execute("SELECT version FROM toolbridge_schema WHERE name = 'toolbridge_calls'"
+                        ).fetchone() == (1,)
 
 
 def test_prune_drops_old_completed_calls(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "r.db")
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     store.complete(KEY, claim.owner, StoredResult(True, "x"))
     assert store.prune(older_than=60) == 0
     assert store.prune(older_than=-1) == 1
@@ -237,7 +239,7 @@ def test_memory_store_is_bounded() -> None:
     store = MemoryStore(max_entries=10)
     for i in range(25):
         key = StoreKey("d", "c", "t", str(i))
-        store.complete(key, store.claim(key, "fp", "t").owner, StoredResult(True, i))
+        store.complete(key, store.claim_one(key, "t", {}).owner, StoredResult(True, i))
     assert len(store) <= 11
 
 
@@ -348,11 +350,11 @@ def test_sqlite_retries_a_busy_write_until_its_timeout(tmp_path: Path, busy: int
     store._connection = lambda: locked  # type: ignore[method-assign, assignment, return-value]
     started = time.monotonic()
     if succeeds:
-        assert store.claim(KEY, "fp", "t").state == "claimed"
+        assert store.claim_one(KEY, "t", {}).state == "claimed"
         assert locked.begins == 4
     else:
         with pytest.raises(Exception, match="locked"):
-            store.claim(KEY, "fp", "t")
+            store.claim_one(KEY, "t", {})
         assert locked.begins > 3 and 0.2 < time.monotonic() - started < 2
     store.close()
 

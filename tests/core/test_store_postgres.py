@@ -72,14 +72,14 @@ def test_claim_complete_and_replay(store: PostgresStore) -> None:
     for stored in (StoredResult(True, {"a": [1, "é"]}), StoredResult(True, content),
                    StoredResult(False, None, "boom")):
         key = KEY._replace(call_id=repr(stored)[:40])
-        claim = store.claim(key, "fp", "tool")
+        claim = store.claim_one(key, "tool", {})
         assert claim.state == "claimed"
-        assert store.claim(key, "fp", "tool").state == "running"
+        assert store.claim_one(key, "tool", {}).state == "running"
         assert store.complete(key, claim.owner, stored)
-        again = store.claim(key, "fp", "tool")
-        assert again.state == "completed" and again.result == stored and again.fingerprint == "fp"
-    reused = store.claim(KEY._replace(call_id=repr(stored)[:40]), "other", "tool")
-    assert reused.state == "completed" and reused.fingerprint != "other"  # the runtime refuses
+        again = store.claim_one(key, "tool", {})
+        assert again.state == "completed" and again.result == stored
+    reused = store.claim_one(KEY._replace(call_id=repr(stored)[:40]), "tool", {"other": 1})
+    assert reused.state == "reused"  # the runtime refuses it
 
 
 def test_the_toolbox_replays_completed_calls(store_url: str, echo_dialect: str) -> None:
@@ -99,12 +99,12 @@ def test_the_toolbox_replays_completed_calls(store_url: str, echo_dialect: str) 
 
 
 def test_release_and_prune(store: PostgresStore) -> None:
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     store.release(KEY, "someone-else")
     assert store.get(KEY) is not None
     store.release(KEY, claim.owner)
     assert store.get(KEY) is None
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     assert claim.state == "claimed"
     store.complete(KEY, claim.owner, StoredResult(True, "x"))
     assert store.prune(older_than=60) == 0
@@ -119,7 +119,7 @@ def test_threads_with_their_own_stores_claim_a_call_once(store_url: str) -> None
 
     def contend(mine: PostgresStore) -> None:
         barrier.wait()
-        states.append(mine.claim(KEY, "fp", "tool").state)
+        states.append(mine.claim_one(KEY, "tool", {}).state)
 
     threads = [threading.Thread(target=contend, args=(s,)) for s in stores]
     for t in threads:
@@ -138,10 +138,10 @@ def test_a_started_call_is_running_while_its_lock_is_held(
     """The owner's host and pid do not matter: only the advisory lock does."""
     import psycopg
 
-    owner = "another-machine:4242:abcdef:0"
+    owner = "another-machine:4242:1234:abcdef:0"
     store._run("INSERT INTO {table} (dialect, conversation, turn, call_id, state, tool, "
-               "fingerprint, owner, started_at) VALUES (%s, %s, %s, %s, 'started', 't', 'fp', "
-               "%s, %s)", (*KEY, owner, time.time()))
+               "fingerprint, owner, claimed_at, started_at) VALUES (%s, %s, %s, %s, 'started', "
+               "'t', NULL, %s, %s, %s)", (*KEY, owner, time.time(), time.time()))
     found = store.get(KEY)
     assert found is not None and found.state == "abandoned" and found.owner == owner
     from toolbridge.store._postgres import _lock_id
@@ -149,14 +149,12 @@ def test_a_started_call_is_running_while_its_lock_is_held(
     with psycopg.connect(pg_url, autocommit=True) as other:  # the worker elsewhere, alive
         other.execute("SELECT pg_advisory_lock(%s)", (_lock_id(store.table, *KEY),))
         assert store.get(KEY).state == "running"  # type: ignore[union-attr]
-        assert store.claim(KEY, "fp", "t").state == "running"
-        assert store.take_over(KEY, owner) is None
+        assert store.claim_one(KEY, "t", {}).state == "running"
     wait_for(lambda: store.get(KEY).state == "abandoned")  # type: ignore[union-attr]
-    claim = store.claim(KEY, "fp", "t")
-    assert claim.state == "abandoned"
-    new_owner = store.take_over(KEY, owner)
-    assert new_owner is not None and store.take_over(KEY, owner) is None
-    assert store.complete(KEY, new_owner, StoredResult(True, "reconciled"))
+    claim = store.claim_one(KEY, "t", {})  # its worker is gone: taken over in the claim
+    assert claim.state == "claimed" and claim.started_at > 0  # it had started
+    assert store.claim_one(KEY, "t", {}).state == "running"  # ours now: nobody takes it
+    assert store.complete(KEY, claim.owner, StoredResult(True, "reconciled"))
 
 
 def run_worker(url: str, runs: Path, mode: str, side_effects: bool = True,
@@ -177,10 +175,12 @@ def test_a_live_worker_process_is_running_until_it_dies(store: PostgresStore,
                                                          store_url: str, tmp_path: Path) -> None:
     holder = run_worker(store_url, tmp_path / "runs", "hold", stdin=subprocess.PIPE)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "claimed"
-    assert store.claim(KEY, "fp", "charge").state == "running"
+    assert store.claim_one(KEY, "charge", {}).state == "running"
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    wait_for(lambda: store.claim(KEY, "fp", "charge").state == "abandoned")
+    wait_for(lambda: store.get(KEY).state == "abandoned")  # type: ignore[union-attr]
+    taken = store.claim_one(KEY, "charge", {})
+    assert taken.state == "claimed" and taken.started_at == 0  # claimed, never started
 
 
 def start_and_kill(url: str, runs: Path, side_effects: bool = True) -> None:
@@ -223,13 +223,13 @@ def test_worker_processes_racing_run_a_call_once(store: PostgresStore, store_url
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_uses_its_own_connections(store: PostgresStore) -> None:
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     pid = os.fork()
     if pid == 0:  # the child: sees the parent's call running, works on its own sessions
         code = 1
         try:
             other = KEY._replace(call_id="child")
-            mine = store.claim(other, "fp", "t")
+            mine = store.claim_one(other, "t", {})
             ok = (store.get(KEY).state == "running"  # type: ignore[union-attr]
                   and mine.state == "claimed"
                   and store.complete(other, mine.owner, StoredResult(True, "child")))

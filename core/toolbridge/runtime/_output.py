@@ -1,10 +1,13 @@
-"""Turning handler return values into result outputs, and outputs into wire text."""
+"""Handler return values as result outputs, and outputs as wire text (encoded once)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import math
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -12,9 +15,21 @@ from pydantic_core import to_jsonable_python
 from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
 
-__all__ = ["default_error_formatter", "output_text", "serialize_output", "serialize_result"]
+__all__ = [
+    "default_error_formatter", "encoded_outputs", "output_text", "serialize_output", "shape",
+]
 
 log = logging.getLogger("toolbridge.runtime")
+
+_SCALARS = frozenset((str, int, bool, type(None)))
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+class _Encoded(threading.local):
+    known: Mapping[int, tuple[Any, str]] | None = None
+
+
+_ENCODED = _Encoded()
 
 
 def serialize_output(value: Any) -> Any:
@@ -37,30 +52,47 @@ def serialize_output(value: Any) -> Any:
     return converted
 
 
-def serialize_result(call: ToolCall, value: Any) -> ToolResult:
-    """A handler's return value as a successful result, or an error result if it cannot be."""
+def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
+    """A handler's return value as a successful result (or an error result if it cannot be
+    sent), with the output's JSON text when it is JSON data (encoded here, once)."""
+    if type(value) is str:  # the common case: text is sent as it is
+        return new_result(call, True, value, None), None
     try:
-        return new_result(call, True, serialize_output(value), None)
+        output = serialize_output(value)
+        text = None if isinstance(output, (str, Content)) else _compact(output)
     except Exception as exc:
         log.error("tool %s returned a value that is not JSON-compatible", call.name, exc_info=exc)
         return ToolResult.failed(call, f"{call.name} returned a {type(value).__name__}, which "
-                                       "cannot be sent as a result")
+                                       "cannot be sent as a result"), None
+    return new_result(call, True, output, None), text
 
 
 def _plain_json(value: Any, depth: int = 0) -> bool:
     if depth > 512:
         return False
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain_json(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_plain_json(v, depth + 1) for v in value)
-    if isinstance(value, float):
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or (type(item) not in _SCALARS
+                                        and not _plain_json(item, depth + 1)):
+                return False
+        return True
+    if kind is list:
+        return all(type(v) in _SCALARS or _plain_json(v, depth + 1) for v in value)
+    if kind is float:
         return math.isfinite(value)
-    return value is None or isinstance(value, (str, bool, int))
+    return kind in _SCALARS
 
 
 def output_text(output: Any) -> str:
     """The text form of an output: strings as they are, everything else as compact JSON."""
+    if type(output) is str:
+        return output
+    known = _ENCODED.known
+    if known is not None:
+        hit = known.get(id(output))
+        if hit is not None and hit[0] is output:
+            return hit[1]
     if isinstance(output, str):
         return output
     if isinstance(output, Content):
@@ -68,12 +100,32 @@ def output_text(output: Any) -> str:
     return json.dumps(output, separators=(",", ":"), ensure_ascii=False)
 
 
+@contextmanager
+def encoded_outputs(known: Mapping[int, tuple[Any, str]]) -> Iterator[None]:
+    """While the results are written: `output_text` of an output in ``known`` (by ``id``,
+    with the output itself) is the text already made for it."""
+    previous = _ENCODED.known
+    _ENCODED.known = known
+    try:
+        yield
+    finally:
+        _ENCODED.known = previous
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return "(its message could not be read)"
+
+
 def default_error_formatter(exc: BaseException) -> str:
     """The error text an agent sees: a `ToolError`'s message, else ``Type: message``.
 
-    Never a traceback or locals: those go to the log only.
+    Never a traceback or locals: those go to the log only. An exception whose ``__str__``
+    fails still gives its type.
     """
+    message = _message(exc)
     if isinstance(exc, ToolError):
-        return str(exc)
-    message = str(exc)
+        return message
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

@@ -1,4 +1,4 @@
-"""`MemoryStore`: call states in this process's memory, with a batch path for the runtime."""
+"""`MemoryStore`: call states in this process's memory."""
 
 from __future__ import annotations
 
@@ -8,51 +8,27 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import ToolCall
-from ._base import ResultStore, StoreClaim, StoredResult, StoreKey, _canonical, fingerprint
-from ._owners import new_owner
+from ._base import (
+    Owned,
+    ResultStore,
+    StoreCall,
+    StoreClaim,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+    fingerprint,
+)
+from ._owners import new_owner, owner_alive
 
-__all__ = ["Batch", "MemoryStore", "content_of"]
+__all__ = ["MemoryStore"]
 
-_new_tuple = tuple.__new__  # StoreClaim(...), StoredResult(...) without their Python __new__
+_new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 Turn = tuple[str, str, str]
 """(dialect, conversation, turn): the calls of one turn share a table."""
-Entry = tuple[str, Any, str, float, StoredResult | None]
-"""One call: ``(state, fingerprint, owner, started_at, result)``."""
-
-
-class Batch:
-    """Calls of one turn claimed together by the runtime: one record for all of them.
-
-    A table maps each member's id to the batch itself, so claiming and completing a payload
-    costs one record, not one per call.
-    """
-
-    __slots__ = ("contents", "ids", "owner", "results", "started_at")
-
-    def __init__(self, owner: str, started_at: float) -> None:
-        self.owner = owner
-        self.started_at = started_at
-        self.ids: dict[str, int] = {}
-        """Member call id -> its index."""
-        self.contents: list[Any] = []
-        """Per member: its fingerprint, or what makes it (see `MemoryStore`)."""
-        self.results: list[tuple[bool, Any, str | None] | None] | None = None
-        """Per member once the batch completed: ``(success, output, error)``, or ``None``
-        for a member that never completed."""
-
-    def entry(self, call_id: str) -> Entry:
-        """The member's state as a per-call entry (its fingerprint made text, and kept)."""
-        index = self.ids[call_id]
-        content = self.contents[index]
-        if type(content) is tuple:
-            name, arguments = content
-            content = self.contents[index] = f"{name}\0{_canonical(arguments)}"
-        done = None if self.results is None else self.results[index]
-        if done is None:
-            return ("started", content, self.owner, self.started_at, None)
-        return ("completed", content, self.owner, self.started_at, _new_tuple(StoredResult, done))
+Entry = tuple[str, Any, str, float, "StoredResult | None"]
+"""One call: ``(state, content, owner, started_at, result)``; ``content`` is its fingerprint,
+or ``(tool, arguments)`` that make it (see `MemoryStore`)."""
 
 
 class MemoryStore(ResultStore):
@@ -60,76 +36,98 @@ class MemoryStore(ResultStore):
 
     Entries live in one table per turn, keyed by call id; a queue holds the completed ones in
     completion order, so eviction drops the oldest completed calls first, never a call in
-    flight. A payload the runtime claims at once is one `Batch` record. A call whose
-    arguments are flat scalars keeps ``(name, copy of the arguments)`` instead of its
-    fingerprint text, made into the text only when a re-delivery needs it.
+    flight. A call whose arguments are flat scalars keeps ``(tool, copy of the arguments)``
+    instead of its fingerprint text, made into the text only when a re-delivery needs it.
     """
 
     def __init__(self, max_entries: int = 100_000) -> None:
         self.max_entries = max_entries
         self._lock = threading.Lock()
-        self._turns: dict[Turn, dict[str, Entry | Batch]] = {}
+        self._turns: dict[Turn, dict[str, Entry]] = {}
         self._size = 0
-        self._completed: deque[tuple[Turn, str | Batch]] = deque()
+        self._completed: deque[tuple[Turn, str, float]] = deque()
 
-    # ---------------------------------------------------------------- ResultStore
-    def claim(self, key: StoreKey, fingerprint: str, tool: str) -> StoreClaim:
+    def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
+        owner = new_owner()
+        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
+        answers: list[StoreClaim] = []
+        turns, turn, table = self._turns, ("", "", ""), None
         with self._lock:
-            table = self._table(key)
-            entry = self._entry(table, key[3])
-            if entry is None:
-                owner = new_owner()
-                table[key[3]] = ("started", fingerprint, owner, time.time(), None)
-                self._grown(1)
-                return _new_tuple(StoreClaim, ("claimed", fingerprint, owner, 0.0, None))
-        return self._found(*entry)
+            for key, tool, arguments in calls:
+                if table is None or key[2] != turn[2] or key[1] != turn[1] or key[0] != turn[0]:
+                    turn = (key[0], key[1], key[2])  # a payload's calls mostly share one turn
+                    table = turns.get(turn)
+                    if table is None:
+                        table = turns[turn] = {}
+                call_id = key[3]
+                entry = table.get(call_id)
+                if entry is None:
+                    table[call_id] = ("claimed", _content(tool, arguments), owner, 0.0, None)
+                    self._size += 1
+                    answers.append(ours)
+                    continue
+                stored = entry[1]
+                if type(stored) is tuple:
+                    stored = fingerprint(*stored)
+                    entry = (entry[0], stored, *entry[2:])
+                    table[call_id] = entry
+                if stored != fingerprint(tool, arguments):
+                    answers.append(StoreClaim("reused"))
+                elif entry[0] == "completed":
+                    answers.append(StoreClaim("completed", entry[2], entry[3], entry[4]))
+                elif owner_alive(entry[2]):
+                    answers.append(StoreClaim("running", entry[2], entry[3]))
+                else:  # its worker is gone: ours now, as it was (claimed, or started)
+                    table[call_id] = (entry[0], stored, owner, entry[3], None)
+                    answers.append(StoreClaim("claimed", owner, entry[3]))
+            if self._size > self.max_entries:
+                self._evict()
+        return answers
 
-    def claim_call(self, key: StoreKey, call: ToolCall) -> StoreClaim:
+    def write(self, *, started: Sequence[Owned] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[Owned] = ()) -> list[bool]:
+        now = time.time()
+        applied: list[bool] = []
+        turns = self._turns
         with self._lock:
-            table = self._table(key)
-            entry = self._entry(table, key[3])
-            if entry is None:
-                owner = new_owner()
-                table[key[3]] = ("started", content_of(call), owner, time.time(), None)
-                self._grown(1)
-                return _new_tuple(StoreClaim, ("claimed", "", owner, 0.0, None))
-        return self._found(*entry)
+            for key, owner in started:
+                table = turns.get((key[0], key[1], key[2]))
+                entry = None if table is None else table.get(key[3])
+                if entry is not None and entry[2] == owner and entry[0] == "claimed":
+                    table[key[3]] = ("started", entry[1], owner, now, None)  # type: ignore[index]
+            for key, owner, result, _ in completed:
+                turn = (key[0], key[1], key[2])
+                table = turns.get(turn)
+                entry = None if table is None else table.get(key[3])
+                if entry is None or entry[2] != owner or entry[0] == "completed":
+                    applied.append(False)
+                    continue
+                table[key[3]] = ("completed", entry[1], owner, entry[3], result)  # type: ignore[index]
+                self._completed.append((turn, key[3], now))
+                applied.append(True)
+            for key, owner in released:
+                turn = (key[0], key[1], key[2])
+                table = turns.get(turn)
+                entry = None if table is None else table.get(key[3])
+                if entry is not None and entry[2] == owner and entry[0] != "completed":
+                    self._drop(turn, key[3])
+            if self._size > self.max_entries:
+                self._evict()
+        return applied
 
-    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
+    def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
         with self._lock:
-            turn = (key[0], key[1], key[2])
-            table = self._turns.get(turn, {})
-            entry = self._entry(table, key[3])
-            if entry is None or entry[2] != owner:
-                return False
-            if entry[0] != "completed":
-                self._completed.append((turn, key[3]))
-            table[key[3]] = ("completed", entry[1], owner, entry[3], result)
-            self._grown(0)
-            return True
+            found = [self._turns.get((k[0], k[1], k[2]), {}).get(k[3]) for k in keys]
+        return [None if e is None else self._seen(e[0], e[2], e[3], e[4]) for e in found]
 
-    def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
+    def prune(self, older_than: float) -> int:
+        cutoff, dropped = time.time() - older_than, 0
         with self._lock:
-            table = self._table(key)
-            entry = self._entry(table, key[3])
-            if entry is None or entry[0] == "completed" or entry[2] != previous_owner:
-                return None
-            owner = new_owner()
-            table[key[3]] = ("started", entry[1], owner, time.time(), None)
-            return owner
-
-    def release(self, key: StoreKey, owner: str) -> None:
-        with self._lock:
-            turn = (key[0], key[1], key[2])
-            table = self._turns.get(turn, {})
-            entry = self._entry(table, key[3])
-            if entry is not None and entry[0] != "completed" and entry[2] == owner:
-                self._drop(turn, table, key[3])
-
-    def get(self, key: StoreKey) -> StoreClaim | None:
-        with self._lock:
-            entry = self._entry(self._turns.get((key[0], key[1], key[2]), {}), key[3])
-        return None if entry is None else self._found(*entry)
+            completed = self._completed
+            while completed and completed[0][2] < cutoff:
+                dropped += self._drop_completed(*completed.popleft()[:2])
+        return dropped
 
     def __len__(self) -> int:
         return self._size
@@ -137,111 +135,31 @@ class MemoryStore(ResultStore):
     def __repr__(self) -> str:
         return f"<MemoryStore entries={len(self)}>"
 
-    # ---------------------------------------------------------------- the runtime's batch path
-    def _claim_turn(self, turn: Turn, ids: Sequence[str], contents: Sequence[Any]
-                   ) -> tuple[Batch, list[StoreClaim | None]]:
-        """Claim the calls ``ids`` of one turn (unique) under one lock, as one `Batch`; per
-        call ``None`` when the claim is ours, else what is stored for it (as `claim` says).
-
-        ``contents`` has per call what to keep of it: `content_of` the call, or ``(name,
-        arguments)`` when its arguments are flat scalars nobody will change (kept as is).
-        """
-        batch = Batch(new_owner(), time.time())
-        with self._lock:
-            table = self._turns.get(turn)
-            if table is None:
-                table = self._turns[turn] = {}
-            if table.keys().isdisjoint(ids):  # all new (the common case): in bulk
-                batch.ids = dict(zip(ids, range(len(ids)), strict=True))
-                batch.contents = list(contents)
-                table.update(dict.fromkeys(ids, batch))
-                found: list[StoreClaim | None] = [None] * len(ids)
-            else:
-                found = []
-                members, kept = batch.ids, batch.contents
-                for call_id, content in zip(ids, contents, strict=True):
-                    entry = self._entry(table, call_id)
-                    if entry is not None:
-                        found.append(self._found(*entry))
-                        continue
-                    table[call_id] = batch
-                    members[call_id] = len(kept)
-                    kept.append(content)
-                    found.append(None)
-            self._grown(len(batch.ids))
-        return batch, found
-
-    def _complete_turn(self, turn: Turn, batch: Batch,
-                      results: Sequence[tuple[bool, Any, str | None]]) -> None:
-        """Store the ``(success, output, error)`` of the first ``len(results)`` members of
-        ``batch``, in claim order (the rest never completed)."""
-        done: list[tuple[bool, Any, str | None] | None] = list(results)
-        if len(done) < len(batch.ids):
-            done += [None] * (len(batch.ids) - len(done))
-        with self._lock:
-            batch.results = done
-            self._completed.append((turn, batch))
-            self._grown(0)
-
     # ---------------------------------------------------------------- internals
-    def _table(self, key: StoreKey) -> dict[str, Entry | Batch]:
-        turn = (key[0], key[1], key[2])
-        table = self._turns.get(turn)
-        if table is None:
-            table = self._turns[turn] = {}
-        return table
-
-    @staticmethod
-    def _entry(table: dict[str, Entry | Batch], call_id: str) -> Entry | None:
-        """The call's entry (a batch member's made one), its fingerprint text made and kept."""
-        entry = table.get(call_id)
-        if entry is None:
-            return None
-        if type(entry) is Batch:
-            return entry.entry(call_id)
-        assert isinstance(entry, tuple)
-        content = entry[1]
-        if type(content) is tuple:
-            name, arguments = content
-            entry = (entry[0], f"{name}\0{_canonical(arguments)}", *entry[2:])
-            table[call_id] = entry
-        return entry
-
-    def _grown(self, added: int) -> None:
-        self._size += added
-        if self._size > self.max_entries:
-            self._evict()
-
-    def _drop(self, turn: Turn, table: dict[str, Entry | Batch], call_id: str) -> None:
+    def _drop(self, turn: Turn, call_id: str) -> None:
+        table = self._turns[turn]
         del table[call_id]
         self._size -= 1
         if not table:
             del self._turns[turn]
 
+    def _drop_completed(self, turn: Turn, call_id: str) -> int:
+        entry = self._turns.get(turn, {}).get(call_id)
+        if entry is None or entry[0] != "completed":
+            return 0
+        self._drop(turn, call_id)
+        return 1
+
     def _evict(self) -> None:
         """Drop the oldest completed entries past the bound (calls in flight are kept)."""
-        completed, turns = self._completed, self._turns
+        completed = self._completed
         while self._size > self.max_entries and completed:
-            turn, what = completed.popleft()
-            table = turns.get(turn, {})
-            if type(what) is Batch:
-                assert what.results is not None
-                for call_id, index in what.ids.items():
-                    if table.get(call_id) is what and what.results[index] is not None:
-                        self._drop(turn, table, call_id)
-                continue
-            assert isinstance(what, str)
-            entry = table.get(what)
-            if type(entry) is tuple and entry[0] == "completed":
-                self._drop(turn, table, what)
+            self._drop_completed(*completed.popleft()[:2])
 
 
-def content_of(call: ToolCall) -> Any:
+def _content(tool: str, arguments: Any) -> Any:
     """What a claim keeps of the call: its fingerprint, or what makes it (see `MemoryStore`)."""
-    if call.raw_arguments is not None:
-        return fingerprint(call)  # cheap: the text as sent
-    arguments = call.arguments
     for value in arguments.values():
-        if type(value) not in _SCALARS:  # nested: fix its text now
-            return fingerprint(call)
-    return (call.name, dict(arguments))  # immutable values: a shallow copy keeps them as sent
+        if type(value) not in _SCALARS:  # nested: fix its text now (a handler may change it)
+            return fingerprint(tool, arguments)
+    return (tool, dict(arguments))  # immutable values: a shallow copy keeps them as sent

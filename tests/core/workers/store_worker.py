@@ -35,7 +35,7 @@ def main() -> None:
     if mode == "hold":
         store = toolbridge.open_store(url)
         key = toolbridge.store.StoreKey("echo", "conv-1", "", "call-1")
-        claim = store.claim(key, "fp", "charge")
+        claim = store.claim_one(key, "charge", {})
         print(claim.state, flush=True)
         sys.stdin.read()
         return
