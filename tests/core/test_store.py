@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -244,10 +245,11 @@ def test_memory_store_is_bounded() -> None:
 
 
 # ---------------------------------------------------------------------------- processes
-def run_worker(db: Path, runs: Path, mode: str, side_effects: bool = True) -> subprocess.Popen[str]:
+def run_worker(db: Path, runs: Path, mode: str, side_effects: bool = True,
+               calls: str = "call-1:5") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), str(db), str(runs), mode, "1" if side_effects else "0"],
-        stdout=subprocess.PIPE, text=True)
+        [sys.executable, str(WORKER), str(db), str(runs), mode, "1" if side_effects else "0",
+         calls], stdout=subprocess.PIPE, text=True)
 
 
 def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
@@ -257,13 +259,14 @@ def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
     return answer
 
 
-def start_and_kill(db: Path, runs: Path, side_effects: bool = True) -> None:
-    """Start a worker, wait until its tool has written "ran" (not merely created the file),
+def start_and_kill(db: Path, runs: Path, side_effects: bool = True, mode: str = "hang",
+                   calls: str = "call-1:5") -> None:
+    """Start a worker, wait until its tool has written "ran 5" (not merely created the file),
     then SIGKILL it mid-call."""
-    proc = run_worker(db, runs, "hang", side_effects)
+    proc = run_worker(db, runs, mode, side_effects, calls)
     try:
         deadline = time.monotonic() + 20
-        while not (runs.exists() and runs.read_text().endswith("ran\n")):
+        while not (runs.exists() and runs.read_text().endswith("ran 5\n")):
             assert proc.poll() is None, "the worker exited before its tool ran"
             assert time.monotonic() < deadline, "the worker's tool never ran"
             time.sleep(0.01)
@@ -280,7 +283,7 @@ def test_a_side_effect_killed_mid_call_is_never_run_again(tmp_path: Path) -> Non
     assert "outcome of charge (call call-1) is unknown" in first["error"]
     assert "not repeated" in first["error"]
     assert answer_of(run_worker(db, runs, "fast")) == first  # the verdict is stored
-    assert runs.read_text() == "ran\n"
+    assert runs.read_text() == "ran 5\n"
 
 
 def test_reconciliation_hook_decides(tmp_path: Path, echo_dialect: str) -> None:
@@ -301,16 +304,31 @@ def test_reconciliation_hook_decides(tmp_path: Path, echo_dialect: str) -> None:
     body = toolbox.handle(echo_dialect, payload("call-1"))
     assert body["answers"] == [{"id": "call-1", "ok": True,
                                 "value": "the ledger shows the charge went through"}]
-    assert local_runs == [] and runs.read_text() == "ran\n"
+    assert local_runs == [] and runs.read_text() == "ran 5\n"
     assert seen[0][0] == "call-1" and abs(seen[0][1] - time.time()) < 60
     _PLUGINS.reset()
+
+
+def test_a_side_effect_claimed_but_never_started_is_run_after_a_kill(tmp_path: Path) -> None:
+    """call-2 waits behind call-1 (one at a time): claimed, never started, when the worker
+    is killed. Its re-delivery runs it; call-1, which started, is reconciled."""
+    db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
+    start_and_kill(db, runs, mode="queue", calls="call-1:5,call-2:6")
+    conn = sqlite3.connect(db)
+    states = dict(conn.execute("SELECT call_id, state FROM toolbridge_calls").fetchall())
+    assert states == {"call-1": "started", "call-2": "claimed"}
+    second = answer_of(run_worker(db, runs, "fast", calls="call-2:6"))
+    assert second == {"id": "call-2", "ok": True, "value": "charged 6"}
+    first = answer_of(run_worker(db, runs, "fast", calls="call-1:5"))
+    assert "outcome of charge (call call-1) is unknown" in first["error"]
+    assert runs.read_text() == "ran 5\nran 6\n"  # each ran once
 
 
 def test_a_killed_call_without_side_effects_is_run_again(tmp_path: Path) -> None:
     db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
     start_and_kill(db, runs, side_effects=False)
     assert answer_of(run_worker(db, runs, "fast", side_effects=False))["value"] == "charged 5"
-    assert runs.read_text() == "ran\nran\n"
+    assert runs.read_text() == "ran 5\nran 5\n"
 
 
 def test_two_workers_never_both_run_one_call(tmp_path: Path) -> None:
@@ -319,7 +337,7 @@ def test_two_workers_never_both_run_one_call(tmp_path: Path) -> None:
     workers = [run_worker(db, runs, "slow", side_effects=False) for _ in range(3)]
     answers = [answer_of(w) for w in workers]
     assert answers == [{"id": "call-1", "ok": True, "value": "charged 5"}] * 3
-    assert runs.read_text() == "ran\n"
+    assert runs.read_text() == "ran 5\n"
 
 
 class _LockedAtFirst:

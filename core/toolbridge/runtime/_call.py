@@ -20,7 +20,7 @@ from ..model import ToolCall, ToolDefinition, ToolResult
 from . import _threads
 from ._limits import SizePolicy, enforce_limits
 from ._output import _message, default_error_formatter, shape
-from ._threads import Batch, Job, worker_threads
+from ._threads import Batch, worker_threads
 
 if TYPE_CHECKING:
     import pluggy
@@ -229,14 +229,14 @@ class PlannedCall:
             return asyncio.run_coroutine_threadsafe(self._await_handler(), loop).result()
         if self.timeout is None:
             return self._call_sync()
-        job = Job(self._call_sync, self.timeout)
         threads = max(self.payload.max_concurrency, worker_threads())
-        batch = Batch([job], _threads.HANDLERS, threads)
-        if batch.wait(self.timeout):
-            if job.error is not None:
-                raise job.error
-            return job.value  # type: ignore[no-any-return]
-        _threads.HANDLERS.give_up(job, self.call.name)
+        batch = Batch(_threads.HANDLERS, [lambda here: self._call_sync()], [self.timeout],
+                      [self.call.name], threads)
+        if batch.wait(self.timeout) or not batch.give_up(0):
+            error = batch.errors[0]
+            if error is not None:
+                raise error
+            return batch.values[0]  # type: ignore[no-any-return]
         return self._timed_out(), None
 
     def _timed_out(self) -> ToolResult:

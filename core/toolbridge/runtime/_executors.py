@@ -9,12 +9,12 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _threads
 from ._loops import run_in_thread_loop
-from ._threads import QUEUED, Batch, Job, ThreadPool, resolve, worker_threads
+from ._threads import Batch, ThreadPool, resolve, worker_threads
 
 if TYPE_CHECKING:
     from ._call import PlannedCall
@@ -71,8 +71,11 @@ class LoopExecutor(Executor):
     """Async handlers as tasks on the running loop; sync handlers in toolbridge's worker
     threads, awaited together; ``inline`` sync handlers on the loop itself.
 
-    With a `toolbridge_execute_call` wrapper registered, every call's hook chain runs in a
-    worker thread (a wrapper may block); `invoke()` then runs an async handler on the loop.
+    A handler that never suspends needs no task: the calls are started in order in the
+    caller's task, and the first one that suspends stays there (as if awaited directly)
+    while the rest become tasks. With a `toolbridge_execute_call` wrapper registered, every
+    call's hook chain runs in a worker thread (a wrapper may block); `invoke()` then runs an
+    async handler on the loop.
     """
 
     async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
@@ -80,43 +83,33 @@ class LoopExecutor(Executor):
         hooked = calls[0].payload.hooks is not None
         threads = max(concurrency, worker_threads())
         if hooked:
-            tasks: list[PlannedCall] = []
             here: list[PlannedCall] = []
             pooled = list(calls)
         else:
-            tasks = [c for c in calls if c.is_async]
-            here = [c for c in calls if c.inline and not c.is_async]
+            here = [c for c in calls if c.is_async or c.inline]
             pooled = [c for c in calls if not (c.inline or c.is_async)]
-        if len(tasks) + len(pooled) > concurrency:
+        if len(calls) - sum(not c.is_async for c in here) > concurrency:
             await _bounded(calls, concurrency, threads, hooked)
             return
-        loop = asyncio.get_running_loop()
-        running = [loop.create_task(c.aexecute()) for c in tasks]
         pool = _threads.CALLS if hooked else _threads.HANDLERS
-        jobs: dict[Job, PlannedCall] = {
-            Job(c.execute, None if hooked else c.timeout): c for c in pooled}
+        batch = ended = None
+        if pooled:
+            batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
         try:
-            waited = _submitted(jobs, pool, threads, concurrency) if jobs else None
-            for call in here:
-                await call.aexecute()
-            for task in running:
-                await task
-            if waited is not None:
-                await _await_batch(*waited, jobs, pool)
+            await _started_in_order(here)
+            if batch is not None and ended is not None:
+                await _await_batch(batch, ended, pooled)
         except BaseException:
-            for task in running:
-                task.cancel()
-            for job in jobs:
-                if job.state == QUEUED and job.batch is not None and job.batch.take(job):
-                    pool.run_job(job, _nothing)  # never started: it will not start now
+            if batch is not None:
+                batch.cancel()
             raise
-        _raise_from(jobs)
+        _raise_from(batch)
 
 
 class ThreadExecutor(LoopExecutor):
     """The default: sync handlers in toolbridge's worker threads, with no event loop.
 
-    `run` submits the payload's calls to the pool and waits for them together; meanwhile
+    `run` hands the payload's calls to the pool and waits for them together; meanwhile
     the calling thread runs the ``inline`` ones, one call without a timeout, and any call
     without a timeout that no worker has started yet. Timeouts are enforced on the others
     (a handler that overruns is abandoned in its thread). A payload with async handlers runs
@@ -131,30 +124,33 @@ class ThreadExecutor(LoopExecutor):
         here = [c for c in calls if c.inline]
         rest = [c for c in calls if not c.inline]
         mine = None if here else next((c for c in rest if hooked or c.timeout is None), None)
-        jobs = {Job(c.execute, None if hooked else c.timeout): c for c in rest if c is not mine}
+        pooled = [c for c in rest if c is not mine]
         pool = _threads.CALLS if hooked else _threads.HANDLERS
         busy = mine is not None or bool(here)
-        batch = Batch(list(jobs), pool, max(concurrency, worker_threads()),
-                      concurrency - busy) if jobs else None
+        batch = None
+        if pooled:
+            batch = Batch(pool, [c.execute for c in pooled],
+                          [c.timeout if not hooked else None for c in pooled],
+                          [c.call.name for c in pooled], max(concurrency, worker_threads()),
+                          concurrency - busy)
         try:
             for call in here:
                 call.execute(linger=True)
             if mine is not None:
                 mine.execute(linger=True)
             if batch is not None:
-                _take_back(batch, pool, jobs)
+                index = batch.take(untimed=True)
+                while index is not None:  # what no worker has started yet
+                    batch.run(index, True)
+                    index = batch.take(untimed=True)
                 if busy:
                     batch.widen()  # this thread's slot is free now
-                _wait(batch, pool, jobs)
+                _wait(batch, pooled)
         except BaseException:
             if batch is not None:
                 batch.cancel()
             raise
-        _raise_from(jobs)
-
-
-def _nothing() -> None:
-    """What a job that must not run runs instead."""
+        _raise_from(batch)
 
 
 def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
@@ -162,48 +158,85 @@ def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
         calls[0].payload.loop = asyncio.get_running_loop()
 
 
-def _take_back(batch: Batch, pool: ThreadPool, jobs: dict[Job, PlannedCall]) -> None:
-    """Run here every job without a timeout that no worker has started yet."""
-    cursor = 0
-    while True:
-        job, cursor = batch.take_untimed(cursor)
-        if job is None:
-            return
-        pool.run_job(job, lambda job=job: jobs[job].execute(linger=True))  # type: ignore[misc]
+class _Resumed:
+    """The rest of a started coroutine, awaited in the current task as ``await coro``
+    would have: what it waits for goes up to the task, what the task sends comes back."""
+
+    __slots__ = ("coro", "waiting")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any) -> None:
+        self.coro, self.waiting = coro, waiting
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coro, waiting = self.coro, self.waiting
+        while True:
+            try:
+                sent = yield waiting
+            except BaseException as exc:  # thrown into the task (a cancellation): pass it on
+                try:
+                    waiting = coro.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    waiting = coro.send(sent)
+                except StopIteration:
+                    return
 
 
-def _wait(batch: Batch, pool: ThreadPool, jobs: dict[Job, PlannedCall]) -> None:
+async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
+    """Run ``calls`` concurrently: each starts in this task; the first that suspends goes
+    on here, the ones after it become tasks."""
+    loop = asyncio.get_running_loop()
+    for index, call in enumerate(calls):
+        coro = call.aexecute()
+        try:
+            waiting = coro.send(None)
+        except StopIteration:
+            continue  # done without suspending: no task needed
+        tasks = [loop.create_task(c.aexecute()) for c in calls[index + 1:]]
+        try:
+            await _Resumed(coro, waiting)
+            for task in tasks:
+                await task
+        except BaseException:
+            coro.close()
+            for task in tasks:
+                task.cancel()
+            raise
+        return
+
+
+def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:
     """Wait for the batch, giving up each job whose timeout passed."""
     while True:
         late, nearest = batch.overdue(time.monotonic())
-        for job in late:
-            if pool.give_up(job, jobs[job].call.name):
-                jobs[job].time_out()
+        for index in late:
+            if batch.give_up(index):
+                calls[index].time_out()
         if batch.wait(None if nearest is None else nearest - time.monotonic()):
             return
 
 
-def _submitted(jobs: dict[Job, PlannedCall], pool: ThreadPool, threads: int, concurrency: int
-               ) -> tuple[Batch, asyncio.Future[None]]:
+def _submitted(pool: ThreadPool, calls: Sequence[PlannedCall], threads: int, concurrency: int,
+               timed: bool) -> tuple[Batch, asyncio.Future[None]]:
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
+    batch = Batch(pool, [c.execute for c in calls],
+                  [c.timeout if timed else None for c in calls], [c.call.name for c in calls],
+                  threads, concurrency, lambda: loop.call_soon_threadsafe(resolve, ended))
+    return batch, ended
 
-    def notify() -> None:
-        loop.call_soon_threadsafe(resolve, ended)
 
-    return Batch(list(jobs), pool, threads, concurrency, notify), ended
-
-
-async def _await_batch(batch: Batch, ended: asyncio.Future[None], jobs: dict[Job, PlannedCall],
-                       pool: ThreadPool) -> None:
-    threads = batch.size
+async def _await_batch(batch: Batch, ended: asyncio.Future[None],
+                       calls: Sequence[PlannedCall]) -> None:
     while not ended.done():
         late, nearest = batch.overdue(time.monotonic())
-        for job in late:
-            if pool.give_up(job, jobs[job].call.name):
-                call = jobs[job]
+        for index in late:
+            if batch.give_up(index):
+                call = calls[index]
                 if call.payload.store is not None and call.payload.store.blocking:
-                    await _threads.CALLS.run(threads, call.time_out)
+                    await _threads.CALLS.run(batch.size, call.time_out)
                 else:
                     call.time_out()
         if not ended.done():
@@ -223,11 +256,9 @@ async def _bounded(calls: Sequence[PlannedCall], concurrency: int, threads: int,
             elif call.is_async or call.inline:
                 await call.aexecute()
             else:
-                job = Job(call.execute, call.timeout)
-                jobs = {job: call}
-                pool = _threads.HANDLERS
-                await _await_batch(*_submitted(jobs, pool, threads, 1), jobs, pool)
-                _raise_from(jobs)
+                batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
+                await _await_batch(batch, ended, [call])
+                _raise_from(batch)
 
     tasks = [asyncio.ensure_future(one(c)) for c in calls]
     try:
@@ -238,8 +269,9 @@ async def _bounded(calls: Sequence[PlannedCall], concurrency: int, threads: int,
         raise
 
 
-def _raise_from(jobs: dict[Job, Any]) -> None:
+def _raise_from(batch: Batch | None) -> None:
     """Raise what escaped a job (``KeyboardInterrupt``, ``SystemExit``: handlers catch the rest)."""
-    for job in jobs:
-        if job.error is not None:
-            raise job.error
+    if batch is not None:
+        for error in batch.errors:
+            if error is not None:
+                raise error

@@ -61,7 +61,8 @@ class Journal:
         self.pending = False
         """Whether writes wait for the next commit."""
         self.owners: set[str] = set()
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond: threading.Condition | None = None  # made by the first thread that waits
         self._started: list[PlannedCall] = []
         self._completed: list[PlannedCall] = []
         self._released: list[tuple[StoreKey, str]] = []
@@ -90,13 +91,18 @@ class Journal:
         run: list[C] = []
         reconcile: list[C] = []
         held: list[C] = []
+        owners = self.owners
         for pc, answer in zip(planned, answers, strict=True):
             state = answer[0]
             if state == "claimed":
-                pc.owner = answer[1]
-                self.owners.add(answer[1])
-                pc.resumed = answer[2]
-                (reconcile if answer[2] and pc.tool.side_effects else run).append(pc)
+                pc.owner = owner = answer[1]
+                if owner not in owners:
+                    owners.add(owner)
+                if answer[2]:
+                    pc.resumed = answer[2]
+                    (reconcile if pc.tool.side_effects else run).append(pc)
+                else:
+                    run.append(pc)
             elif state == "completed":
                 stored = answer[3]
                 assert stored is not None
@@ -128,7 +134,7 @@ class Journal:
     def start(self, pc: PlannedCall) -> bool:
         """Store ``pc``'s "started" mark before its handler runs; ``False`` (its result then
         says it was not run) when the store failed."""
-        with self._cond:
+        with self._lock:
             self._started.append(pc)
             self.pending = True
         error = self._commit()
@@ -141,7 +147,7 @@ class Journal:
 
     def completed(self, pc: PlannedCall, linger: bool) -> None:
         """Store a side effect's result: now, or with the next write (``linger``)."""
-        with self._cond:
+        with self._lock:
             self._completed.append(pc)
             self.pending = True
         if not linger:
@@ -173,13 +179,15 @@ class Journal:
         """Store every result not stored yet and free every claim of a call that has none
         (a side effect whose handler was entered stays started: a re-delivery reconciles
         it); the owners are then done."""
-        with self._cond:
+        with self._lock:
+            completed = self._completed
+            queued = {id(pc) for pc in completed}
             for pc in planned:
                 if pc.owner is None or pc.recorded:
                     continue
                 if pc.result is not None:
-                    if pc not in self._completed:
-                        self._completed.append(pc)
+                    if id(pc) not in queued:
+                        completed.append(pc)
                 elif not (pc.tool.side_effects and id(pc) in self._marked):
                     self._released.append((pc.key, pc.owner))  # type: ignore[arg-type]
                     pc.recorded = True
@@ -194,10 +202,12 @@ class Journal:
     def _commit(self) -> Exception | None:
         """Wait until every write gathered so far is stored (writing them, unless another
         thread is); the store's error, if it failed."""
-        with self._cond:
+        with self._lock:
             generation = self._gathering
             while self._written < generation:
                 if self._flushing:
+                    if self._cond is None:
+                        self._cond = threading.Condition(self._lock)
                     self._cond.wait()
                     continue
                 self._flushing = True
@@ -206,16 +216,18 @@ class Journal:
                 started, completed, released = self._started, self._completed, self._released
                 self._started, self._completed, self._released = [], [], []
                 self.pending = False
-                self._cond.release()
+                self._lock.release()
+                error: Exception | None = None
                 try:
                     error = self._write(started, completed, released)
                 finally:
-                    self._cond.acquire()
+                    self._lock.acquire()
                     self._flushing = False
                     self._written = taken
                     if error is not None:
                         self._errors[taken] = error
-                    self._cond.notify_all()
+                    if self._cond is not None:
+                        self._cond.notify_all()
             return self._errors.get(generation)
 
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],

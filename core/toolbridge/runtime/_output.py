@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -10,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
@@ -21,8 +20,9 @@ __all__ = [
 
 log = logging.getLogger("toolbridge.runtime")
 
-_SCALARS = frozenset((str, int, bool, type(None)))
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+_JSON_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
 
 
 class _Encoded(threading.local):
@@ -34,18 +34,23 @@ _ENCODED = _Encoded()
 
 def serialize_output(value: Any) -> Any:
     """A handler's return value as a result output: text, JSON-compatible data, or `Content`."""
-    if isinstance(value, float) and not math.isfinite(value):
+    kind = type(value)
+    if kind is dict or kind is list:  # the common cases first, by exact type
+        if kind is list and value and type(value[0]) not in _JSON_TYPES and all(
+                isinstance(v, (TextPart, ImagePart)) for v in value):
+            return Content(parts=tuple(value))
+        if _plain_json(value):
+            return value
+    elif isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value} is not valid JSON")
-    if value is None or isinstance(value, (str, bool, int, float, Content)):
+    elif value is None or isinstance(value, (str, bool, int, float, Content)):
         return value
-    if isinstance(value, (TextPart, ImagePart)):
+    elif isinstance(value, (TextPart, ImagePart)):
         return Content(parts=(value,))
-    if isinstance(value, (list, tuple)) and value and all(
+    elif isinstance(value, (list, tuple)) and value and all(
         isinstance(v, (TextPart, ImagePart)) for v in value
     ):
         return Content(parts=tuple(value))
-    if isinstance(value, (dict, list)) and _plain_json(value):
-        return value
     converted = to_jsonable_python(value)
     if not _plain_json(converted):
         raise ValueError("not representable as JSON (NaN or Infinity, or nesting over 512 levels)")
@@ -59,7 +64,7 @@ def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
         return new_result(call, True, value, None), None
     try:
         output = serialize_output(value)
-        text = None if isinstance(output, (str, Content)) else _compact(output)
+        text = None if isinstance(output, (str, Content)) else to_json(output).decode()
     except Exception as exc:
         log.error("tool %s returned a value that is not JSON-compatible", call.name, exc_info=exc)
         return ToolResult.failed(call, f"{call.name} returned a {type(value).__name__}, which "
@@ -68,20 +73,37 @@ def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
 
 
 def _plain_json(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is JSON data as it is: dicts with text keys, lists, finite numbers."""
     if depth > 512:
         return False
     kind = type(value)
     if kind is dict:
         for key, item in value.items():
-            if type(key) is not str or (type(item) not in _SCALARS
-                                        and not _plain_json(item, depth + 1)):
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is float:
+                if item - item != 0.0:  # NaN or an infinity
+                    return False
+            elif not _plain_json(item, depth + 1):
                 return False
         return True
     if kind is list:
-        return all(type(v) in _SCALARS or _plain_json(v, depth + 1) for v in value)
+        for item in value:
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is float:
+                if item - item != 0.0:
+                    return False
+            elif not _plain_json(item, depth + 1):
+                return False
+        return True
     if kind is float:
-        return math.isfinite(value)
-    return kind in _SCALARS
+        return bool(value - value == 0.0)
+    return kind is str or kind is int or kind is bool or value is None
 
 
 def output_text(output: Any) -> str:
@@ -97,7 +119,7 @@ def output_text(output: Any) -> str:
         return output
     if isinstance(output, Content):
         return output.as_text()
-    return json.dumps(output, separators=(",", ":"), ensure_ascii=False)
+    return to_json(output).decode()
 
 
 @contextmanager

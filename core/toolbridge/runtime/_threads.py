@@ -1,24 +1,25 @@
 """The runtime's worker threads: per-process pools that run jobs in batches.
 
-A caller submits a payload's jobs as one `Batch` and waits for the batch, not for each job:
-one wake-up when the last job ends. While it waits it may take back a job no worker has
-started yet (`Batch.take`) and run it itself, so a batch of quick handlers costs few thread
-hand-offs; workers wake one another only while jobs are queued.
+A caller hands a payload's jobs to a pool as one `Batch` and waits for the batch, not for each
+job: one wake-up when the last job ends. Workers and the caller take the batch's jobs in turn
+(`Batch.take`), so while it waits the caller runs jobs no worker has started yet: a batch of
+quick handlers costs few thread hand-offs. One worker at a time is woken; it wakes the next
+once it has a job, so handlers that block (and let go of the GIL) each get a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextvars import copy_context
 from typing import Any, TypeVar
 
-__all__ = ["CALLS", "HANDLERS", "Batch", "Job", "ThreadPool", "resolve", "worker_threads"]
+__all__ = ["CALLS", "HANDLERS", "Batch", "ThreadPool", "resolve", "worker_threads"]
 
 log = logging.getLogger("toolbridge.runtime")
 
@@ -30,6 +31,9 @@ largest ``max_concurrency`` in use)."""
 DEFAULT_WORKER_THREADS = 64
 _SATURATION_WARNING_INTERVAL = 60.0
 QUEUED, RUNNING, DONE, CANCELLED, ABANDONED = range(5)
+
+Work = Callable[[bool], Any]
+"""A job: called with ``True`` in the caller's thread, ``False`` in a worker thread."""
 
 
 def worker_threads() -> int:
@@ -43,107 +47,149 @@ def worker_threads() -> int:
         return DEFAULT_WORKER_THREADS
 
 
-class Job:
-    """One function to run in a pool thread (or taken back by its caller)."""
-
-    __slots__ = ("batch", "context", "deadline", "error", "fn", "state", "submitted",
-                 "timeout", "value")
-
-    def __init__(self, fn: Callable[[], Any], timeout: float | None = None) -> None:
-        self.fn = fn
-        self.timeout = timeout
-        self.deadline: float | None = None
-        """`time.monotonic` after which the caller stops waiting (set when submitted)."""
-        self.state = QUEUED
-        self.submitted = False
-        self.value: Any = None
-        self.error: BaseException | None = None
-        self.batch: Batch | None = None
-        self.context = contextvars.copy_context()
-
-
 class Batch:
-    """Jobs one caller waits for together: `wait` (a thread) or ``notify`` (an event loop).
+    """Jobs one caller waits for together (`wait` in a thread, ``notify`` for an event loop).
 
-    At most ``window`` of them are in the pool at once; each job that ends lets the next in.
+    Jobs start in order, at most ``window`` at once; a job's timeout counts from when it may
+    start. ``names`` name the jobs in the log when one is given up.
     """
 
-    __slots__ = ("_latch", "_notify", "_waiting", "jobs", "lock", "pool", "remaining", "size")
+    __slots__ = ("_context", "_latch", "_notify", "_pool", "deadlines", "errors", "jobs",
+                 "lock", "names", "next", "open", "remaining", "running", "size", "states",
+                 "timeouts", "values", "window")
 
-    def __init__(self, jobs: Sequence[Job], pool: ThreadPool, size: int,
-                 window: int | None = None, notify: Callable[[], None] | None = None) -> None:
+    def __init__(self, pool: ThreadPool, jobs: Sequence[Work], timeouts: Sequence[float | None],
+                 names: Sequence[str], size: int, window: int | None = None,
+                 notify: Callable[[], object] | None = None) -> None:
+        count = len(jobs)
         self.jobs = jobs
-        self.pool = pool
+        self.timeouts = timeouts
+        self.names = names
         self.size = size
+        self.window = count if window is None else max(window, 0)
+        self.states = [QUEUED] * count
+        self.values: list[Any] = [None] * count
+        self.errors: list[BaseException | None] = [None] * count
+        self.deadlines: list[float | None] = [None] * count
+        self.next = 0  # jobs before it have started or were given up
+        self.open = 0  # jobs before it may start: their timeouts run
+        self.running = 0
+        self.remaining = count
         self.lock = threading.Lock()
-        self.remaining = len(jobs)
         self._latch = threading.Lock()
         self._latch.acquire()
         self._notify = notify
-        window = len(jobs) if window is None else max(window, 0)
-        self._waiting = deque(jobs[window:])
-        for job in jobs:
-            job.batch = self
-        if jobs:
-            self._submit(list(jobs[:window]))
+        self._pool = pool
+        self._context = copy_context()
+        if count:
+            self._open(time.monotonic())
+            pool.submit(self)
         else:
             self._latch.release()
 
-    def _submit(self, jobs: list[Job]) -> None:
-        if not jobs:
-            return
-        now = time.monotonic()
-        for job in jobs:
-            job.submitted = True
-            if job.timeout is not None:
-                job.deadline = now + job.timeout
-        self.pool.submit(jobs, self.size)
+    def _open(self, now: float) -> None:
+        """Start the timeouts of the jobs that may run now (with ``lock`` held, or alone)."""
+        limit = min(len(self.jobs), self.next + self.window - self.running)
+        while self.open < limit:
+            timeout = self.timeouts[self.open]
+            if timeout is not None:
+                self.deadlines[self.open] = now + timeout
+            self.open += 1
 
-    def take(self, job: Job) -> bool:
-        """Claim a queued job for this thread (then run it with `ThreadPool.run_job`)."""
+    def take(self, untimed: bool = False) -> int | None:
+        """Claim the next job that may start (``untimed``: one without a timeout, for a caller
+        that must stay free to enforce the others'); its index, or ``None``."""
         with self.lock:
-            if job.state != QUEUED:
+            if self.running >= self.window:
+                return None
+            states, now = self.states, None
+            for index in range(self.next, self.open):
+                if states[index] != QUEUED:
+                    continue
+                deadline = self.deadlines[index]
+                if deadline is not None:
+                    if untimed:
+                        continue
+                    now = now or time.monotonic()
+                    if now > deadline:
+                        continue  # its caller gives it up (and ends it) when it wakes
+                states[index] = RUNNING
+                self.running += 1
+                while self.next < len(states) and states[self.next] != QUEUED:
+                    self.next += 1
+                return index
+        return None
+
+    def run(self, index: int, here: bool) -> None:
+        """Run a job claimed with `take`, in this thread, and end it."""
+        try:
+            self.values[index] = self._context.copy().run(self.jobs[index], here)
+        except BaseException as exc:  # handed to the caller, which raises it
+            self.errors[index] = exc
+        with self.lock:
+            state = self.states[index]
+            if state == RUNNING:
+                self.states[index] = DONE
+                self.running -= 1
+                self._ended()
+                self._open(time.monotonic())
+        self._pool._ended(state == ABANDONED)
+
+    def give_up(self, index: int) -> bool:
+        """Stop waiting for a job: a queued job never runs; a running one runs on in its
+        thread, counted as held by a timed-out handler until it returns (and said so).
+        ``False`` when it ended meanwhile."""
+        with self.lock:
+            state = self.states[index]
+            if state == QUEUED:
+                self.states[index] = CANCELLED
+            elif state == RUNNING:
+                self.states[index] = ABANDONED
+                self.running -= 1
+                self._open(time.monotonic())
+            else:
                 return False
-            job.state = RUNNING
-            return True
-
-    def take_untimed(self, start: int = 0) -> tuple[Job | None, int]:
-        """Claim the first job from index ``start`` on that has no timeout and that no worker
-        has started (in the pool or still waiting), for this thread; with where to go on."""
-        jobs = self.jobs
-        with self.lock:
-            for index in range(start, len(jobs)):
-                job = jobs[index]
-                if job.timeout is None and job.state == QUEUED:
-                    if not job.submitted:
-                        self._waiting.remove(job)
-                    job.state = RUNNING
-                    return job, index + 1
-        return None, len(jobs)
+            while self.next < len(self.states) and self.states[self.next] != QUEUED:
+                self.next += 1
+            self._ended()
+        self._pool._given_up(state == RUNNING, self.names[index])
+        if state == RUNNING and self.startable():  # its slot is free, its thread is not
+            self._pool.submit(self, again=True)
+        return True
 
     def widen(self) -> None:
-        """Let one more job into the pool (the caller's own slot is free)."""
+        """Let one more job run at once (the caller's own slot is free)."""
         with self.lock:
-            following = self._waiting.popleft() if self._waiting else None
-        if following is not None:
-            self._submit([following])
+            self.window += 1
+            self._open(time.monotonic())
+        if self.startable():
+            self._pool.submit(self, again=True)
 
     def cancel(self) -> None:
         """Give up every job that has not started: none of them will."""
         dropped = 0
         with self.lock:
-            self._waiting.clear()
-            for job in self.jobs:
-                if job.state == QUEUED:
-                    job.state = CANCELLED
-                    dropped += job.submitted
-                    self.remaining -= 1
-                    if self.remaining == 0:
-                        self.remaining = 1
-                        self._ended()
-        if dropped:
-            with self.pool._lock:
-                self.pool.busy -= dropped
+            for index, state in enumerate(self.states):
+                if state == QUEUED:
+                    self.states[index] = CANCELLED
+                    dropped += 1
+                    self._ended()
+            self.next = len(self.states)
+        self._pool._cancelled(dropped)
+
+    def overdue(self, now: float) -> tuple[list[int], float | None]:
+        """The jobs past their deadline, and the next deadline of the others."""
+        late, nearest = [], None
+        with self.lock:
+            for index in range(self.open):
+                deadline = self.deadlines[index]
+                if deadline is None or self.states[index] not in (QUEUED, RUNNING):
+                    continue
+                if deadline <= now:
+                    late.append(index)
+                elif nearest is None or deadline < nearest:
+                    nearest = deadline
+        return late, nearest
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every job ended or was given up; ``False`` on timeout."""
@@ -152,31 +198,21 @@ class Batch:
             return True
         return False
 
-    def overdue(self, now: float) -> tuple[list[Job], float | None]:
-        """The jobs past their deadline, and the next deadline of the others."""
-        late, nearest = [], None
-        for job in self.jobs:
-            deadline = job.deadline
-            if deadline is None or job.state not in (QUEUED, RUNNING):
-                continue
-            if deadline <= now:
-                late.append(job)
-            elif nearest is None or deadline < nearest:
-                nearest = deadline
-        return late, nearest
+    def startable(self) -> bool:
+        """Whether a job may start now (an unlocked peek, for the pool)."""
+        return self.next < self.open and self.running < self.window
 
-    def _ended(self) -> Job | None:
-        """One job fewer to wait for (call with ``lock`` held); the next one to submit."""
+    def _ended(self) -> None:
+        """One job fewer to wait for (with ``lock`` held)."""
         self.remaining -= 1
-        if self.remaining <= 0:
+        if self.remaining == 0:
             self._latch.release()
             if self._notify is not None:
                 self._notify()
-        return self._waiting.popleft() if self._waiting else None
 
 
 class ThreadPool:
-    """A per-process pool of daemon threads that grows on demand and counts its busy threads.
+    """A per-process pool of daemon threads that grows on demand and counts its busy jobs.
 
     Not the loop's default executor: that one has min(32, cores + 4) threads, and
     `asyncio.run` waits for it on exit (a timed-out thread must not hold up the answer).
@@ -187,27 +223,37 @@ class ThreadPool:
         self.size = 0
         """Threads it may start."""
         self.busy = 0
-        """Jobs submitted and not ended (queued or running)."""
+        """Jobs handed to it and not ended (queued or running, here or in their caller)."""
         self.abandoned = 0
         """Jobs still running whose caller gave up on them (timed out)."""
         self._lock = threading.Lock()
-        self._queue: deque[Job] = deque()
+        self._queue: deque[Batch] = deque()
         self._idle: list[threading.Lock] = []  # each a sleeping worker's lock, held
         self._threads = 0
+        self._waking = 0  # workers woken that have not looked at the queue yet
         self._pid = os.getpid()
         self._warned_at = -_SATURATION_WARNING_INTERVAL
 
-    def submit(self, jobs: Sequence[Job], size: int) -> None:
-        """Queue ``jobs`` (of one `Batch`); the pool may start up to ``size`` threads."""
+    def submit(self, batch: Batch, again: bool = False) -> None:
+        """Queue ``batch`` (``again``: queued before, with jobs that may start now); the pool
+        may start up to ``batch.size`` threads."""
+        with self._lock:
+            if again:
+                if batch not in self._queue:
+                    self._queue.append(batch)
+                wake = self._wake()
+        if again:
+            self._start(wake)
+            return
         with self._lock:
             if self._pid != os.getpid():  # a forked child: the parent's threads are not here
                 self._queue.clear()
                 self._idle.clear()
-                self._threads = self.busy = self.abandoned = 0
+                self._threads = self.busy = self.abandoned = self._waking = 0
                 self._pid = os.getpid()
-            self.size = max(self.size, size)
-            self._queue.extend(jobs)
-            self.busy += len(jobs)
+            self.size = max(self.size, batch.size)
+            self._queue.append(batch)
+            self.busy += len(batch.jobs)
             saturated = self.busy > self.size
             wake = self._wake()
         self._start(wake)
@@ -215,11 +261,16 @@ class ThreadPool:
             self._warn_saturated()
 
     def _wake(self) -> threading.Lock | bool | None:
-        """A sleeping worker to wake, ``True`` to start one, ``None`` (with ``_lock`` held)."""
+        """A sleeping worker to wake, ``True`` to start one, or ``None`` (with ``_lock`` held):
+        one at a time; it wakes the next once it has taken a job."""
+        if self._waking:
+            return None
         if self._idle:
+            self._waking += 1
             return self._idle.pop()
         if self._threads < self.size:
             self._threads += 1
+            self._waking += 1
             return True
         return None
 
@@ -233,89 +284,69 @@ class ThreadPool:
     def _work(self) -> None:
         me = threading.Lock()
         me.acquire()
+        woken = True
         while True:
             with self._lock:
-                if not self._queue:
+                if woken:
+                    self._waking -= 1
+                    woken = False
+                queue = self._queue
+                while queue and not queue[0].startable():
+                    queue.popleft()  # all its jobs started (or wait for a free slot)
+                batch = queue[0] if queue else None
+                if batch is None:
                     self._idle.append(me)
-                    job = None
-                else:
-                    job = self._queue.popleft()
-                    wake = self._wake() if self._queue else None
-            if job is None:
+            if batch is None:
                 me.acquire()  # released by `_wake`'s caller: there is work
+                woken = True
                 continue
-            self._start(wake)  # the next queued job gets a thread while this one runs
-            deadline = job.deadline
-            if deadline is not None and time.monotonic() > deadline:
-                continue  # its caller gives it up (and ends it) when it wakes
-            if job.batch is not None and job.batch.take(job):
-                self.run_job(job)
+            index = batch.take()
+            if index is None:
+                with self._lock:
+                    if queue and queue[0] is batch:
+                        queue.popleft()
+                continue
+            if batch.startable():
+                with self._lock:
+                    wake = self._wake()
+                self._start(wake)  # the next job gets a thread while this one runs
+            while index is not None:  # a slot this job frees goes to the batch's next
+                batch.run(index, False)
+                index = batch.take()
 
-    def run_job(self, job: Job, fn: Callable[[], Any] | None = None) -> None:
-        """Run a job taken with `Batch.take` (or ``fn`` instead of its own function), in this
-        thread, and end it."""
-        try:
-            job.value = job.context.run(job.fn if fn is None else fn)
-        except BaseException as exc:  # handed to the caller, which raises it
-            job.error = exc
-        batch = job.batch
-        assert batch is not None
-        following = None
-        with batch.lock:
-            if job.state == RUNNING:
-                job.state = DONE
-                following = batch._ended()
-            was_abandoned = job.state == ABANDONED
-        if job.submitted:
-            with self._lock:
-                self.busy -= 1
-                if was_abandoned:
-                    self.abandoned -= 1
-        if following is not None:
-            batch._submit([following])
+    def _ended(self, was_abandoned: bool) -> None:
+        with self._lock:
+            self.busy -= 1
+            if was_abandoned:
+                self.abandoned -= 1
 
-    def give_up(self, job: Job, name: str) -> bool:
-        """Stop waiting for ``job``: a queued job never runs; a running one runs on in its
-        thread, counted as held by a timed-out handler until it returns (and said so).
-        ``False`` when it ended meanwhile."""
-        batch = job.batch
-        assert batch is not None
-        following = None
-        with batch.lock:
-            state = job.state
-            if state in (QUEUED, RUNNING):
-                job.state = CANCELLED if state == QUEUED else ABANDONED
-                following = batch._ended()
-        if following is not None:
-            batch._submit([following])
-        if state == QUEUED:
+    def _cancelled(self, count: int) -> None:
+        if count:
             with self._lock:
-                self.busy -= 1
-            return True
-        if state != RUNNING:
-            return False
+                self.busy -= count
+
+    def _given_up(self, running: bool, name: str) -> None:
+        if not running:
+            self._cancelled(1)
+            return
         with self._lock:
             self.abandoned += 1
             held, size = self.abandoned, self.size
         log.warning("tool %s timed out; its thread cannot be stopped and runs on until the "
                     "handler returns (%d of %d worker threads held by timed-out handlers)",
                     name, held, size)
-        return True
 
     async def run(self, size: int, func: Callable[..., T], *args: Any) -> T:
         """Await ``func(*args)`` run in the pool (at least ``size`` threads)."""
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-
-        def ended() -> None:
-            loop.call_soon_threadsafe(resolve, done)
-
-        job = Job(lambda: func(*args))
-        Batch([job], self, size, notify=ended)
+        batch = Batch(self, [lambda here: func(*args)], [None], [getattr(func, "__name__", "")],
+                      size, notify=lambda: loop.call_soon_threadsafe(resolve, done))
         await done
-        if job.error is not None:
-            raise job.error
-        return job.value  # type: ignore[no-any-return]
+        error = batch.errors[0]
+        if error is not None:
+            raise error
+        return batch.values[0]  # type: ignore[no-any-return]
 
     def _warn_saturated(self) -> None:
         now = time.monotonic()

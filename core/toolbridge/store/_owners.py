@@ -51,20 +51,21 @@ def _forked() -> None:
     _PROCESS[:] = _identity()
 
 
-if hasattr(os, "register_at_fork"):  # a forked child gets a new identity before any claim
+_AT_FORK = hasattr(os, "register_at_fork")
+if _AT_FORK:  # a forked child gets a new identity before any claim
     os.register_at_fork(after_in_child=_forked)
 
 
 def _current() -> list[Any]:
-    if _PROCESS[0] != os.getpid():  # forked without the hook: a new process, a new identity
+    if not _AT_FORK and _PROCESS[0] != os.getpid():  # forked without the hook: a new identity
         _PROCESS[:] = _identity()
     return _PROCESS
 
 
 def new_owner() -> str:
     """A fresh owner id for one claim of this process, registered as in flight."""
-    _current()
-    owner = f"{_PROCESS[3]}{next(_PROCESS[2])}"
+    process = _current()
+    owner: str = process[3] + str(next(process[2]))
     _IN_FLIGHT.add(owner)
     return owner
 

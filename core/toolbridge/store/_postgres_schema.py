@@ -81,8 +81,8 @@ def _migrate_from_0(conn: psycopg.Connection[Any], quoted: str, name: str) -> No
             "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'c'",
             (quoted,)).fetchall():
         conn.execute(f'ALTER TABLE {quoted} DROP CONSTRAINT "{constraint}"')
-    conn.execute(f"ALTER TABLE {quoted} ADD COLUMN claimed_at DOUBLE PRECISION")
+    conn.execute(f"ALTER TABLE {quoted} ADD COLUMN claimed_at DOUBLE PRECISION, "
+                 "ALTER COLUMN started_at DROP NOT NULL, ALTER COLUMN fingerprint DROP NOT NULL")
     conn.execute(f"UPDATE {quoted} SET claimed_at = started_at, fingerprint = NULL")
     conn.execute(f"ALTER TABLE {quoted} ALTER COLUMN claimed_at SET NOT NULL, "
-                 "ALTER COLUMN started_at DROP NOT NULL, ALTER COLUMN fingerprint DROP NOT NULL, "
                  "ADD CHECK (state IN ('claimed', 'started', 'completed'))")
