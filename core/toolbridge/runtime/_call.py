@@ -20,7 +20,7 @@ from ..model import ToolCall, ToolDefinition, ToolResult
 from . import _threads
 from ._limits import SizePolicy, enforce_limits
 from ._output import _message, default_error_formatter, shape
-from ._threads import Batch, worker_threads
+from ._threads import Batch
 
 if TYPE_CHECKING:
     import pluggy
@@ -163,6 +163,10 @@ class PlannedCall:
         if self.result is not None:
             return False
         limited = self._limited(result, text)
+        if self.timeout is None:  # nothing else settles it: no timeout to give it up on
+            self.result = limited
+            self.text = text if limited is result else None
+            return True
         with self.payload.lock:
             if self.result is not None:
                 return False
@@ -229,7 +233,7 @@ class PlannedCall:
             return asyncio.run_coroutine_threadsafe(self._await_handler(), loop).result()
         if self.timeout is None:
             return self._call_sync()
-        threads = max(self.payload.max_concurrency, worker_threads())
+        threads = self.payload.max_concurrency
         batch = Batch(_threads.HANDLERS, [lambda here: self._call_sync()], [self.timeout],
                       [self.call.name], threads)
         if batch.wait(self.timeout) or not batch.give_up(0):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _threads
 from ._loops import run_in_thread_loop
-from ._threads import Batch, ThreadPool, resolve, worker_threads
+from ._threads import Batch, ThreadPool, resolve
 
 if TYPE_CHECKING:
     from ._call import PlannedCall
@@ -59,7 +59,7 @@ class InlineExecutor(Executor):
 
     async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
         _on_this_loop(calls)
-        threads = max(concurrency, worker_threads())
+        threads = concurrency
         for call in calls:
             if call.payload.hooks is not None:
                 await _threads.CALLS.run(threads, call.execute)
@@ -81,7 +81,7 @@ class LoopExecutor(Executor):
     async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
         _on_this_loop(calls)
         hooked = calls[0].payload.hooks is not None
-        threads = max(concurrency, worker_threads())
+        threads = concurrency
         if hooked:
             here: list[PlannedCall] = []
             pooled = list(calls)
@@ -131,7 +131,7 @@ class ThreadExecutor(LoopExecutor):
         if pooled:
             batch = Batch(pool, [c.execute for c in pooled],
                           [c.timeout if not hooked else None for c in pooled],
-                          [c.call.name for c in pooled], max(concurrency, worker_threads()),
+                          [c.call.name for c in pooled], concurrency,
                           concurrency - busy)
         try:
             for call in here:

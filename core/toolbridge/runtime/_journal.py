@@ -88,6 +88,14 @@ class Journal:
 
         Replayed and refused calls are settled here.
         """
+        first = answers[0] if answers else None
+        if first is not None and first[0] == "claimed" and not first[2] and (
+                answers.count(first) == len(answers)):  # all new, claimed at once: in bulk
+            owner = first[1]
+            self.owners.add(owner)
+            for pc in planned:
+                pc.owner = owner
+            return list(planned), [], []
         run: list[C] = []
         reconcile: list[C] = []
         held: list[C] = []
@@ -181,7 +189,7 @@ class Journal:
         it); the owners are then done."""
         with self._lock:
             completed = self._completed
-            queued = {id(pc) for pc in completed}
+            queued = {id(pc) for pc in completed} if completed else ()
             for pc in planned:
                 if pc.owner is None or pc.recorded:
                     continue
@@ -233,14 +241,9 @@ class Journal:
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
                released: list[tuple[StoreKey, str]]) -> Exception | None:
         marks = [(pc.key, pc.owner) for pc in started]
-        results = []
-        for pc in completed:
-            result = pc.result
-            assert result is not None
-            fields = result.__dict__
-            stored = _new_tuple(StoredResult, (fields["success"], fields["output"],
-                                               fields["error"]))
-            results.append(_new_tuple(StoreCompletion, (pc.key, pc.owner, stored, pc.text)))
+        results = [_new_tuple(StoreCompletion, (pc.key, pc.owner, _new_tuple(StoredResult, (
+            fields["success"], fields["output"], fields["error"])), pc.text))
+            for pc in completed for fields in (pc.result.__dict__,)]
         pauses = iter(COMPLETE_RETRY_PAUSES if results else ())
         while True:
             try:
@@ -255,11 +258,13 @@ class Journal:
                 log.warning("storing %d result(s) failed (%s); retrying in %g s",
                             len(results), default_error_formatter(exc), pause)
                 time.sleep(pause)
-        for pc, done in zip(completed, applied, strict=False):
+        for pc in completed:
             pc.recorded = True
-            if not done:
-                log.warning("call %s of %s was taken over by another worker; its result was "
-                            "not stored", pc.call.id, pc.call.name)
+        if not all(applied):
+            for pc, done in zip(completed, applied, strict=False):
+                if not done:
+                    log.warning("call %s of %s was taken over by another worker; its result "
+                                "was not stored", pc.call.id, pc.call.name)
         return None
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from pydantic_core import to_json, to_jsonable_python
 
@@ -15,10 +14,12 @@ from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
 
 __all__ = [
-    "default_error_formatter", "encoded_outputs", "output_text", "serialize_output", "shape",
+    "default_error_formatter", "output_text", "serialize_output", "shape", "write_encoded",
 ]
 
 log = logging.getLogger("toolbridge.runtime")
+
+T = TypeVar("T")
 
 
 
@@ -122,14 +123,14 @@ def output_text(output: Any) -> str:
     return to_json(output).decode()
 
 
-@contextmanager
-def encoded_outputs(known: Mapping[int, tuple[Any, str]]) -> Iterator[None]:
-    """While the results are written: `output_text` of an output in ``known`` (by ``id``,
-    with the output itself) is the text already made for it."""
+def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[ToolResult],
+                  known: Mapping[int, tuple[Any, str]]) -> T:
+    """``write(results)``, where `output_text` of an output in ``known`` (by ``id``, with the
+    output itself) is the text already made for it."""
     previous = _ENCODED.known
     _ENCODED.known = known
     try:
-        yield
+        return write(results)
     finally:
         _ENCODED.known = previous
 

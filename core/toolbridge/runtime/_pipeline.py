@@ -21,11 +21,10 @@ from ._executors import Executor, ThreadExecutor
 from ._journal import Journal
 from ._limits import SizePolicy
 from ._loops import no_running_loop
-from ._output import default_error_formatter, encoded_outputs
+from ._output import default_error_formatter, write_encoded
 from ._payload import to_data
 from ._plan import plan
 from ._replay import reconcile, still_running, wait_limit
-from ._threads import worker_threads
 
 if TYPE_CHECKING:
     import pluggy
@@ -101,7 +100,7 @@ class Pipeline:
         if store is None:
             executor.run(planned, concurrency)
             return _results(results, planned), planned
-        journal = payload.journal = Journal(store, max(concurrency, worker_threads()))
+        journal = payload.journal = Journal(store, concurrency)
         try:
             run, held = self._claim(journal, planned)
             waited, delay = 0.0, 0.002
@@ -134,7 +133,7 @@ class Pipeline:
         if store is None:
             await executor.arun(planned, concurrency)
             return _results(results, planned), planned
-        threads = max(concurrency, worker_threads())
+        threads = concurrency
         journal = payload.journal = Journal(store, threads)
         blocking = store.blocking
         try:
@@ -249,5 +248,4 @@ def _write(dialect: Dialect, results: list[ToolResult], planned: list[PlannedCal
             known[id(output)] = (output, text)
     if not known:
         return dialect.write_results(results)
-    with encoded_outputs(known):
-        return dialect.write_results(results)
+    return write_encoded(dialect.write_results, results, known)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, UnknownDialectError, WireFormatError
 from ..model import ToolCall, ToolResult
-from ..plugin import Dialect, get_dialect
+from ..plugin import Dialect, DialectLimits, get_dialect
 from ..store import StoreKey
 from ..tools import ToolContext
 from ._call import PlannedCall
@@ -34,6 +34,10 @@ DialectInfo = tuple["Dialect | None", bool, int]
 """A call's dialect, whether it decodes arguments, the longest text that surely fits."""
 
 
+_KNOWN: dict[int, tuple[Dialect, DialectLimits, DialectInfo]] = {}
+"""By ``id`` of the dialect (kept alive here): what `_dialect` made of it, for its limits."""
+
+
 def _dialect(name: str, given: Dialect | None) -> DialectInfo:
     dialect: Dialect | None = given
     if dialect is None or dialect.name != name:
@@ -42,10 +46,17 @@ def _dialect(name: str, given: Dialect | None) -> DialectInfo:
         except UnknownDialectError:
             return (None, False, sys.maxsize)
     limits = dialect.limits
+    known = _KNOWN.get(id(dialect))
+    if known is not None and known[0] is dialect and known[1] is limits:
+        return known[2]
     chars, cap = limits.max_result_chars, limits.max_result_bytes
     sure = min([n for n in (chars, None if cap is None else cap // 4) if n is not None],
                default=sys.maxsize)
-    return (dialect, type(dialect).decode_arguments is not KEEP_ARGUMENTS, sure)
+    info = (dialect, type(dialect).decode_arguments is not KEEP_ARGUMENTS, sure)
+    if len(_KNOWN) > 256:  # dialects made per conversation (bound to a session): forget
+        _KNOWN.clear()
+    _KNOWN[id(dialect)] = (dialect, limits, info)
+    return info
 
 
 def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[ToolCall],

@@ -51,12 +51,13 @@ class Batch:
     """Jobs one caller waits for together (`wait` in a thread, ``notify`` for an event loop).
 
     Jobs start in order, at most ``window`` at once; a job's timeout counts from when it may
-    start. ``names`` name the jobs in the log when one is given up.
+    start. ``names`` name the jobs in the log when one is given up. The pool keeps at least
+    ``size`` threads (and at least ``TOOLBRIDGE_WORKER_THREADS``).
     """
 
-    __slots__ = ("_context", "_latch", "_notify", "_pool", "deadlines", "errors", "jobs",
-                 "lock", "names", "next", "open", "remaining", "running", "size", "states",
-                 "timeouts", "values", "window")
+    __slots__ = ("_context", "_latch", "_notify", "_pool", "_timed", "deadlines", "errors",
+                 "jobs", "lock", "names", "next", "open", "remaining", "running", "size",
+                 "states", "timeouts", "values", "window")
 
     def __init__(self, pool: ThreadPool, jobs: Sequence[Work], timeouts: Sequence[float | None],
                  names: Sequence[str], size: int, window: int | None = None,
@@ -81,15 +82,20 @@ class Batch:
         self._notify = notify
         self._pool = pool
         self._context = copy_context()
+        self._timed = any(t is not None for t in timeouts)
         if count:
-            self._open(time.monotonic())
+            self._open()
             pool.submit(self)
         else:
             self._latch.release()
 
-    def _open(self, now: float) -> None:
+    def _open(self) -> None:
         """Start the timeouts of the jobs that may run now (with ``lock`` held, or alone)."""
         limit = min(len(self.jobs), self.next + self.window - self.running)
+        if not self._timed:
+            self.open = max(self.open, limit)
+            return
+        now = time.monotonic()
         while self.open < limit:
             timeout = self.timeouts[self.open]
             if timeout is not None:
@@ -121,9 +127,11 @@ class Batch:
         return None
 
     def run(self, index: int, here: bool) -> None:
-        """Run a job claimed with `take`, in this thread, and end it."""
+        """Run a job claimed with `take`, in this thread (``here``: the caller's, in its own
+        context), and end it."""
         try:
-            self.values[index] = self._context.copy().run(self.jobs[index], here)
+            job = self.jobs[index]
+            self.values[index] = job(here) if here else self._context.copy().run(job, here)
         except BaseException as exc:  # handed to the caller, which raises it
             self.errors[index] = exc
         with self.lock:
@@ -132,8 +140,10 @@ class Batch:
                 self.states[index] = DONE
                 self.running -= 1
                 self._ended()
-                self._open(time.monotonic())
-        self._pool._ended(state == ABANDONED)
+                if self.open < len(self.jobs):
+                    self._open()
+        if state == ABANDONED:
+            self._pool._returned()
 
     def give_up(self, index: int) -> bool:
         """Stop waiting for a job: a queued job never runs; a running one runs on in its
@@ -146,13 +156,14 @@ class Batch:
             elif state == RUNNING:
                 self.states[index] = ABANDONED
                 self.running -= 1
-                self._open(time.monotonic())
+                self._open()
             else:
                 return False
             while self.next < len(self.states) and self.states[self.next] != QUEUED:
                 self.next += 1
             self._ended()
-        self._pool._given_up(state == RUNNING, self.names[index])
+        if state == RUNNING:
+            self._pool._given_up(self.names[index])
         if state == RUNNING and self.startable():  # its slot is free, its thread is not
             self._pool.submit(self, again=True)
         return True
@@ -161,21 +172,18 @@ class Batch:
         """Let one more job run at once (the caller's own slot is free)."""
         with self.lock:
             self.window += 1
-            self._open(time.monotonic())
+            self._open()
         if self.startable():
             self._pool.submit(self, again=True)
 
     def cancel(self) -> None:
         """Give up every job that has not started: none of them will."""
-        dropped = 0
         with self.lock:
             for index, state in enumerate(self.states):
                 if state == QUEUED:
                     self.states[index] = CANCELLED
-                    dropped += 1
                     self._ended()
             self.next = len(self.states)
-        self._pool._cancelled(dropped)
 
     def overdue(self, now: float) -> tuple[list[int], float | None]:
         """The jobs past their deadline, and the next deadline of the others."""
@@ -206,6 +214,7 @@ class Batch:
         """One job fewer to wait for (with ``lock`` held)."""
         self.remaining -= 1
         if self.remaining == 0:
+            self._pool._done(self)
             self._latch.release()
             if self._notify is not None:
                 self._notify()
@@ -223,7 +232,7 @@ class ThreadPool:
         self.size = 0
         """Threads it may start."""
         self.busy = 0
-        """Jobs handed to it and not ended (queued or running, here or in their caller)."""
+        """Jobs handed to it in batches not ended yet, and timed-out jobs still running."""
         self.abandoned = 0
         """Jobs still running whose caller gave up on them (timed out)."""
         self._lock = threading.Lock()
@@ -251,7 +260,8 @@ class ThreadPool:
                 self._idle.clear()
                 self._threads = self.busy = self.abandoned = self._waking = 0
                 self._pid = os.getpid()
-            self.size = max(self.size, batch.size)
+            if batch.size > self.size:  # never fewer threads than the configured count
+                self.size = max(batch.size, worker_threads())
             self._queue.append(batch)
             self.busy += len(batch.jobs)
             saturated = self.busy > self.size
@@ -314,21 +324,18 @@ class ThreadPool:
                 batch.run(index, False)
                 index = batch.take()
 
-    def _ended(self, was_abandoned: bool) -> None:
+    def _done(self, batch: Batch) -> None:
+        """Every job of ``batch`` ended or was given up (its timed-out ones still count)."""
+        with self._lock:
+            self.busy -= len(batch.jobs) - batch.states.count(ABANDONED)
+
+    def _returned(self) -> None:
+        """A timed-out job's handler returned at last."""
         with self._lock:
             self.busy -= 1
-            if was_abandoned:
-                self.abandoned -= 1
+            self.abandoned -= 1
 
-    def _cancelled(self, count: int) -> None:
-        if count:
-            with self._lock:
-                self.busy -= count
-
-    def _given_up(self, running: bool, name: str) -> None:
-        if not running:
-            self._cancelled(1)
-            return
+    def _given_up(self, name: str) -> None:
         with self._lock:
             self.abandoned += 1
             held, size = self.abandoned, self.size

@@ -26,61 +26,93 @@ from ._owners import new_owner, owner_alive
 __all__ = ["MemoryStore"]
 
 _new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
-Entry = tuple[str, Any, str, float, Any]
-"""One call: ``(state, content, owner, started_at, result)``; ``content`` is its fingerprint,
-or what makes it (see `_content`); ``result`` is ``(success, output, error, output_json)``.
+Key = tuple[str, ...]
+Entry = tuple[str, str, float, str, Any, Any]
+"""One call: ``(state, owner, started_at, tool, arguments, result)``; ``arguments`` makes its
+fingerprint (JSON text, or the fingerprint once made), ``result`` is ``(success, output,
+error, output_json)`` once completed."""
 
-Plain tuples of text and numbers only, where it can be: the garbage collector stops tracking
-them, so a full store costs a full collection little (a key is kept as a plain tuple, not a
-`StoreKey`, and a JSON output as its text, decoded again on a replay)."""
+
+class _Batch:
+    """New calls claimed together: one record for all of them, each key pointing to it."""
+
+    __slots__ = ("arguments", "decoded", "index", "keys", "owner", "results", "tools")
+
+    def __init__(self, owner: str, keys: tuple[Key, ...], tools: tuple[str, ...],
+                 arguments: bytes) -> None:
+        self.owner = owner
+        self.keys = keys
+        self.tools = tools
+        self.arguments = arguments
+        """The members' arguments as one JSON list, taken at the claim."""
+        self.decoded: list[Any] | None = None
+        self.index = dict(zip(keys, range(len(keys)), strict=True))
+        self.results: list[Any] = [None] * len(keys)
+
+    def entry(self, key: Key) -> Entry:
+        """A member as a call of its own."""
+        index = self.index[key]
+        if self.decoded is None:
+            self.decoded = json.loads(self.arguments)
+        result = self.results[index]
+        state = "claimed" if result is None else "completed"
+        return (state, self.owner, 0.0, self.tools[index], self.decoded[index], result)
+
+
+Stored = Entry | _Batch
 
 
 class MemoryStore(ResultStore):
     """Call states in this process's memory, the oldest completed ones dropped past a bound.
 
-    Entries are keyed by `StoreKey`; a queue holds the completed ones in completion order, so
-    eviction drops the oldest completed calls first, never a call in flight. A call keeps
-    what makes its fingerprint (see `_content`), made into the fingerprint only when a
-    re-delivery needs it.
+    A queue holds the completed calls in completion order, so eviction drops the oldest first,
+    never a call in flight. A payload's new calls are claimed as one record. What is kept is
+    plain tuples of text and numbers where it can be, which the garbage collector stops
+    tracking, so a full store adds little to a collection: keys are plain tuples (not
+    `StoreKey`), arguments and JSON outputs their JSON text, decoded again when needed.
     """
 
     def __init__(self, max_entries: int = 100_000) -> None:
         self.max_entries = max_entries
         self._lock = threading.Lock()
-        self._calls: dict[tuple[str, ...], Entry] = {}
-        self._completed: deque[tuple[str, ...]] = deque()
+        self._calls: dict[Key, Stored] = {}
+        self._completed: deque[Key] = deque()
         self._completed_at: deque[float] = deque()  # when each of `_completed` completed
 
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
         ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
-        answers: list[StoreClaim] = []
         stored = self._calls
+        keys = tuple([tuple(call[0]) for call in calls])
         with self._lock:
-            for key, tool, arguments in calls:
-                entry = stored.get(key)
-                if entry is None:
-                    stored[tuple(key)] = ("claimed", _content(tool, arguments), owner, 0.0, None)
-                    answers.append(ours)
-                    continue
-                content = entry[1]
-                if type(content) is tuple:  # made into the fingerprint on first need
-                    content = _fingerprint(*content)
-                    entry = (entry[0], content, *entry[2:])
-                    stored[key] = entry
-                if content != fingerprint(tool, arguments):
-                    answers.append(StoreClaim("reused"))
-                elif entry[0] == "completed":
-                    answers.append(StoreClaim("completed", entry[2], entry[3],
-                                              _result(entry[4])))
-                elif owner_alive(entry[2]):
-                    answers.append(StoreClaim("running", entry[2], entry[3]))
-                else:  # its worker is gone: ours now, as it was (claimed, or started)
-                    stored[key] = (entry[0], content, owner, entry[3], None)
-                    answers.append(StoreClaim("claimed", owner, entry[3]))
+            if stored.keys().isdisjoint(keys):  # all new, the usual case: one record
+                batch = _Batch(owner, keys, tuple([c[1] for c in calls]),
+                               to_json([c[2] for c in calls]))
+                stored.update(dict.fromkeys(keys, batch))
+                if len(stored) > self.max_entries:
+                    self._evict()
+                return [ours] * len(calls)
+            answers = [self._claim_one(key, call[1], call[2], owner, ours)
+                       for key, call in zip(keys, calls, strict=True)]
             if len(stored) > self.max_entries:
                 self._evict()
         return answers
+
+    def _claim_one(self, key: Key, tool: str, arguments: Any, owner: str, ours: StoreClaim
+                   ) -> StoreClaim:
+        stored = self._calls
+        entry = self._entry(key)
+        if entry is None:
+            stored[key] = ("claimed", owner, 0.0, tool, to_json(arguments), None)
+            return ours
+        if entry[4] != fingerprint(tool, arguments):
+            return StoreClaim("reused")
+        if entry[0] == "completed":
+            return StoreClaim("completed", entry[1], entry[2], _result(entry))
+        if owner_alive(entry[1]):
+            return StoreClaim("running", entry[1], entry[2])
+        stored[key] = (entry[0], owner, *entry[2:])  # its worker is gone: ours now, as it was
+        return StoreClaim("claimed", owner, entry[2])
 
     def write(self, *, started: Sequence[Owned] = (),
               completed: Sequence[StoreCompletion] = (),
@@ -90,26 +122,35 @@ class MemoryStore(ResultStore):
         stored = self._calls
         with self._lock:
             for key, owner in started:
-                entry = stored.get(key)
-                if entry is not None and entry[2] == owner and entry[0] == "claimed":
-                    stored[key] = ("started", entry[1], owner, now, None)
+                mark = self._entry(tuple(key))
+                if mark is not None and mark[1] == owner and mark[0] == "claimed":
+                    stored[tuple(key)] = ("started", owner, now, *mark[3:])
             finished = self._completed
             for key, owner, result, output_json in completed:
-                entry = stored.get(key)
-                if entry is None or entry[2] != owner or entry[0] == "completed":
-                    applied.append(False)
-                    continue
                 kept = (result[0], None if output_json is not None else result[1], result[2],
                         output_json)
+                value = stored.get(key)
+                if isinstance(value, _Batch):
+                    index = value.index[key]
+                    if value.owner != owner or value.results[index] is not None:
+                        applied.append(False)
+                        continue
+                    value.results[index] = kept
+                    finished.append(value.keys[index])
+                    applied.append(True)
+                    continue
+                if value is None or value[1] != owner or value[0] == "completed":
+                    applied.append(False)
+                    continue
                 plain = tuple(key)
-                stored[plain] = ("completed", entry[1], owner, entry[3], kept)
+                stored[plain] = ("completed", owner, value[2], value[3], value[4], kept)
                 finished.append(plain)
                 applied.append(True)
             if completed:
                 self._completed_at.extend([now] * (len(finished) - len(self._completed_at)))
             for key, owner in released:
-                entry = stored.get(key)
-                if entry is not None and entry[2] == owner and entry[0] != "completed":
+                entry = self._entry(tuple(key))
+                if entry is not None and entry[1] == owner and entry[0] != "completed":
                     del stored[key]
             if len(stored) > self.max_entries:
                 self._evict()
@@ -117,9 +158,8 @@ class MemoryStore(ResultStore):
 
     def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
         with self._lock:
-            found = [self._calls.get(key) for key in keys]
-        return [None if e is None else self._seen(e[0], e[2], e[3], _result(e[4]))
-                for e in found]
+            found = [self._entry(tuple(key)) for key in keys]
+        return [None if e is None else self._seen(e[0], e[1], e[2], _result(e)) for e in found]
 
     def prune(self, older_than: float) -> int:
         cutoff, dropped = time.time() - older_than, 0
@@ -136,9 +176,28 @@ class MemoryStore(ResultStore):
     def __repr__(self) -> str:
         return f"<MemoryStore entries={len(self)}>"
 
-    def _drop_completed(self, key: tuple[str, ...]) -> int:
-        entry = self._calls.get(key)
-        if entry is None or entry[0] != "completed":
+    # ---------------------------------------------------------------- internals
+    def _entry(self, key: Key) -> Entry | None:
+        """The call's entry (a batch member made one of its own), its fingerprint made."""
+        value = self._calls.get(key)
+        if value is None:
+            return None
+        entry = value.entry(key) if type(value) is _Batch else value
+        assert isinstance(entry, tuple)
+        if type(entry[4]) is not str:  # made into the fingerprint on first need
+            arguments = json.loads(entry[4]) if type(entry[4]) is bytes else entry[4]
+            entry = (*entry[:4], fingerprint(entry[3], arguments), entry[5])
+            self._calls[key] = entry
+        return entry
+
+    def _drop_completed(self, key: Key) -> int:
+        value = self._calls.get(key)
+        if value is None:
+            return 0
+        if type(value) is _Batch:
+            if value.results[value.index[key]] is None:
+                return 0
+        elif value[0] != "completed":  # type: ignore[index]
             return 0
         del self._calls[key]
         return 1
@@ -147,25 +206,13 @@ class MemoryStore(ResultStore):
         """Drop the oldest completed entries past the bound (calls in flight are kept)."""
         completed, times, stored = self._completed, self._completed_at, self._calls
         while len(stored) > self.max_entries and completed:
-            key = completed.popleft()
             times.popleft()
-            entry = stored.get(key)
-            if entry is not None and entry[0] == "completed":
-                del stored[key]
+            self._drop_completed(completed.popleft())
 
 
-def _content(tool: str, arguments: Any) -> tuple[str, bytes]:
-    """What a claim keeps of the call to make its fingerprint on a re-delivery: its tool, and
-    its arguments as JSON now (a handler may change them later), in any key order."""
-    return (tool, to_json(arguments))
-
-
-def _fingerprint(tool: str, arguments: bytes) -> str:
-    return fingerprint(tool, json.loads(arguments))
-
-
-def _result(kept: Any) -> StoredResult | None:
-    if kept is None:
+def _result(entry: Entry) -> StoredResult | None:
+    kept = entry[5]
+    if entry[0] != "completed" or kept is None:
         return None
     success, output, error, output_json = kept
     if output_json is not None:
