@@ -33,6 +33,7 @@ import enum
 import functools
 import json
 import os
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -241,8 +242,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=1000, help="payloads per timing round")
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds (best is kept)")
-    parser.add_argument("--dir", default=None, help="directory for the SQLite files (a real "
-                        "disk; default: a new temporary directory)")
+    parser.add_argument("--dir", default=None, help="where to make the directory for the "
+                        "SQLite files (a real disk; default: the system's temporary directory)")
     args = parser.parse_args(argv)
     from openai.types.beta.agent_session import AgentSession
 
@@ -281,6 +282,8 @@ def main(argv: list[str] | None = None) -> None:
                                       fresh(f"{name}-512", r, large, 512)))
     for box in boxes.values():
         box.close()
+    bare.conn.close()
+    shutil.rmtree(where, ignore_errors=True)
 
     base = best["baseline"]
     floor = best["default"] + best["bare sqlite"]

@@ -187,6 +187,17 @@ class Journal:
         """Store every result not stored yet and free every claim of a call that has none
         (a side effect whose handler was entered stays started: a re-delivery reconciles
         it); the owners are then done."""
+        if not (self.pending or self._flushing or self._started or self._completed) and all(
+                pc.result is not None for pc in planned):  # the usual end: one write, here
+            try:
+                unrecorded = [pc for pc in planned if pc.owner is not None and not pc.recorded]
+                if unrecorded:
+                    self._write([], unrecorded, [])
+            finally:
+                for owner in self.owners:
+                    end_owner(owner)
+                self.owners.clear()
+            return
         with self._lock:
             completed = self._completed
             queued = {id(pc) for pc in completed} if completed else ()
