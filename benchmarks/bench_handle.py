@@ -21,7 +21,9 @@ what ``Toolbox()`` gives with no flag.
 Fairness: every run answers new calls (a payload handled again would be a replay), so every
 variant and the baseline get their own fresh payloads each round, built the same way just
 before it; variants take turns within each round, so a slower stretch of the shared machine
-hits all of them; each figure is the best round. The garbage collector stays on.
+hits all of them; each figure is the best round. The garbage collector stays on (a store that
+keeps results pays for the collections it causes); a full collection runs before each timed
+loop, so the collector's debt for building that loop's payloads is charged to nobody.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import asyncio
 import copy
 import enum
 import functools
+import gc
 import json
 import os
 import shutil
@@ -187,6 +190,7 @@ def agents_payload(session: str = "sess_abc123", calls: int = 8) -> dict[str, An
 
 def timed(func: Callable[[Any], Any], payloads: list[Any]) -> float:
     """Seconds per payload of ``func`` over ``payloads``."""
+    gc.collect()  # building the payloads is not charged to the collections of whoever runs
     started = time.perf_counter()
     for payload in payloads:
         func(payload)
@@ -195,6 +199,7 @@ def timed(func: Callable[[Any], Any], payloads: list[Any]) -> float:
 
 def timed_async(box: toolbridge.Toolbox, payloads: list[Any]) -> float:
     async def answer() -> float:
+        gc.collect()
         started = time.perf_counter()
         for payload in payloads:
             await box.ahandle("openai-agents", payload)
@@ -204,23 +209,34 @@ def timed_async(box: toolbridge.Toolbox, payloads: list[Any]) -> float:
 
 
 class BareSqlite:
-    """The floor of a durable store: the same 2 commits per payload, nothing else."""
+    """The floor of a durable store: the same 2 commits per payload (the same rows into the
+    same table: 8 claims, then their 8 results), and nothing else."""
 
     def __init__(self, path: Path) -> None:
+        from toolbridge.store._sqlite_schema import TABLE, prepare
+
         self.conn = sqlite3.connect(path, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = FULL")
-        self.conn.execute("CREATE TABLE IF NOT EXISTS calls (id TEXT PRIMARY KEY, state TEXT, "
-                          "result TEXT)")
+        prepare(self.conn, str(path))
+        self.table = TABLE
 
-    def two_commits(self, session: str, calls: int = 8) -> None:
-        ids = [(f"{session}/{i}",) for i in range(calls)]
+    def two_commits(self, payload: dict[str, Any]) -> None:
+        now = time.time()
+        rows = [("openai-agents", payload["id"], action["turn_id"], action["call_id"],
+                 action["name"], "0123456789abcdef0123456789abcdef", "host:1:2:3:4", now)
+                for action in payload["required_actions"]]
         self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.executemany("INSERT INTO calls (id, state) VALUES (?, 'claimed')", ids)
+        self.conn.executemany(
+            f"INSERT INTO {self.table} (dialect, conversation, turn, call_id, state, tool, "
+            "fingerprint, owner, claimed_at) VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)", rows)
         self.conn.execute("COMMIT")
+        result = '{"success":true,"output":{"id":"x","name":"Ada Lovelace","tier":"gold"}}'
         self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.executemany("UPDATE calls SET state = 'completed', result = '{}' WHERE id = ?",
-                              ids)
+        self.conn.executemany(
+            f"UPDATE {self.table} SET state = 'completed', result = ?, completed_at = ? WHERE "
+            "dialect = ? AND conversation = ? AND turn = ? AND call_id = ? AND owner = ?",
+            [(result, now, *row[:4], row[6]) for row in rows])
         self.conn.execute("COMMIT")
 
 
@@ -274,8 +290,7 @@ def main(argv: list[str] | None = None) -> None:
         sqlite_count = max(1, number // 4)
         keep("sqlite", timed(lambda p: boxes["sqlite"].handle("openai-agents", p),
                              fresh("sqlite", r, sqlite_count)))
-        keep("bare sqlite", timed(lambda p: bare.two_commits(p["id"]),
-                                  fresh("bare", r, sqlite_count)))
+        keep("bare sqlite", timed(bare.two_commits, fresh("bare", r, sqlite_count)))
         for name in ("default", "inline"):
             box = boxes[name]
             keep(f"{name} 512", timed(lambda p, b=box: b.handle("openai-agents", p),  # type: ignore[misc]

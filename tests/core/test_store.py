@@ -36,9 +36,16 @@ WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ResultStore:
-    return MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "r.db")
+@pytest.fixture(params=["memory", "sqlite", "sqlite-without-returning"])
+def store(request: pytest.FixtureRequest, tmp_path: Path,
+          monkeypatch: pytest.MonkeyPatch) -> ResultStore:
+    if request.param == "memory":
+        return MemoryStore()
+    if request.param == "sqlite-without-returning":  # SQLite before 3.35: read, then insert
+        import toolbridge.store._sqlite
+
+        monkeypatch.setattr(toolbridge.store._sqlite, "_RETURNING", (99,))
+    return SqliteStore(tmp_path / "r.db")
 
 
 def payload(*ids: str, tool: str = "charge") -> dict[str, Any]:

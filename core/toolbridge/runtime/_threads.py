@@ -325,9 +325,12 @@ class ThreadPool:
                 index = batch.take()
 
     def _done(self, batch: Batch) -> None:
-        """Every job of ``batch`` ended or was given up (its timed-out ones still count)."""
+        """Every job of ``batch`` ended or was given up (its timed-out ones still count); the
+        queue lets go of it now, not when a worker next looks (it holds the payload's calls)."""
         with self._lock:
             self.busy -= len(batch.jobs) - batch.states.count(ABANDONED)
+            if batch in self._queue:
+                self._queue.remove(batch)
 
     def _returned(self) -> None:
         """A timed-out job's handler returned at last."""

@@ -42,6 +42,8 @@ _COMPLETE = ("UPDATE toolbridge_calls SET state = 'completed', result = ?, compl
              f"WHERE {_KEY} AND owner = ? AND state != 'completed'")
 _RELEASE = f"DELETE FROM toolbridge_calls WHERE {_KEY} AND owner = ? AND state != 'completed'"
 _CHUNK = 200  # keys per SELECT ... IN (...), well under SQLite's bound on parameters
+_ROWS_PER_INSERT = 100  # 9 parameters each: under the 999 of older SQLite builds
+_RETURNING = (3, 35)  # the SQLite that has INSERT ... RETURNING
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 
 
@@ -199,8 +201,19 @@ class SqliteStore(ResultStore):
 def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[str],
            owner: str) -> list[StoreClaim]:
     """The claim's work, inside its transaction (the write lock is held: nothing changes)."""
-    found = _rows(conn, [c.key for c in calls])
+    import sqlite3
+
     now = time.time()
+    if sqlite3.sqlite_version_info >= _RETURNING:  # insert the new, read only the rest
+        inserted = _insert_new(conn, calls, digests, owner, now)
+        if len(inserted) == len(calls):
+            return [StoreClaim("claimed", owner)] * len(calls)
+        rest = [c.key for c in calls if c.key not in inserted]
+        found = _rows(conn, rest)
+        for key in inserted:
+            found[key] = ("claimed", None, owner, None, None)  # ours, just now
+    else:
+        found = _rows(conn, [c.key for c in calls])
     ours = StoreClaim("claimed", owner)
     answers: list[StoreClaim] = []
     inserts: list[tuple[Any, ...]] = []
@@ -211,6 +224,9 @@ def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[s
             answers.append(ours)
             continue
         state, stored, holder, started_at, result = row
+        if holder == owner:
+            answers.append(ours)
+            continue
         if stored is not None and stored != text:  # NULL: migrated from schema 0, unknown
             answers.append(StoreClaim("reused"))
         elif state == "completed":
@@ -223,6 +239,22 @@ def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[s
     if inserts:
         conn.executemany(_INSERT, inserts)
     return answers
+
+
+def _insert_new(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[str],
+                owner: str, now: float) -> set[StoreKey]:
+    """Insert the calls not stored yet (``RETURNING`` says which): their keys."""
+    inserted: set[StoreKey] = set()
+    for start in range(0, len(calls), _ROWS_PER_INSERT):
+        chunk = calls[start:start + _ROWS_PER_INSERT]
+        sql = (_INSERT.replace("VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)", "VALUES " + ", ".join(
+            ["(?, ?, ?, ?, 'claimed', ?, ?, ?, ?)"] * len(chunk)))
+            + " ON CONFLICT DO NOTHING RETURNING dialect, conversation, turn, call_id")
+        params = [value for call, text in zip(chunk, digests[start:start + len(chunk)],
+                                              strict=True)
+                  for value in (*call.key, call.tool, text, owner, now)]
+        inserted.update(StoreKey(*row) for row in conn.execute(sql, params))
+    return inserted
 
 
 def _rows(conn: sqlite3.Connection, keys: list[StoreKey]) -> dict[StoreKey, tuple[Any, ...]]:
