@@ -73,7 +73,8 @@ def test_new_result_equals_the_validated_one() -> None:
     {"when": datetime.date(2024, 1, 2)},
 ])
 def test_fingerprint_is_the_canonical_json(arguments: dict[str, Any]) -> None:
-    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str,
+                      ensure_ascii=False)
     assert fingerprint("n", arguments) == f"n\0{text}"
     assert fingerprint("n", dict(reversed(arguments.items()))) == f"n\0{text}"  # any order
 

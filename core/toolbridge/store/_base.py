@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import abc
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, NamedTuple
+
+from pydantic_core import to_json
 
 from ..model import Content
 from ._owners import owner_alive
@@ -15,18 +18,25 @@ __all__ = [
     "fingerprint",
 ]
 
-_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+def _sorted(value: Any) -> Any:
+    """``value`` with every object's keys in sorted order."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if kind is list or kind is tuple:
+        return [_sorted(item) for item in value]
+    return value
 
 
 def fingerprint(tool: str, arguments: Mapping[str, Any]) -> str:
     """A call's content, to catch a call id used again for another call: the tool's name and
-    the canonical JSON (sorted keys, no spaces) of its decoded arguments.
+    the canonical JSON of its decoded arguments (sorted keys, no spaces, UTF-8 text).
 
     Decoded means after the dialect's `decode_arguments`, so a re-delivery in an equivalent
     encoding (arguments as JSON text or as an object, other whitespace, ``2.0`` for ``2``
     where the wire sends every number as a double) has the same fingerprint.
     """
-    return f"{tool}\0{_canonical(arguments)}"
+    return f"{tool}\0{to_json(_sorted(arguments)).decode()}"
 
 
 class StoreKey(NamedTuple):
@@ -189,6 +199,4 @@ class ResultStore(abc.ABC):
 
 def digest(text: str) -> str:
     """What the SQL stores keep of a fingerprint."""
-    import hashlib
-
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

@@ -44,6 +44,7 @@ _RELEASE = f"DELETE FROM toolbridge_calls WHERE {_KEY} AND owner = ? AND state !
 _CHUNK = 200  # keys per SELECT ... IN (...), well under SQLite's bound on parameters
 _ROWS_PER_INSERT = 100  # 9 parameters each: under the 999 of older SQLite builds
 _RETURNING = (3, 35)  # the SQLite that has INSERT ... RETURNING
+_INSERTS: dict[int, str] = {}  # the INSERT ... RETURNING of so many rows
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 
 
@@ -247,9 +248,12 @@ def _insert_new(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: l
     inserted: set[StoreKey] = set()
     for start in range(0, len(calls), _ROWS_PER_INSERT):
         chunk = calls[start:start + _ROWS_PER_INSERT]
-        sql = (_INSERT.replace("VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)", "VALUES " + ", ".join(
-            ["(?, ?, ?, ?, 'claimed', ?, ?, ?, ?)"] * len(chunk)))
-            + " ON CONFLICT DO NOTHING RETURNING dialect, conversation, turn, call_id")
+        sql = _INSERTS.get(len(chunk))
+        if sql is None:
+            sql = _INSERTS[len(chunk)] = (
+                _INSERT.replace("VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)", "VALUES " + ", ".join(
+                    ["(?, ?, ?, ?, 'claimed', ?, ?, ?, ?)"] * len(chunk)))
+                + " ON CONFLICT DO NOTHING RETURNING dialect, conversation, turn, call_id")
         params = [value for call, text in zip(chunk, digests[start:start + len(chunk)],
                                               strict=True)
                   for value in (*call.key, call.tool, text, owner, now)]
