@@ -19,11 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "core"
 ADAPTERS = ROOT / "adapters"
 
-# Cycles that could not be broken without redesigning the code involved, each with the reason.
-# Delete an entry once its cycle is gone (the test fails on a stale one, to say so).
-KNOWN_CYCLES: dict[frozenset[str], str] = {}
-
-
 def _modules(base: Path, package: str) -> dict[str, Path]:
     """Every module of ``package`` under ``base``, by dotted name."""
     found = {}
@@ -187,11 +182,8 @@ def _path(graph: dict[str, dict[str, int]], component: list[str]) -> str:
 
 def test_core_imports_have_no_cycles() -> None:
     graph = _graph()
-    cycles = {frozenset(c): c for c in _cycles(graph)}
-    new = [_path(graph, c) for key, c in cycles.items() if key not in KNOWN_CYCLES]
-    stale = [sorted(key) for key in KNOWN_CYCLES if key not in cycles]
-    assert not new, "import cycles in the core:\n" + "\n".join(new)
-    assert not stale, f"KNOWN_CYCLES lists cycles that are gone; delete them: {stale}"
+    cycles = [_path(graph, c) for c in _cycles(graph)]
+    assert not cycles, "import cycles in the core:\n" + "\n".join(cycles)
 
 
 def _unit(name: str) -> str:
@@ -211,8 +203,7 @@ def test_core_subpackages_import_one_way() -> None:
             if a != b:
                 graph.setdefault(a, {}).setdefault(b, line)
                 via.setdefault((a, b), f"{name}:{line} imports {target}")
-    known = {frozenset(_unit(m) for m in key) for key in KNOWN_CYCLES}
-    cycles = [c for c in _cycles(graph) if frozenset(c) not in known]
+    cycles = _cycles(graph)
     assert not cycles, "subpackages importing each other:\n" + "\n".join(
         "; ".join(v for (a, b), v in sorted(via.items()) if a in c and b in c) for c in cycles)
 
@@ -235,5 +226,6 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     # under TYPE_CHECKING, function-local, relative from a subpackage, a package's __init__
     assert "toolbridge.plugin._registry" in graph["toolbridge.plugin.hookspecs"]
     assert "toolbridge.store._postgres" in graph["toolbridge.store._open"]
-    assert "toolbridge.plugin" in graph["toolbridge.runtime._steps"]
+    assert "toolbridge.plugin" in graph["toolbridge.runtime._plan"]
+    assert "toolbridge.runtime._journal" in graph["toolbridge.runtime._call"]
     assert "toolbridge.schema._walk" in graph["toolbridge.schema"]

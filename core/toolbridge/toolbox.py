@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
@@ -12,17 +10,26 @@ from pydantic import ValidationError
 from .errors import ToolDefinitionError, UsageError, validation_text
 from .model import ToolCall, ToolDefinition, ToolResult
 from .plugin import Dialect, LossPolicy, RenderedTools, get_dialect
-from .runtime import SizePolicy, execute_calls, execute_calls_sync
+from .runtime import Executor, Pipeline, SizePolicy
 from .runtime._output import default_error_formatter
-from .runtime._payload import to_data
 from .store import ResultStore, open_store
 from .tools import RegisteredTool, inspect_function
 
 __all__ = ["Toolbox"]
 
-log = logging.getLogger("toolbridge")
-
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _setting(name: str, doc: str) -> Any:
+    """A toolbox attribute that is its pipeline's setting of the same name."""
+
+    def get(self: Toolbox) -> Any:
+        return getattr(self._pipeline, name)
+
+    def set_(self: Toolbox, value: Any) -> None:
+        setattr(self._pipeline, name, value)
+
+    return property(get, set_, doc=doc)
 
 
 class Toolbox:
@@ -33,7 +40,8 @@ class Toolbox:
     text the agent sees (never a traceback; a `ToolError`'s message is always sent verbatim).
     ``store`` keeps each call's state and result (a `ResultStore`, or a URL: ``memory://``, the
     default, or ``sqlite:///results.db``; ``None`` stores nothing); ``oversize`` is the
-    `SizePolicy` for results over the dialect's limit.
+    `SizePolicy` for results over the dialect's limit; ``executor`` decides where handlers run
+    (a `toolbridge.runtime.Executor`; default: `toolbridge.runtime.ThreadExecutor`).
 
     `close` (or leaving a ``with Toolbox(...) as toolbox:`` block) closes a store the toolbox
     opened from a URL; a `ResultStore` passed in stays open, its owner closes it.
@@ -47,19 +55,27 @@ class Toolbox:
         error_formatter: Callable[[BaseException], str] = default_error_formatter,
         store: ResultStore | str | None = "memory://",
         oversize: SizePolicy = "error",
+        executor: Executor | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise UsageError("max_concurrency must be at least 1")
         if not (oversize in ("error", "truncate") or callable(oversize)):
             raise UsageError(f"oversize must be 'error', 'truncate' or a callable, not "
                              f"{oversize!r}")
-        self.max_concurrency = max_concurrency
-        self.timeout = timeout
-        self.error_formatter = error_formatter
-        self.store: ResultStore | None = None if store is None else open_store(store)
-        self._owns_store = isinstance(store, str)
-        self.oversize: SizePolicy = oversize
         self._tools: dict[str, RegisteredTool] = {}
+        self._pipeline = Pipeline(
+            self._tools, store=None if store is None else open_store(store),
+            max_concurrency=max_concurrency, timeout=timeout, error_formatter=error_formatter,
+            oversize=oversize, executor=executor)
+        self._owns_store = isinstance(store, str)
+
+    max_concurrency: int = _setting("max_concurrency", "Calls of one payload run at once.")
+    timeout: float | None = _setting("timeout", "Default per-call limit in seconds.")
+    error_formatter: Callable[[BaseException], str] = _setting(
+        "error_formatter", "Turns a handler exception into the agent's error text.")
+    store: ResultStore | None = _setting("store", "Where call states and results live.")
+    oversize: SizePolicy = _setting("oversize", "What to do with results over the limit.")
+    executor: Executor | None = _setting("executor", "Where handlers run (None: the default).")
 
     # ------------------------------------------------------------------ defining tools
     @overload
@@ -80,8 +96,8 @@ class Toolbox:
     ) -> Any:
         """Register a sync or async function as a tool; use bare or with options.
 
-        ``inline=True`` runs a sync handler on the event loop instead of a worker thread: only
-        for cheap, non-blocking handlers.
+        ``inline=True`` runs a sync handler in the caller's thread (on the event loop, under
+        ``ahandle``) instead of a worker thread: only for cheap, non-blocking handlers.
         """
 
         def register(f: F) -> F:
@@ -218,56 +234,23 @@ class Toolbox:
         self, calls: Sequence[ToolCall], **context: Any
     ) -> list[ToolResult]:
         """Answer ``calls``, one result each in order; ``context`` goes to `ToolContext.extra`."""
-        return await execute_calls(self, calls, context)
+        return await self._pipeline.arun(calls, context)
 
     def execute(self, calls: Sequence[ToolCall], **context: Any) -> list[ToolResult]:
         """Blocking form of `aexecute`."""
-        _no_running_loop()
-        results = execute_calls_sync(self, calls, context)
-        return results if results is not None else asyncio.run(execute_calls(self, calls, context))
+        return self._pipeline.run(calls, context)
 
     async def ahandle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
         """Answer every pending call in a backend payload; return the body that submits them.
 
         ``payload`` may be a dict, JSON text or bytes, or an official SDK object.
         """
-        d, calls = _read(dialect, payload)
-        return d.write_results(await execute_calls(self, calls, context, d))
+        return await self._pipeline.ahandle(dialect, payload, context)
 
     def handle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
         """Blocking form of `ahandle`; inside a running event loop use ``await ahandle``.
 
-        When every call's tool is sync and ``inline`` (or the payload holds one call of a sync
-        tool without a timeout), the calls run in this thread with no event loop at all.
+        Sync handlers run in worker threads and this one, with no event loop; a payload with
+        async handlers runs on this thread's own event loop, made once and reused.
         """
-        _no_running_loop()
-        d, calls = _read(dialect, payload)
-        results = execute_calls_sync(self, calls, context, d)
-        if results is None:
-            results = asyncio.run(execute_calls(self, calls, context, d))
-        return d.write_results(results)
-
-
-def _read(dialect: str | Dialect, payload: Any) -> tuple[Dialect, Sequence[ToolCall]]:
-    d = get_dialect(dialect)
-    pending = d.read_calls(to_data(payload, d.name))
-    if pending.unhandled:
-        log.warning("%s: %d required action(s) are not function calls and were left to the "
-                    "caller: %s", d.name, len(pending.unhandled),
-                    ", ".join(_kind(a) for a in pending.unhandled))
-    return d, pending.calls
-
-
-def _kind(action: Mapping[str, Any]) -> str:
-    """An action's ``type`` for a log line: any value a backend sent, kept short."""
-    kind = action.get("type") if isinstance(action, Mapping) else None
-    if not isinstance(kind, str):
-        return f"<{type(kind).__name__}>"
-    return kind if len(kind) <= 64 else kind[:63] + "…"
-
-
-def _no_running_loop() -> None:
-    if asyncio.events._get_running_loop() is None:  # not get_running_loop(): no exception
-        return
-    raise UsageError("called the blocking form inside a running event loop; use the "
-                     "async form (ahandle / aexecute) with await instead")
+        return self._pipeline.handle(dialect, payload, context)

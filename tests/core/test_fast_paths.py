@@ -13,8 +13,7 @@ from pydantic import ValidationError
 import toolbridge
 from toolbridge import Correlation, ToolCall, ToolResult
 from toolbridge.model import new_result
-from toolbridge.store import MemoryStore, StoredResult, StoreKey, new_owner
-from toolbridge.store._base import fingerprint
+from toolbridge.store import MemoryStore, StoredResult, StoreKey, fingerprint, new_owner
 
 
 class Ids(Correlation):
@@ -74,21 +73,19 @@ def test_new_result_equals_the_validated_one() -> None:
     {"when": datetime.date(2024, 1, 2)},
 ])
 def test_fingerprint_is_the_canonical_json(arguments: dict[str, Any]) -> None:
-    call = ToolCall.trusted(id="c", name="n", dialect="d", arguments=arguments)
-    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-    assert fingerprint(call) == f"n\0{text}"
-    raw = ToolCall.trusted(id="c", name="n", dialect="d", arguments=arguments,
-                           raw_arguments='{"b": 1}')
-    assert fingerprint(raw) == 'n\0{"b": 1}'
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str,
+                      ensure_ascii=False)
+    assert fingerprint("n", arguments) == f"n\0{text}"
+    assert fingerprint("n", dict(reversed(arguments.items()))) == f"n\0{text}"  # any order
 
 
 def test_memory_store_eviction_keeps_calls_in_flight_and_stays_bounded() -> None:
     store = MemoryStore(max_entries=5)
     running = StoreKey("d", "c", "t", "running")
-    assert store.claim(running, "fp", "t").state == "claimed"
+    assert store.claim_one(running, "t", {}).state == "claimed"
     for i in range(50):
         key = StoreKey("d", "c", "t", str(i))
-        store.complete(key, store.claim(key, "fp", "t").owner, StoredResult(True, i))
+        store.complete(key, store.claim_one(key, "t", {}).owner, StoredResult(True, i))
     assert len(store) == 5
     held = store.get(running)
     assert held is not None and held.state == "running"

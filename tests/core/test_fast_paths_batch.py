@@ -8,7 +8,7 @@ import pytest
 
 import toolbridge
 from toolbridge import ToolCall
-from toolbridge.store import MemoryStore, StoreKey
+from toolbridge.store import MemoryStore, StoreCall, StoreKey
 
 
 def calls(*specs: tuple[str, str, dict[str, Any]]) -> list[ToolCall]:
@@ -76,11 +76,14 @@ def test_deferred_fingerprints_are_the_canonical_text() -> None:
     store = MemoryStore()
     nested = calls(("1", "echo", {"text": "a", "n": 1}), ("2", "echo", {"list": [1]}))
     keys = [StoreKey("d", "s", "t", c.id) for c in nested]
-    first = [store.claim_call(k, c) for k, c in zip(keys, nested, strict=True)]
+    first = store.claim([StoreCall(k, c.name, c.arguments) for k, c in zip(keys, nested,
+                                                                            strict=True)])
     assert [c.state for c in first] == ["claimed", "claimed"] and first[0].owner
     nested[0].arguments["text"] = "changed later"  # the store kept its own copy
+    nested[1].arguments["list"].append(2)  # nested: its text was fixed at the claim
     redelivered = calls(("1", "echo", {"n": 1, "text": "a"}), ("2", "echo", {"list": [1]}))
-    again = [store.claim_call(k, c) for k, c in zip(keys, redelivered, strict=True)]
-    assert [c.state for c in again] == ["running", "running"]
-    assert again[0].fingerprint == 'echo\0{"n":1,"text":"a"}'
-    assert again[1].fingerprint == 'echo\0{"list":[1]}'
+    again = store.claim([StoreCall(k, c.name, c.arguments) for k, c in zip(keys, redelivered,
+                                                                            strict=True)])
+    assert [c.state for c in again] == ["running", "running"]  # the same calls, not reused
+    other = store.claim_one(keys[0], "echo", {"n": 1, "text": "b"})
+    assert other.state == "reused"

@@ -36,11 +36,13 @@ EXPECTED: dict[str, set[str]] = {
         "schema_validator",
     },
     "toolbridge.runtime": {
-        "Oversize", "SizePolicy", "execute_calls", "execute_calls_sync", "output_text",
+        "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline", "PlannedCall",
+        "SizePolicy", "ThreadExecutor", "output_text",
     },
     "toolbridge.store": {
-        "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreClaim", "StoreKey",
-        "StoredResult", "end_owner", "new_owner", "open_store", "owner_alive",
+        "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreCall", "StoreClaim",
+        "StoreCompletion", "StoreKey", "StoredResult", "end_owner", "fingerprint", "new_owner",
+        "open_store", "owner_alive",
     },
     "toolbridge.http": {
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "raise_for_backend",

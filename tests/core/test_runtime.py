@@ -293,3 +293,31 @@ def test_malformed_payloads_raise_wire_format_errors(echo_dialect: str) -> None:
         toolbox.handle(echo_dialect, "[1, 2]")
     with pytest.raises(WireFormatError, match="cannot read a object"):
         toolbox.handle(echo_dialect, object())
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise TypeError("no text for you")
+
+
+@pytest.mark.parametrize("base", [Exception, ToolError])
+def test_an_exception_whose_str_fails_is_an_error_result(
+    base: type[Exception], caplog: pytest.LogCaptureFixture
+) -> None:
+    toolbox = Toolbox()
+    kind = type("Broken", (Unprintable, base), {})
+
+    @toolbox.tool
+    def boom() -> str:
+        raise kind()
+
+    @toolbox.tool
+    async def aboom() -> str:
+        raise kind()
+
+    with caplog.at_level(logging.ERROR, logger="toolbridge.runtime"):
+        results = toolbox.execute([call("boom", id="1"), call("aboom", id="2")])
+    for result in results:
+        assert not result.success and result.error is not None
+        assert "could not be read" in result.error
+    assert asyncio.run(toolbox.aexecute([call("boom", id="3")]))[0].error == results[0].error

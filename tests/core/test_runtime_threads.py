@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from toolbridge import ResultStore, Toolbox, ToolCall
-from toolbridge.store import MemoryStore, StoredResult, StoreKey
+from toolbridge.store import MemoryStore, StoreCall, StoreClaim, StoreCompletion, StoreKey
 
 
 def call(name: str, args: dict[str, Any], id: str = "1", **kw: Any) -> ToolCall:
@@ -53,20 +54,19 @@ class Forgetful(ResultStore):
     def __init__(self) -> None:
         self.inner = MemoryStore()
 
-    def claim(self, key: StoreKey, fingerprint: str, tool: str) -> Any:
-        return self.inner.claim(key, fingerprint, tool)
+    def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
+        return self.inner.claim(calls)
 
-    def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
-        return self.inner.take_over(key, previous_owner)
+    def write(self, *, started: Sequence[tuple[StoreKey, str]] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[tuple[StoreKey, str]] = ()) -> list[bool]:
+        return self.inner.write(started=started, completed=completed, released=released)
 
-    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
-        return self.inner.complete(key, owner, result)
+    def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
+        return self.inner.lookup(keys)
 
-    def release(self, key: StoreKey, owner: str) -> None:
-        self.inner.release(key, owner)
-
-    def get(self, key: StoreKey) -> Any:
-        return self.inner.get(key)
+    def prune(self, older_than: float) -> int:
+        return self.inner.prune(older_than)
 
 
 def charging(store: ResultStore) -> Toolbox:
@@ -98,18 +98,20 @@ class Flaky(Forgetful):
         super().__init__()
         self.failures = failures
 
-    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
-        if self.failures:
+    def write(self, *, started: Sequence[tuple[StoreKey, str]] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[tuple[StoreKey, str]] = ()) -> list[bool]:
+        if completed and self.failures:
             self.failures -= 1
             raise OSError("database is locked")
-        return super().complete(key, owner, result)
+        return super().write(started=started, completed=completed, released=released)
 
 
 @pytest.fixture
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolbridge.runtime._replay
+    import toolbridge.runtime._journal
 
-    monkeypatch.setattr(toolbridge.runtime._replay, "COMPLETE_RETRY_PAUSES", (0.001, 0.001))
+    monkeypatch.setattr(toolbridge.runtime._journal, "COMPLETE_RETRY_PAUSES", (0.001, 0.001))
 
 
 def test_a_failed_complete_is_retried(quick_retries: None) -> None:

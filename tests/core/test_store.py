@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -35,9 +36,16 @@ WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ResultStore:
-    return MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "r.db")
+@pytest.fixture(params=["memory", "sqlite", "sqlite-without-returning"])
+def store(request: pytest.FixtureRequest, tmp_path: Path,
+          monkeypatch: pytest.MonkeyPatch) -> ResultStore:
+    if request.param == "memory":
+        return MemoryStore()
+    if request.param == "sqlite-without-returning":  # SQLite before 3.35: read, then insert
+        import toolbridge.store._sqlite
+
+        monkeypatch.setattr(toolbridge.store._sqlite, "_RETURNING", (99,))
+    return SqliteStore(tmp_path / "r.db")
 
 
 def payload(*ids: str, tool: str = "charge") -> dict[str, Any]:
@@ -120,9 +128,9 @@ def test_stored_results_round_trip(store: ResultStore) -> None:
     for stored in (StoredResult(True, {"a": [1, "é"]}), StoredResult(True, content),
                    StoredResult(False, None, "boom"), StoredResult(True, "text")):
         key = StoreKey("d", "c", "t", repr(stored)[:40])
-        claim = store.claim(key, "fp", "tool")
+        claim = store.claim_one(key, "tool", {})
         assert claim.state == "claimed"
-        assert store.claim(key, "fp", "tool").state == "running"
+        assert store.claim_one(key, "tool", {}).state == "running"
         assert store.complete(key, claim.owner, stored)
         found = store.get(key)
         assert found is not None and found.state == "completed" and found.result == stored
@@ -135,7 +143,7 @@ def test_the_claim_is_atomic_across_threads(store: ResultStore) -> None:
 
     def contend() -> None:
         barrier.wait()
-        claim = store.claim(KEY, "fp", "tool")
+        claim = store.claim_one(KEY, "tool", {})
         if claim.state == "claimed":
             wins.append(claim.owner)
 
@@ -148,12 +156,12 @@ def test_the_claim_is_atomic_across_threads(store: ResultStore) -> None:
 
 
 def test_a_released_claim_can_be_claimed_again(store: ResultStore) -> None:
-    claim = store.claim(KEY, "fp", "tool")
+    claim = store.claim_one(KEY, "tool", {})
     store.release(KEY, "someone-else")
     assert store.get(KEY) is not None
     store.release(KEY, claim.owner)
     assert store.get(KEY) is None
-    assert store.claim(KEY, "fp", "tool").state == "claimed"
+    assert store.claim_one(KEY, "tool", {}).state == "claimed"
 
 
 def test_a_cancelled_call_without_side_effects_runs_again(echo_dialect: str) -> None:
@@ -216,17 +224,19 @@ def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_sqlite_uses_wal_and_the_documented_table(tmp_path: Path) -> None:
     import sqlite3
 
-    SqliteStore(tmp_path / "r.db").claim(KEY, "fp", "charge")
+    SqliteStore(tmp_path / "r.db").claim_one(KEY, "charge", {})
     conn = sqlite3.connect(tmp_path / "r.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     row = conn.execute("SELECT dialect, conversation, turn, call_id, state, tool "
                        "FROM toolbridge_calls").fetchone()
-    assert row == ("echo", "conv-1", "", "call-1", "started", "charge")
+    assert row == ("echo", "conv-1", "", "call-1", "claimed", "charge")
+    assert conn.execute("SELECT version FROM toolbridge_schema WHERE name = 'toolbridge_calls'"
+                        ).fetchone() == (1,)
 
 
 def test_prune_drops_old_completed_calls(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "r.db")
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     store.complete(KEY, claim.owner, StoredResult(True, "x"))
     assert store.prune(older_than=60) == 0
     assert store.prune(older_than=-1) == 1
@@ -237,15 +247,16 @@ def test_memory_store_is_bounded() -> None:
     store = MemoryStore(max_entries=10)
     for i in range(25):
         key = StoreKey("d", "c", "t", str(i))
-        store.complete(key, store.claim(key, "fp", "t").owner, StoredResult(True, i))
+        store.complete(key, store.claim_one(key, "t", {}).owner, StoredResult(True, i))
     assert len(store) <= 11
 
 
 # ---------------------------------------------------------------------------- processes
-def run_worker(db: Path, runs: Path, mode: str, side_effects: bool = True) -> subprocess.Popen[str]:
+def run_worker(db: Path, runs: Path, mode: str, side_effects: bool = True,
+               calls: str = "call-1:5") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), str(db), str(runs), mode, "1" if side_effects else "0"],
-        stdout=subprocess.PIPE, text=True)
+        [sys.executable, str(WORKER), str(db), str(runs), mode, "1" if side_effects else "0",
+         calls], stdout=subprocess.PIPE, text=True)
 
 
 def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
@@ -255,13 +266,14 @@ def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
     return answer
 
 
-def start_and_kill(db: Path, runs: Path, side_effects: bool = True) -> None:
-    """Start a worker, wait until its tool has written "ran" (not merely created the file),
+def start_and_kill(db: Path, runs: Path, side_effects: bool = True, mode: str = "hang",
+                   calls: str = "call-1:5") -> None:
+    """Start a worker, wait until its tool has written "ran 5" (not merely created the file),
     then SIGKILL it mid-call."""
-    proc = run_worker(db, runs, "hang", side_effects)
+    proc = run_worker(db, runs, mode, side_effects, calls)
     try:
         deadline = time.monotonic() + 20
-        while not (runs.exists() and runs.read_text().endswith("ran\n")):
+        while not (runs.exists() and runs.read_text().endswith("ran 5\n")):
             assert proc.poll() is None, "the worker exited before its tool ran"
             assert time.monotonic() < deadline, "the worker's tool never ran"
             time.sleep(0.01)
@@ -278,7 +290,7 @@ def test_a_side_effect_killed_mid_call_is_never_run_again(tmp_path: Path) -> Non
     assert "outcome of charge (call call-1) is unknown" in first["error"]
     assert "not repeated" in first["error"]
     assert answer_of(run_worker(db, runs, "fast")) == first  # the verdict is stored
-    assert runs.read_text() == "ran\n"
+    assert runs.read_text() == "ran 5\n"
 
 
 def test_reconciliation_hook_decides(tmp_path: Path, echo_dialect: str) -> None:
@@ -299,16 +311,31 @@ def test_reconciliation_hook_decides(tmp_path: Path, echo_dialect: str) -> None:
     body = toolbox.handle(echo_dialect, payload("call-1"))
     assert body["answers"] == [{"id": "call-1", "ok": True,
                                 "value": "the ledger shows the charge went through"}]
-    assert local_runs == [] and runs.read_text() == "ran\n"
+    assert local_runs == [] and runs.read_text() == "ran 5\n"
     assert seen[0][0] == "call-1" and abs(seen[0][1] - time.time()) < 60
     _PLUGINS.reset()
+
+
+def test_a_side_effect_claimed_but_never_started_is_run_after_a_kill(tmp_path: Path) -> None:
+    """call-2 waits behind call-1 (one at a time): claimed, never started, when the worker
+    is killed. Its re-delivery runs it; call-1, which started, is reconciled."""
+    db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
+    start_and_kill(db, runs, mode="queue", calls="call-1:5,call-2:6")
+    conn = sqlite3.connect(db)
+    states = dict(conn.execute("SELECT call_id, state FROM toolbridge_calls").fetchall())
+    assert states == {"call-1": "started", "call-2": "claimed"}
+    second = answer_of(run_worker(db, runs, "fast", calls="call-2:6"))
+    assert second == {"id": "call-2", "ok": True, "value": "charged 6"}
+    first = answer_of(run_worker(db, runs, "fast", calls="call-1:5"))
+    assert "outcome of charge (call call-1) is unknown" in first["error"]
+    assert runs.read_text() == "ran 5\nran 6\n"  # each ran once
 
 
 def test_a_killed_call_without_side_effects_is_run_again(tmp_path: Path) -> None:
     db, runs = tmp_path / "results.db", tmp_path / "runs.txt"
     start_and_kill(db, runs, side_effects=False)
     assert answer_of(run_worker(db, runs, "fast", side_effects=False))["value"] == "charged 5"
-    assert runs.read_text() == "ran\nran\n"
+    assert runs.read_text() == "ran 5\nran 5\n"
 
 
 def test_two_workers_never_both_run_one_call(tmp_path: Path) -> None:
@@ -317,7 +344,7 @@ def test_two_workers_never_both_run_one_call(tmp_path: Path) -> None:
     workers = [run_worker(db, runs, "slow", side_effects=False) for _ in range(3)]
     answers = [answer_of(w) for w in workers]
     assert answers == [{"id": "call-1", "ok": True, "value": "charged 5"}] * 3
-    assert runs.read_text() == "ran\n"
+    assert runs.read_text() == "ran 5\n"
 
 
 class _LockedAtFirst:
@@ -348,11 +375,11 @@ def test_sqlite_retries_a_busy_write_until_its_timeout(tmp_path: Path, busy: int
     store._connection = lambda: locked  # type: ignore[method-assign, assignment, return-value]
     started = time.monotonic()
     if succeeds:
-        assert store.claim(KEY, "fp", "t").state == "claimed"
+        assert store.claim_one(KEY, "t", {}).state == "claimed"
         assert locked.begins == 4
     else:
         with pytest.raises(Exception, match="locked"):
-            store.claim(KEY, "fp", "t")
+            store.claim_one(KEY, "t", {})
         assert locked.begins > 3 and 0.2 < time.monotonic() - started < 2
     store.close()
 

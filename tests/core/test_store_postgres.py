@@ -72,14 +72,14 @@ def test_claim_complete_and_replay(store: PostgresStore) -> None:
     for stored in (StoredResult(True, {"a": [1, "é"]}), StoredResult(True, content),
                    StoredResult(False, None, "boom")):
         key = KEY._replace(call_id=repr(stored)[:40])
-        claim = store.claim(key, "fp", "tool")
+        claim = store.claim_one(key, "tool", {})
         assert claim.state == "claimed"
-        assert store.claim(key, "fp", "tool").state == "running"
+        assert store.claim_one(key, "tool", {}).state == "running"
         assert store.complete(key, claim.owner, stored)
-        again = store.claim(key, "fp", "tool")
-        assert again.state == "completed" and again.result == stored and again.fingerprint == "fp"
-    reused = store.claim(KEY._replace(call_id=repr(stored)[:40]), "other", "tool")
-    assert reused.state == "completed" and reused.fingerprint != "other"  # the runtime refuses
+        again = store.claim_one(key, "tool", {})
+        assert again.state == "completed" and again.result == stored
+    reused = store.claim_one(KEY._replace(call_id=repr(stored)[:40]), "tool", {"other": 1})
+    assert reused.state == "reused"  # the runtime refuses it
 
 
 def test_the_toolbox_replays_completed_calls(store_url: str, echo_dialect: str) -> None:
@@ -99,12 +99,12 @@ def test_the_toolbox_replays_completed_calls(store_url: str, echo_dialect: str) 
 
 
 def test_release_and_prune(store: PostgresStore) -> None:
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     store.release(KEY, "someone-else")
     assert store.get(KEY) is not None
     store.release(KEY, claim.owner)
     assert store.get(KEY) is None
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     assert claim.state == "claimed"
     store.complete(KEY, claim.owner, StoredResult(True, "x"))
     assert store.prune(older_than=60) == 0
@@ -119,7 +119,7 @@ def test_threads_with_their_own_stores_claim_a_call_once(store_url: str) -> None
 
     def contend(mine: PostgresStore) -> None:
         barrier.wait()
-        states.append(mine.claim(KEY, "fp", "tool").state)
+        states.append(mine.claim_one(KEY, "tool", {}).state)
 
     threads = [threading.Thread(target=contend, args=(s,)) for s in stores]
     for t in threads:
@@ -138,10 +138,10 @@ def test_a_started_call_is_running_while_its_lock_is_held(
     """The owner's host and pid do not matter: only the advisory lock does."""
     import psycopg
 
-    owner = "another-machine:4242:abcdef:0"
+    owner = "another-machine:4242:1234:abcdef:0"
     store._run("INSERT INTO {table} (dialect, conversation, turn, call_id, state, tool, "
-               "fingerprint, owner, started_at) VALUES (%s, %s, %s, %s, 'started', 't', 'fp', "
-               "%s, %s)", (*KEY, owner, time.time()))
+               "fingerprint, owner, claimed_at, started_at) VALUES (%s, %s, %s, %s, 'started', "
+               "'t', NULL, %s, %s, %s)", (*KEY, owner, time.time(), time.time()))
     found = store.get(KEY)
     assert found is not None and found.state == "abandoned" and found.owner == owner
     from toolbridge.store._postgres import _lock_id
@@ -149,21 +149,19 @@ def test_a_started_call_is_running_while_its_lock_is_held(
     with psycopg.connect(pg_url, autocommit=True) as other:  # the worker elsewhere, alive
         other.execute("SELECT pg_advisory_lock(%s)", (_lock_id(store.table, *KEY),))
         assert store.get(KEY).state == "running"  # type: ignore[union-attr]
-        assert store.claim(KEY, "fp", "t").state == "running"
-        assert store.take_over(KEY, owner) is None
+        assert store.claim_one(KEY, "t", {}).state == "running"
     wait_for(lambda: store.get(KEY).state == "abandoned")  # type: ignore[union-attr]
-    claim = store.claim(KEY, "fp", "t")
-    assert claim.state == "abandoned"
-    new_owner = store.take_over(KEY, owner)
-    assert new_owner is not None and store.take_over(KEY, owner) is None
-    assert store.complete(KEY, new_owner, StoredResult(True, "reconciled"))
+    claim = store.claim_one(KEY, "t", {})  # its worker is gone: taken over in the claim
+    assert claim.state == "claimed" and claim.started_at > 0  # it had started
+    assert store.claim_one(KEY, "t", {}).state == "running"  # ours now: nobody takes it
+    assert store.complete(KEY, claim.owner, StoredResult(True, "reconciled"))
 
 
 def run_worker(url: str, runs: Path, mode: str, side_effects: bool = True,
-               **kw: Any) -> subprocess.Popen[str]:
+               calls: str = "call-1:5", **kw: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), url, str(runs), mode, "1" if side_effects else "0"],
-        stdout=subprocess.PIPE, text=True, **kw)
+        [sys.executable, str(WORKER), url, str(runs), mode, "1" if side_effects else "0",
+         calls], stdout=subprocess.PIPE, text=True, **kw)
 
 
 def answer_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
@@ -177,16 +175,19 @@ def test_a_live_worker_process_is_running_until_it_dies(store: PostgresStore,
                                                          store_url: str, tmp_path: Path) -> None:
     holder = run_worker(store_url, tmp_path / "runs", "hold", stdin=subprocess.PIPE)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "claimed"
-    assert store.claim(KEY, "fp", "charge").state == "running"
+    assert store.claim_one(KEY, "charge", {"amount": 5}).state == "running"
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    wait_for(lambda: store.claim(KEY, "fp", "charge").state == "abandoned")
+    wait_for(lambda: store.get(KEY).state == "abandoned")  # type: ignore[union-attr]
+    taken = store.claim_one(KEY, "charge", {"amount": 5})
+    assert taken.state == "claimed" and taken.started_at == 0  # claimed, never started
 
 
-def start_and_kill(url: str, runs: Path, side_effects: bool = True) -> None:
-    proc = run_worker(url, runs, "hang", side_effects)
+def start_and_kill(url: str, runs: Path, side_effects: bool = True, mode: str = "hang",
+                   calls: str = "call-1:5") -> None:
+    proc = run_worker(url, runs, mode, side_effects, calls)
     deadline = time.monotonic() + 20
-    while not runs.exists():
+    while not (runs.exists() and runs.read_text().endswith("\n")):
         assert time.monotonic() < deadline and proc.poll() is None, "the worker never started"
         time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
@@ -201,7 +202,21 @@ def test_a_side_effect_killed_mid_call_is_never_run_again(store_url: str, tmp_pa
     assert "outcome of charge (call call-1) is unknown" in first["error"]
     assert "not repeated" in first["error"]
     assert answer_of(run_worker(store_url, runs, "fast")) == first  # the verdict is stored
-    assert runs.read_text() == "ran\n"
+    assert runs.read_text() == "ran 5\n"
+
+
+def test_a_side_effect_claimed_but_never_started_is_run_after_a_kill(
+    store: PostgresStore, store_url: str, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.txt"
+    start_and_kill(store_url, runs, mode="queue", calls="call-1:5,call-2:6")
+    states = dict(store._run("SELECT call_id, state FROM {table}", ()).fetchall())
+    assert states == {"call-1": "started", "call-2": "claimed"}
+    second = answer_of(run_worker(store_url, runs, "fast", calls="call-2:6"))
+    assert second == {"id": "call-2", "ok": True, "value": "charged 6"}
+    first = answer_of(run_worker(store_url, runs, "fast", calls="call-1:5"))
+    assert "outcome of charge (call call-1) is unknown" in first["error"]
+    assert runs.read_text() == "ran 5\nran 6\n"
 
 
 def test_a_killed_call_without_side_effects_is_run_again(store_url: str, tmp_path: Path) -> None:
@@ -209,7 +224,7 @@ def test_a_killed_call_without_side_effects_is_run_again(store_url: str, tmp_pat
     start_and_kill(store_url, runs, side_effects=False)
     answer = answer_of(run_worker(store_url, runs, "fast", side_effects=False))
     assert answer == {"id": "call-1", "ok": True, "value": "charged 5"}
-    assert runs.read_text() == "ran\nran\n"
+    assert runs.read_text() == "ran 5\nran 5\n"
 
 
 def test_worker_processes_racing_run_a_call_once(store: PostgresStore, store_url: str,
@@ -218,18 +233,18 @@ def test_worker_processes_racing_run_a_call_once(store: PostgresStore, store_url
     workers = [run_worker(store_url, runs, "slow", side_effects=False) for _ in range(3)]
     answers = [answer_of(w) for w in workers]
     assert answers == [{"id": "call-1", "ok": True, "value": "charged 5"}] * 3
-    assert runs.read_text() == "ran\n"
+    assert runs.read_text() == "ran 5\n"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_uses_its_own_connections(store: PostgresStore) -> None:
-    claim = store.claim(KEY, "fp", "t")
+    claim = store.claim_one(KEY, "t", {})
     pid = os.fork()
     if pid == 0:  # the child: sees the parent's call running, works on its own sessions
         code = 1
         try:
             other = KEY._replace(call_id="child")
-            mine = store.claim(other, "fp", "t")
+            mine = store.claim_one(other, "t", {})
             ok = (store.get(KEY).state == "running"  # type: ignore[union-attr]
                   and mine.state == "claimed"
                   and store.complete(other, mine.owner, StoredResult(True, "child")))
@@ -261,3 +276,83 @@ def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(UsageError, match=r"toolbridge\[postgres\]"):
         PostgresStore("postgresql://postgres@127.0.0.1:1/db")
+
+
+# ---------------------------------------------------------------------------- commits
+def _next_xid(pg_url: str) -> int:
+    """The next transaction id to be assigned: only transactions that write get one."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+                           ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_commits_are_counted_by_transaction(store_url: str, pg_url: str) -> None:
+    """8 new calls without side effects: 2 writing transactions; 8 side effects run one
+    after another: the claim, 8 marks (each with the result before it), the last result."""
+    from toolbridge import ToolCall
+    from toolbridge.runtime import InlineExecutor
+
+    store = PostgresStore(store_url)
+    toolbox = Toolbox(store=store)
+
+    @toolbox.tool
+    def plain(n: int) -> int:
+        return n
+
+    @toolbox.tool(side_effects=True)
+    def effect(n: int) -> int:
+        return n
+
+    def calls(tool: str, turn: str) -> list[ToolCall]:
+        return [ToolCall(id=f"c{i}", name=tool, arguments={"n": i}, dialect="d",
+                         conversation="s", turn=turn) for i in range(8)]
+
+    before = _next_xid(pg_url)
+    assert [r.output for r in toolbox.execute(calls("plain", "t1"))] == list(range(8))
+    assert _next_xid(pg_url) - before == 2
+    toolbox.executor = InlineExecutor()
+    before = _next_xid(pg_url)
+    assert [r.output for r in toolbox.execute(calls("effect", "t2"))] == list(range(8))
+    assert _next_xid(pg_url) - before == 10
+    store.close()
+
+
+# ---------------------------------------------------------------------------- schema version
+def test_a_version_0_table_is_migrated_in_place(store_url: str, pg_url: str) -> None:
+    import psycopg
+
+    table = store_url.rsplit("=", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"""CREATE TABLE "{table}" (
+            dialect TEXT NOT NULL, conversation TEXT NOT NULL, turn TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('started', 'completed')),
+            tool TEXT NOT NULL, fingerprint TEXT NOT NULL, owner TEXT NOT NULL,
+            started_at DOUBLE PRECISION NOT NULL, completed_at DOUBLE PRECISION, result TEXT,
+            PRIMARY KEY (dialect, conversation, turn, call_id))""")
+        conn.execute(f'INSERT INTO "{table}" VALUES (%s, %s, %s, %s, \'completed\', '
+                     "'charge', 'rawdigest', 'nohost:1:tok:0', 1, 2, %s)",
+                     (*KEY, StoredResult(True, "charged 5").to_json()))
+    store = PostgresStore(store_url)
+    replay = store.claim_one(KEY, "charge", {"amount": 5})
+    assert replay.state == "completed" and replay.result == StoredResult(True, "charged 5")
+    other = KEY._replace(call_id="new")
+    assert store.claim_one(other, "charge", {}).state == "claimed"  # the new states fit
+    versions = store._run("SELECT version FROM toolbridge_schema WHERE name = %s",
+                          (table,)).fetchone()
+    assert versions == (1,)
+    store.close()
+    PostgresStore(store_url).close()  # opening again changes nothing
+
+
+def test_a_newer_version_is_refused_with_the_fix(store_url: str) -> None:
+    store = PostgresStore(store_url)
+    store._run("UPDATE toolbridge_schema SET version = 7 WHERE name = %s", (store.table,))
+    store.close()
+    with pytest.raises(UsageError, match=r"schema version 7, written by a newer toolbridge.*"
+                                         r"Upgrade toolbridge"):
+        PostgresStore(store_url)

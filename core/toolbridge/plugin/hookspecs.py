@@ -36,10 +36,10 @@ def toolbridge_execute_call(
 ) -> ToolResult | None:
     """Run one tool call and return its result; the first non-``None`` result wins.
 
-    Runs for every call whose tool was found and whose arguments were valid, in a worker thread
-    (so implementations may block). ``invoke()`` runs the handler with timeouts and error
-    handling and returns its `ToolResult`; the core's own implementation, which runs last, just
-    calls it. Cross-cutting work goes in wrappers::
+    Runs for every call whose tool was found and whose arguments were valid, and that the
+    result store let run (not a replay). ``invoke()`` runs the handler with its timeout and
+    error handling and returns its `ToolResult`; the core's own implementation, which runs
+    last, just calls it. Cross-cutting work goes in wrappers::
 
         @hookimpl(wrapper=True)
         def toolbridge_execute_call(call, tool, invoke):
@@ -47,6 +47,15 @@ def toolbridge_execute_call(
             result = yield                      # the result of the inner implementations
             log.info("%s took %.3fs", call.name, time.perf_counter() - started)
             return result                       # or a changed result (e.g. redacted)
+
+    Where it runs: never on an event loop, so an implementation may block. The hook chain
+    runs in the thread that runs the handler: a toolbridge worker thread, or the calling
+    thread of the blocking entry points (``handle``, ``execute``) for the calls they run
+    there (``inline`` tools, and calls without a timeout that no worker took). ``invoke()``
+    calls a sync handler in that same thread, or, when the call has a timeout, in another
+    worker thread it waits for (up to the timeout); an async handler runs on the event loop
+    while ``invoke()`` waits for it. While any implementation other than the core's is
+    registered, ``inline`` tools under ``ahandle`` run in a worker thread too.
 
     To refuse a call (approval, policy), implement it plainly, with ``tryfirst=True``, and
     return ``ToolResult.failed(call, "why")`` without calling ``invoke``; the handler then never
@@ -60,11 +69,13 @@ def toolbridge_reconcile_call(
 ) -> ToolResult | None:
     """Answer a ``side_effects=True`` call that started but never completed; first result wins.
 
-    Runs when the result store holds the call as started by a worker that is gone (it died
-    mid-call, at ``started_at``, a Unix time), in a worker thread (implementations may block,
-    e.g. to ask the downstream system whether the effect happened). The call is never run
-    again: return the `ToolResult` to send (and store) for it, or ``None`` to leave it to the
-    next implementation. Without an answer the result is an error saying the outcome is
+    Runs when the result store holds the call as started (its handler was entered) by a
+    worker that is gone (it died mid-call, at ``started_at``, a Unix time); a call claimed but
+    never started is simply run. Never on an event loop: in a worker thread, or the calling
+    thread of ``handle`` / ``execute`` (implementations may block, e.g. to ask the downstream
+    system whether the effect happened). The call is never run again: return the
+    `ToolResult` to send (and store) for it, or ``None`` to leave it to the next
+    implementation. Without an answer the result is an error saying the outcome is
     unknown and the call was not repeated::
 
         @hookimpl

@@ -41,14 +41,17 @@ a callable ``(result, oversize) -> ToolResult`` decides (its answer is checked a
 too large the ``"error"`` policy applies)."""
 
 
-def wire_text(result: ToolResult, limits: DialectLimits) -> str:
-    """The text whose size the backend limits: output text, parts JSON, or the error."""
+def wire_text(result: ToolResult, limits: DialectLimits, text: str | None = None) -> str:
+    """The text whose size the backend limits: output text, parts JSON, or the error.
+
+    ``text``: the output's JSON text, when already made.
+    """
     if not result.success:
         return result.error or ""
     output = result.output
     if isinstance(output, Content) and limits.content_parts:
         return _parts_json(output.parts)
-    return output_text(output)
+    return output_text(output) if text is None else text
 
 
 def measure(text: str, limits: DialectLimits, dialect: str) -> Oversize | None:
@@ -64,12 +67,14 @@ def measure(text: str, limits: DialectLimits, dialect: str) -> Oversize | None:
 
 
 def enforce_limits(
-    result: ToolResult, limits: DialectLimits, dialect: str, policy: SizePolicy
+    result: ToolResult, limits: DialectLimits, dialect: str, policy: SizePolicy,
+    text: str | None = None,
 ) -> ToolResult:
-    """``result`` if it fits ``limits``; otherwise what ``policy`` makes of it."""
+    """``result`` if it fits ``limits``; otherwise what ``policy`` makes of it (``text``: the
+    output's JSON text, when already made)."""
     if limits.max_result_chars is None and limits.max_result_bytes is None:
         return result
-    over = measure(wire_text(result, limits), limits, dialect)
+    over = measure(wire_text(result, limits, text), limits, dialect)
     if over is None:
         return result
     if not result.success:  # an error message is only ever shortened

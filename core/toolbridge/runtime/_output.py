@@ -1,79 +1,154 @@
-"""Turning handler return values into result outputs, and outputs into wire text."""
+"""Handler return values as result outputs, and outputs as wire text (encoded once)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-from typing import Any
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
 
-__all__ = ["default_error_formatter", "output_text", "serialize_output", "serialize_result"]
+__all__ = [
+    "default_error_formatter", "output_text", "serialize_output", "shape", "write_encoded",
+]
 
 log = logging.getLogger("toolbridge.runtime")
+
+T = TypeVar("T")
+
+
+
+_JSON_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
+
+
+class _Encoded(threading.local):
+    known: Mapping[int, tuple[Any, str]] | None = None
+
+
+_ENCODED = _Encoded()
 
 
 def serialize_output(value: Any) -> Any:
     """A handler's return value as a result output: text, JSON-compatible data, or `Content`."""
-    if isinstance(value, float) and not math.isfinite(value):
+    kind = type(value)
+    if kind is dict or kind is list:  # the common cases first, by exact type
+        if kind is list and value and type(value[0]) not in _JSON_TYPES and all(
+                isinstance(v, (TextPart, ImagePart)) for v in value):
+            return Content(parts=tuple(value))
+        if _plain_json(value):
+            return value
+    elif isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value} is not valid JSON")
-    if value is None or isinstance(value, (str, bool, int, float, Content)):
+    elif value is None or isinstance(value, (str, bool, int, float, Content)):
         return value
-    if isinstance(value, (TextPart, ImagePart)):
+    elif isinstance(value, (TextPart, ImagePart)):
         return Content(parts=(value,))
-    if isinstance(value, (list, tuple)) and value and all(
+    elif isinstance(value, (list, tuple)) and value and all(
         isinstance(v, (TextPart, ImagePart)) for v in value
     ):
         return Content(parts=tuple(value))
-    if isinstance(value, (dict, list)) and _plain_json(value):
-        return value
     converted = to_jsonable_python(value)
     if not _plain_json(converted):
         raise ValueError("not representable as JSON (NaN or Infinity, or nesting over 512 levels)")
     return converted
 
 
-def serialize_result(call: ToolCall, value: Any) -> ToolResult:
-    """A handler's return value as a successful result, or an error result if it cannot be."""
+def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
+    """A handler's return value as a successful result (or an error result if it cannot be
+    sent), with the output's JSON text when it is JSON data (encoded here, once)."""
+    if type(value) is str:  # the common case: text is sent as it is
+        return new_result(call, True, value, None), None
     try:
-        return new_result(call, True, serialize_output(value), None)
+        output = serialize_output(value)
+        text = None if isinstance(output, (str, Content)) else to_json(output).decode()
     except Exception as exc:
         log.error("tool %s returned a value that is not JSON-compatible", call.name, exc_info=exc)
         return ToolResult.failed(call, f"{call.name} returned a {type(value).__name__}, which "
-                                       "cannot be sent as a result")
+                                       "cannot be sent as a result"), None
+    return new_result(call, True, output, None), text
 
 
 def _plain_json(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is JSON data as it is: dicts with text keys, lists, finite numbers."""
     if depth > 512:
         return False
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain_json(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_plain_json(v, depth + 1) for v in value)
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return value is None or isinstance(value, (str, bool, int))
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is float:
+                if item - item != 0.0:  # NaN or an infinity
+                    return False
+            elif not _plain_json(item, depth + 1):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is float:
+                if item - item != 0.0:
+                    return False
+            elif not _plain_json(item, depth + 1):
+                return False
+        return True
+    if kind is float:
+        return bool(value - value == 0.0)
+    return kind is str or kind is int or kind is bool or value is None
 
 
 def output_text(output: Any) -> str:
     """The text form of an output: strings as they are, everything else as compact JSON."""
+    if type(output) is str:
+        return output
+    known = _ENCODED.known
+    if known is not None:
+        hit = known.get(id(output))
+        if hit is not None and hit[0] is output:
+            return hit[1]
     if isinstance(output, str):
         return output
     if isinstance(output, Content):
         return output.as_text()
-    return json.dumps(output, separators=(",", ":"), ensure_ascii=False)
+    return to_json(output).decode()
+
+
+def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[ToolResult],
+                  known: Mapping[int, tuple[Any, str]]) -> T:
+    """``write(results)``, where `output_text` of an output in ``known`` (by ``id``, with the
+    output itself) is the text already made for it."""
+    previous = _ENCODED.known
+    _ENCODED.known = known
+    try:
+        return write(results)
+    finally:
+        _ENCODED.known = previous
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return "(its message could not be read)"
 
 
 def default_error_formatter(exc: BaseException) -> str:
     """The error text an agent sees: a `ToolError`'s message, else ``Type: message``.
 
-    Never a traceback or locals: those go to the log only.
+    Never a traceback or locals: those go to the log only. An exception whose ``__str__``
+    fails still gives its type.
     """
+    message = _message(exc)
     if isinstance(exc, ToolError):
-        return str(exc)
-    message = str(exc)
+        return message
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

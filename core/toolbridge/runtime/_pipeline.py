@@ -1,326 +1,259 @@
-"""The execution pipeline: find the tool, check arguments, consult the store, run, shape, limit.
+"""The execution pipeline: every payload, whatever its entry point, takes the same steps.
 
-Every step but running an async handler is synchronous, so a payload whose tools are all sync
-and cheap is answered without an event loop (`execute_calls_sync`); the rest goes through
-`execute_calls` on one. The store's part (claim, replay, reconcile, record) is in `_replay`.
+read → plan every call (errors become results) → claim the keyed calls in one store
+operation → run them through an executor → (each call shapes, size-checks and, with side
+effects, records itself) → record the other results in one store operation → write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError
 from ..model import ToolCall, ToolResult
-from ..plugin import Dialect, plugin_manager
-from ..store import MemoryStore, StoreClaim, StoreKey
-from ..tools import ToolContext
-from ._inline import answer_inline
-from ._output import default_error_formatter, serialize_result
-from ._replay import (
-    Reconcile,
-    Run,
-    Wait,
-    abandon,
-    consult,
-    new_tuple,
-    reconcile,
-    record,
-    settle,
-    still_running,
-    tool_timeout,
-    wait_limit,
-    warn_side_effects,
-)
-from ._steps import (
-    KEEP_ARGUMENTS,
-    Dialects,
-    check_unique,
-    format_error,
-    limited,
-    log_failure,
-    needs_loop,
-    run_inline,
-)
-from ._threads import CALLS, TimedOut, run_with_timeout
+from ..plugin import Dialect, get_dialect, plugin_manager
+from . import _threads
+from ._call import Payload, PlannedCall
+from ._executors import Executor, ThreadExecutor
+from ._journal import Journal
+from ._limits import SizePolicy
+from ._loops import no_running_loop
+from ._output import default_error_formatter, write_encoded
+from ._payload import to_data
+from ._plan import plan
+from ._replay import reconcile, still_running, wait_limit
 
 if TYPE_CHECKING:
     import pluggy
 
-    from ._view import ToolboxView
+    from ..store import ResultStore
+    from ..tools import RegisteredTool
 
-__all__ = ["execute_calls", "execute_calls_sync"]
+__all__ = ["Pipeline"]
 
-log = logging.getLogger("toolbridge.runtime")
+log = logging.getLogger("toolbridge")
 
-
-# ---------------------------------------------------------------------------- drivers
-def execute_calls_sync(
-    toolbox: ToolboxView, calls: Sequence[ToolCall], extra: Mapping[str, Any],
-    dialect: Dialect | None = None,
-) -> list[ToolResult] | None:
-    """Answer ``calls`` in this thread, or ``None`` when one needs an event loop.
-
-    That is the case for async handlers, and for sync handlers that are neither ``inline``
-    nor the only call of the payload (those run concurrently in worker threads) or that have
-    a timeout (which only a worker thread can enforce).
-    """
-    pm, store, dialects = _hooks(), toolbox.store, Dialects.of(dialect)
-    if pm is None and (store is None or type(store) is MemoryStore):
-        return answer_inline(toolbox, store, calls, dialects,
-                             lambda call: _answer_sync(toolbox, call, extra, dialects, None))
-    if len({c.id for c in calls}) != len(calls):  # distinct ids are enough, and quick to see
-        check_unique(calls)  # raises when the same (conversation, turn, id) appears twice
-    tools = toolbox._tools
-    for call in calls:
-        if needs_loop(toolbox, tools.get(call.name), len(calls)):
-            return None
-    if pm is not None:
-        return [_answer_sync(toolbox, call, extra, dialects, pm) for call in calls]
-    return [_answer_fast(toolbox, call, extra, dialects) for call in calls]
+_DEFAULT_EXECUTOR = ThreadExecutor()
 
 
-def _answer_fast(
-    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects
-) -> ToolResult:
-    """`_answer_sync` without plugins, for a call whose store claim is ours: everything
-    inline; any other case (no tool, bad arguments, a replay, a wait) goes the general way."""
-    tool = toolbox._tools.get(call.name)
-    dialect = dialects[call.dialect]
-    if tool is None or call.argument_error is not None or tool.context_param or (
-            dialect is not None and type(dialect).decode_arguments is not KEEP_ARGUMENTS):
-        return _answer_sync(toolbox, call, extra, dialects, None)
-    try:
-        kwargs = tool.bind(call.arguments, None)
-    except Exception:  # the general path reports it
-        return _answer_sync(toolbox, call, extra, dialects, None)
-    store = toolbox.store
-    if store is None or not call.id or not (call.conversation or call.turn):
-        return run_inline(toolbox, call, tool, dialect, kwargs)
-    key = new_tuple(StoreKey, (call.dialect, call.conversation, call.turn, call.id))
-    run = Run(call, tool, kwargs, dialect, key)
-    if tool.definition.side_effects and not store.durable and not store.warned_side_effects:
-        warn_side_effects(store, call)
-    try:
-        claim = store.claim_call(key, call)
-    except Exception:  # the general path reports it (and decides by side effects)
-        return _answer_sync(toolbox, call, extra, dialects, None, run)
-    if claim.state != "claimed":
-        return _answer_sync(toolbox, call, extra, dialects, None, run, claim)
-    run.owner = claim.owner
-    try:
-        result = run_inline(toolbox, call, tool, dialect, kwargs)
-    except BaseException:
-        abandon(toolbox, run)
-        raise
-    record(toolbox, run, result)
-    return result
+class Pipeline:
+    """Answers calls of ``tools`` (a live mapping: tools added later are found) with these
+    settings; `toolbridge.Toolbox` holds one, and its entry points are this one's."""
 
+    def __init__(self, tools: Mapping[str, RegisteredTool], *, store: ResultStore | None = None,
+                 max_concurrency: int = 16, timeout: float | None = None,
+                 error_formatter: Callable[[BaseException], str] = default_error_formatter,
+                 oversize: SizePolicy = "error", executor: Executor | None = None) -> None:
+        self.tools = tools
+        self.store = store
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.error_formatter = error_formatter
+        self.oversize: SizePolicy = oversize
+        self.executor = executor
+        """``None``: `ThreadExecutor`."""
 
-async def execute_calls(
-    toolbox: ToolboxView, calls: Sequence[ToolCall], extra: Mapping[str, Any],
-    dialect: Dialect | None = None,
-) -> list[ToolResult]:
-    """Answer every call, concurrently (bounded), one result per call, in the calls' order.
+    # ------------------------------------------------------------------ entry points
+    def handle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any]
+               ) -> dict[str, Any]:
+        """Answer every pending call of a backend payload: the body that submits them."""
+        no_running_loop()
+        d, calls = _read(dialect, payload)
+        results, planned = self._run(calls, extra, d)
+        return _write(d, results, planned)
 
-    A payload whose tools are all sync and ``inline`` is answered on the loop, without tasks,
-    as the blocking form answers it (unless a plugin wraps calls, or the store does I/O).
-    """
-    pm, store, dialects = _hooks(), toolbox.store, Dialects.of(dialect)
-    if pm is None and (store is None or type(store) is MemoryStore):
-        results = answer_inline(toolbox, store, calls, dialects, lambda call: _answer_sync(
-            toolbox, call, extra, dialects, None), in_loop=True)
-        if results is not None:
-            return results
-    check_unique(calls)
-    if len(calls) == 1:
-        return [await _answer(toolbox, calls[0], extra, dialects, pm)]
-    limit = asyncio.Semaphore(toolbox.max_concurrency)
+    async def ahandle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """`handle` on the running event loop."""
+        d, calls = _read(dialect, payload)
+        results, planned = await self._arun(calls, extra, d)
+        return _write(d, results, planned)
 
-    async def bounded(call: ToolCall) -> ToolResult:
-        async with limit:
-            return await _answer(toolbox, call, extra, dialects, pm)
+    def run(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+            dialect: Dialect | None = None) -> list[ToolResult]:
+        """Answer ``calls``, one result each, in order."""
+        no_running_loop()
+        return self._run(calls, extra, dialect)[0]
 
-    if sys.version_info >= (3, 12):  # a call that never suspends ends without a loop trip
-        loop = asyncio.get_running_loop()
-        tasks = [asyncio.Task(bounded(c), loop=loop, eager_start=True) for c in calls]
-        return list(await asyncio.gather(*tasks))
-    return list(await asyncio.gather(*(bounded(c) for c in calls)))
+    async def arun(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+                   dialect: Dialect | None = None) -> list[ToolResult]:
+        """`run` on the running event loop."""
+        return (await self._arun(calls, extra, dialect))[0]
 
+    # ------------------------------------------------------------------ the steps
+    def _payload(self, extra: Mapping[str, Any]) -> Payload:
+        return Payload(self.store, self.timeout, self.max_concurrency, self.error_formatter,
+                       self.oversize, _hooks(), extra)
 
+    def _run(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+             dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
+        payload = self._payload(extra)
+        results, planned = plan(payload, self.tools, calls, extra, dialect)
+        if not planned:
+            return results, planned  # type: ignore[return-value]  # every one decided
+        executor = self.executor or _DEFAULT_EXECUTOR
+        concurrency = self.max_concurrency
+        store = self.store
+        if store is None:
+            executor.run(planned, concurrency)
+            return _results(results, planned), planned
+        journal = payload.journal = Journal(store, concurrency)
+        try:
+            run, held = self._claim(journal, planned)
+            waited, delay = 0.0, 0.002
+            while True:
+                reconciling = [pc for pc in run if pc.resumed and pc.tool.side_effects]
+                for pc in reconciling:
+                    reconcile(pc)
+                if len(reconciling) < len(run):
+                    executor.run([pc for pc in run if pc.result is None], concurrency)
+                if not held:
+                    break
+                journal.flush()  # what ran is stored before waiting for other workers
+                time.sleep(delay)
+                waited, delay = waited + delay, min(delay * 2, 0.1)
+                held = _given_up(held, waited)
+                run, held = self._claim(journal, held)
+        finally:
+            journal.finish(planned)
+        return _results(results, planned), planned
 
-def _answer_sync(
-    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects,
-    pm: pluggy.PluginManager | None, prepared: Run | None = None,
-    claim: StoreClaim | None = None,
-) -> ToolResult:
-    """One call in this thread; ``prepared`` (and the ``claim`` the store gave it, if it is
-    not ours) when `_answer_fast` already did those steps."""
-    run = _prepare(toolbox, call, extra, dialects) if prepared is None else prepared
-    if isinstance(run, ToolResult):
-        return run
-    try:
-        if claim is not None:
-            step = settle(toolbox, run, claim)
-        else:
-            step = None if run.key is None else consult(toolbox, run)
-        waited, delay = 0.0, 0.002
-        while isinstance(step, Wait):
-            if waited > wait_limit(toolbox, run):
-                return still_running(run, step.claim)
-            time.sleep(delay)
-            waited, delay = waited + delay, min(delay * 2, 0.1)
-            step = consult(toolbox, run)
-        if isinstance(step, ToolResult):
-            return step
-        if isinstance(step, Reconcile):
-            return _finish(toolbox, run, reconcile(run, step.claim))
-        if pm is None:
-            return _finish(toolbox, run, _invoke_sync(toolbox, run))
-
-        def invoke() -> ToolResult:
-            return _invoke_sync(toolbox, run)
-
-        return _finish(toolbox, run, _through_hooks(toolbox, pm, run, invoke))
-    except BaseException:
-        abandon(toolbox, run)
-        raise
-
-
-async def _answer(
-    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects,
-    pm: pluggy.PluginManager | None,
-) -> ToolResult:
-    run = _prepare(toolbox, call, extra, dialects)
-    if isinstance(run, ToolResult):
-        return run
-    blocking = toolbox.store is not None and toolbox.store.blocking
-    threads = toolbox.max_concurrency  # blocking work runs on toolbridge's pools, this wide
-    try:
-        waited, delay = 0.0, 0.002
-        while True:
-            step = await CALLS.run(threads, consult, toolbox, run) if blocking else consult(
-                toolbox, run)
-            if not isinstance(step, Wait):
-                break
-            if waited > wait_limit(toolbox, run):
-                return still_running(run, step.claim)
-            await asyncio.sleep(delay)
-            waited, delay = waited + delay, min(delay * 2, 0.1)
-        if isinstance(step, ToolResult):
-            return step
-        if isinstance(step, Reconcile):
-            result = await CALLS.run(threads, reconcile, run, step.claim)
-        elif pm is None:
-            result = await _invoke(toolbox, run)
-        else:
-            loop = asyncio.get_running_loop()
-
-            def invoke() -> ToolResult:
-                return asyncio.run_coroutine_threadsafe(_invoke(toolbox, run), loop).result()
-
-            # Not `asyncio.to_thread`: the loop's default executor (min(32, cores + 4)
-            # threads) would cap the concurrency of every payload once a plugin wraps calls.
-            result = await CALLS.run(threads, _through_hooks, toolbox, pm, run, invoke)
+    async def _arun(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+                    dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
+        payload = self._payload(extra)
+        results, planned = plan(payload, self.tools, calls, extra, dialect)
+        if not planned:
+            return results, planned  # type: ignore[return-value]
+        executor = self.executor or _DEFAULT_EXECUTOR
+        concurrency = self.max_concurrency
+        store = self.store
+        if store is None:
+            await executor.arun(planned, concurrency)
+            return _results(results, planned), planned
+        threads = concurrency
+        journal = payload.journal = Journal(store, threads)
+        blocking = store.blocking
+        try:
+            run, held = await self._aclaim(journal, planned)
+            waited, delay = 0.0, 0.002
+            while True:
+                reconciling = [pc for pc in run if pc.resumed and pc.tool.side_effects]
+                for pc in reconciling:
+                    await _threads.CALLS.run(threads, reconcile, pc)
+                if len(reconciling) < len(run):
+                    await executor.arun([pc for pc in run if pc.result is None], concurrency)
+                if not held:
+                    break
+                await journal.aflush()
+                await asyncio.sleep(delay)
+                waited, delay = waited + delay, min(delay * 2, 0.1)
+                held = _given_up(held, waited)
+                run, held = await self._aclaim(journal, held)
+        except BaseException:  # cancelled (or a bug): free the claims now, without awaiting
+            journal.finish(planned)
+            raise
         if blocking:
-            return await CALLS.run(threads, _finish, toolbox, run, result)
-        return _finish(toolbox, run, result)
-    except BaseException:  # cancelled (or a bug): never leave the claim looking in flight
-        abandon(toolbox, run)
-        raise
+            await _threads.CALLS.run(threads, journal.finish, planned)
+        else:
+            journal.finish(planned)
+        return _results(results, planned), planned
+
+    @staticmethod
+    def _claim(journal: Journal, planned: list[PlannedCall]
+               ) -> tuple[list[PlannedCall], list[PlannedCall]]:
+        """Claim the keyed calls: the calls to run (in order), and those held elsewhere."""
+        keyed = [pc for pc in planned if pc.key is not None]
+        if not keyed:
+            return planned, []
+        try:
+            answers = journal.store.claim(journal.requests(keyed))
+        except Exception as exc:
+            journal.unclaimed(keyed, exc)
+            return [pc for pc in planned if pc.result is None], []
+        return _ordered(planned, keyed, *journal.claimed(keyed, answers))
+
+    @staticmethod
+    async def _aclaim(journal: Journal, planned: list[PlannedCall]
+                      ) -> tuple[list[PlannedCall], list[PlannedCall]]:
+        keyed = [pc for pc in planned if pc.key is not None]
+        if not keyed:
+            return planned, []
+        requests = journal.requests(keyed)
+        try:
+            if journal.store.blocking:
+                answers = await _threads.CALLS.run(journal.threads, journal.store.claim, requests)
+            else:
+                answers = journal.store.claim(requests)
+        except Exception as exc:
+            journal.unclaimed(keyed, exc)
+            return [pc for pc in planned if pc.result is None], []
+        return _ordered(planned, keyed, *journal.claimed(keyed, answers))
 
 
-# ---------------------------------------------------------------------------- stages
+def _ordered(planned: list[PlannedCall], keyed: list[PlannedCall], run: list[PlannedCall],
+             reconciling: list[PlannedCall], held: list[PlannedCall]
+             ) -> tuple[list[PlannedCall], list[PlannedCall]]:
+    """The calls to run or reconcile, in the payload's order, and the held ones."""
+    if len(keyed) == len(planned) and not reconciling:
+        return run, held
+    waiting = {id(pc) for pc in held}
+    return [pc for pc in planned if pc.result is None and id(pc) not in waiting], held
+
+
+def _given_up(held: list[PlannedCall], waited: float) -> list[PlannedCall]:
+    """The held calls still worth waiting for; the others answer that they still run."""
+    kept = []
+    for pc in held:
+        if waited > wait_limit(pc):
+            still_running(pc)
+        else:
+            kept.append(pc)
+    return kept
+
+
+def _results(results: list[ToolResult | None], planned: list[PlannedCall]) -> list[ToolResult]:
+    for pc in planned:
+        results[pc.index] = pc.result
+    return results  # type: ignore[return-value]  # every call has its result now
+
+
 def _hooks() -> pluggy.PluginManager | None:
-    """The plugin manager when a plugin wraps or replaces execution, else ``None``."""
+    """The plugin manager when a plugin implements `toolbridge_execute_call` (the core's own
+    implementation, which only calls ``invoke``, is always there)."""
     pm = plugin_manager()
-    caller = pm.hook.toolbridge_execute_call
-    # pluggy's own list, not `get_hookimpls()`'s copy (asked on every payload); the core's
-    # implementation is always one of them.
-    impls = getattr(caller, "_hookimpls", None)
-    count = len(impls) if isinstance(impls, list) else len(caller.get_hookimpls())
-    return pm if count > 1 else None
+    return pm if len(pm.hook.toolbridge_execute_call.get_hookimpls()) > 1 else None
 
 
-def _prepare(
-    toolbox: ToolboxView, call: ToolCall, extra: Mapping[str, Any], dialects: Dialects
-) -> Run | ToolResult:
-    """Find the tool and bind the arguments; an error result when either fails."""
-    tool = toolbox._tools.get(call.name)
-    if tool is None:
-        available = ", ".join(sorted(toolbox.names())) or "none"
-        return ToolResult.failed(call, f"unknown tool {call.name!r}; available tools: {available}")
-    if call.argument_error is not None:
-        return ToolResult.failed(call, f"invalid arguments for {call.name}: {call.argument_error}")
-    dialect = dialects[call.dialect]
-    context = ToolContext(call, tool.definition, extra) if tool.context_param else None
-    try:
-        arguments = call.arguments if dialect is None or type(
-            dialect).decode_arguments is KEEP_ARGUMENTS else dialect.decode_arguments(
-            call, tool.definition)
-        kwargs = tool.bind(arguments, context)
-    except ArgumentError as exc:
-        return ToolResult.failed(call, f"invalid arguments for {call.name}: {exc}")
-    except Exception as exc:
-        log.error("decoding the arguments of %s failed", call.name, exc_info=exc)
-        return ToolResult.failed(call, f"invalid arguments for {call.name}: "
-                                       f"{default_error_formatter(exc)}")
-    key = None
-    if toolbox.store is not None and call.id and (call.conversation or call.turn):
-        key = new_tuple(StoreKey, (call.dialect, call.conversation, call.turn, call.id))
-    return Run(call, tool, kwargs, dialect, key)
+def _read(dialect: str | Dialect, payload: Any) -> tuple[Dialect, Sequence[ToolCall]]:
+    d = get_dialect(dialect)
+    pending = d.read_calls(to_data(payload, d.name))
+    if pending.unhandled:
+        log.warning("%s: %d required action(s) are not function calls and were left to the "
+                    "caller: %s", d.name, len(pending.unhandled),
+                    ", ".join(_kind(a) for a in pending.unhandled))
+    return d, pending.calls
 
 
-def _finish(toolbox: ToolboxView, run: Run, result: ToolResult) -> ToolResult:
-    """Apply the size limit and store the final result."""
-    result = limited(toolbox, result, run.dialect)
-    if run.owner is not None:
-        record(toolbox, run, result)
-    return result
+def _write(dialect: Dialect, results: list[ToolResult], planned: list[PlannedCall]
+           ) -> dict[str, Any]:
+    """The dialect's body; outputs already encoded as JSON are not encoded again."""
+    known = {}
+    for pc in planned:
+        text, result = pc.text, pc.result
+        if text is not None and result is not None:
+            output = result.__dict__["output"]
+            known[id(output)] = (output, text)
+    if not known:
+        return dialect.write_results(results)
+    return write_encoded(dialect.write_results, results, known)
 
 
-# ---------------------------------------------------------------------------- running
-def _through_hooks(
-    toolbox: ToolboxView, pm: pluggy.PluginManager, run: Run, invoke: Callable[[], ToolResult]
-) -> ToolResult:
-    call = run.call
-    try:
-        result = pm.hook.toolbridge_execute_call(call=call, tool=run.tool.definition,
-                                                 invoke=invoke)
-    except Exception as exc:
-        log.error("a toolbridge_execute_call hook failed for %s", call.name, exc_info=exc)
-        return ToolResult.failed(call, format_error(toolbox, exc))
-    if not isinstance(result, ToolResult):
-        return ToolResult.failed(call, "a plugin returned no result for this call")
-    return result
-
-
-def _invoke_sync(toolbox: ToolboxView, run: Run) -> ToolResult:
-    try:
-        value = run.tool.handler(**run.kwargs)
-    except Exception as exc:
-        log_failure(run.call, exc)
-        return ToolResult.failed(run.call, format_error(toolbox, exc))
-    return serialize_result(run.call, value)
-
-
-async def _invoke(toolbox: ToolboxView, run: Run) -> ToolResult:
-    """Run the handler with its timeout; exceptions become error results, logged in full."""
-    call, tool = run.call, run.tool
-    if tool.inline and not tool.is_async:
-        return _invoke_sync(toolbox, run)
-    timeout = tool_timeout(toolbox, tool)
-    try:
-        value = await run_with_timeout(tool.handler, run.kwargs, tool.is_async, timeout,
-                                       toolbox.max_concurrency, call.name)
-    except TimedOut:
-        log.error("tool %s timed out after %g s (call %s)", call.name, timeout, call.id)
-        return ToolResult.failed(call, f"{call.name} timed out after {timeout:g} s")
-    except Exception as exc:
-        log_failure(call, exc)
-        return ToolResult.failed(call, format_error(toolbox, exc))
-    return serialize_result(call, value)
+def _kind(action: Mapping[str, Any]) -> str:
+    """An action's ``type`` for a log line: any value a backend sent, kept short."""
+    kind = action.get("type") if isinstance(action, Mapping) else None
+    if not isinstance(kind, str):
+        return f"<{type(kind).__name__}>"
+    return kind if len(kind) <= 64 else kind[:63] + "…"

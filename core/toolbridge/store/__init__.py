@@ -1,18 +1,27 @@
-"""The durable result store: each call's state, started then completed, keyed per call.
+"""The durable result store: each call's state (claimed, started, completed), keyed per call.
 
-A call is keyed by (dialect, conversation, turn, call id). `ResultStore.claim` marks it started
-atomically, so two workers never both run it; `complete` stores its result, which answers every
-later delivery of the same call. `MemoryStore` lives in the process; `SqliteStore` survives it
-and is shared by the processes of one machine; `PostgresStore` is shared by several machines
-(loaded on first use: it needs ``toolbridge[postgres]``). `open_store` builds any of them from a
-URL; `new_owner`, `end_owner` and `owner_alive` are the owner ids a store implementation keeps.
+A call is keyed by (dialect, conversation, turn, call id). `ResultStore.claim` takes a batch of
+calls for one owner atomically, so two workers never both run one; `ResultStore.write` marks
+calls started and stores their results, which answer every later delivery of the same call.
+`MemoryStore` lives in the process; `SqliteStore` survives it and is shared by the processes of
+one machine; `PostgresStore` is shared by several machines (loaded on first use: it needs
+``toolbridge[postgres]``). `open_store` builds any of them from a URL; `fingerprint`,
+`new_owner`, `end_owner` and `owner_alive` are what a store implementation keeps and checks.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import ResultStore, StoreClaim, StoredResult, StoreKey
+from ._base import (
+    ResultStore,
+    StoreCall,
+    StoreClaim,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+    fingerprint,
+)
 from ._memory import MemoryStore
 from ._open import open_store
 from ._owners import end_owner, new_owner, owner_alive
@@ -22,8 +31,9 @@ if TYPE_CHECKING:
     from ._postgres import PostgresStore
 
 __all__ = [
-    "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreClaim", "StoreKey",
-    "StoredResult", "end_owner", "new_owner", "open_store", "owner_alive",
+    "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreCall", "StoreClaim",
+    "StoreCompletion", "StoreKey", "StoredResult", "end_owner", "fingerprint", "new_owner",
+    "open_store", "owner_alive",
 ]
 
 

@@ -1,52 +1,42 @@
-"""The result store's interface and records: keys, stored results, claims."""
+"""The result store's interface (in batches) and its records: keys, claims, results."""
 
 from __future__ import annotations
 
 import abc
+import hashlib
 import json
-import json.encoder
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, NamedTuple
 
-from ..model import Content, ToolCall
+from pydantic_core import to_json
+
+from ..model import Content
 from ._owners import owner_alive
 
-__all__ = ["ResultStore", "StoreClaim", "StoreKey", "StoredResult", "fingerprint"]
+__all__ = [
+    "ResultStore", "StoreCall", "StoreClaim", "StoreCompletion", "StoreKey", "StoredResult",
+    "fingerprint",
+]
+
+def _sorted(value: Any) -> Any:
+    """``value`` with every object's keys in sorted order."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if kind is list or kind is tuple:
+        return [_sorted(item) for item in value]
+    return value
 
 
-def _canonical_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)``, built once.
+def fingerprint(tool: str, arguments: Mapping[str, Any]) -> str:
+    """A call's content, to catch a call id used again for another call: the tool's name and
+    the canonical JSON of its decoded arguments (sorted keys, no spaces, UTF-8 text).
 
-    The C encoder is called directly where it exists (`json.dumps` builds a new encoder on
-    every call, which costs more than encoding small arguments); arguments are JSON data, so
-    no cycle check is needed (a cycle still fails, with `RecursionError`).
+    Decoded means after the dialect's `decode_arguments`, so a re-delivery in an equivalent
+    encoding (arguments as JSON text or as an object, other whitespace, ``2.0`` for ``2``
+    where the wire sends every number as a double) has the same fingerprint.
     """
-    reference = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
-    probe = {"b": [1.5, None, "é"], "a": True}
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # no C encoder: the public one
-        return reference
-    try:
-        encode = make(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", True,
-                      False, True)
-        if "".join(encode(probe, 0)) != reference(probe):
-            return reference
-    except TypeError:  # another signature: the public encoder
-        return reference
-    join = "".join
-    return lambda value: join(encode(value, 0))
-
-
-_canonical = _canonical_encoder()
-
-
-def fingerprint(call: ToolCall) -> str:
-    """A call's content (tool and arguments), to catch a call id used for another call."""
-    text = call.raw_arguments
-    if text is None:
-        text = _canonical(call.arguments)
-    return f"{call.name}\0{text}"
-
+    return f"{tool}\0{to_json(_sorted(arguments)).decode()}"
 
 
 class StoreKey(NamedTuple):
@@ -67,15 +57,19 @@ class StoredResult(NamedTuple):
     output: Any = None
     error: str | None = None
 
-    def to_json(self) -> str:
-        """Compact JSON; a `Content` output keeps its parts."""
-        if isinstance(self.output, Content):
-            body: dict[str, Any] = {"success": self.success, "content": self.output.model_dump()}
+    def to_json(self, output_json: str | None = None) -> str:
+        """Compact JSON; a `Content` output keeps its parts. ``output_json``: the output
+        already encoded (compact JSON), used as is."""
+        if output_json is None and not isinstance(self.output, Content):
+            output_json = json.dumps(self.output, separators=(",", ":"), ensure_ascii=False)
+        if output_json is None:
+            body = '"content":' + json.dumps(self.output.model_dump(), separators=(",", ":"),
+                                             ensure_ascii=False)
         else:
-            body = {"success": self.success, "output": self.output}
-        if self.error is not None:
-            body["error"] = self.error
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+            body = '"output":' + output_json
+        error = "" if self.error is None else ',"error":' + json.dumps(self.error,
+                                                                        ensure_ascii=False)
+        return f'{{"success":{"true" if self.success else "false"},{body}{error}}}'
 
     @classmethod
     def from_json(cls, text: str) -> StoredResult:
@@ -86,27 +80,56 @@ class StoredResult(NamedTuple):
         return cls(bool(body["success"]), output, body.get("error"))
 
 
-State = Literal["claimed", "completed", "running", "abandoned"]
+class StoreCall(NamedTuple):
+    """One call to claim: its key, and what identifies its content (see `fingerprint`)."""
+
+    key: StoreKey
+    tool: str
+    arguments: Mapping[str, Any]
+    """The decoded arguments; a store keeps their `fingerprint` (or what makes it)."""
+
+
+class StoreCompletion(NamedTuple):
+    """A result to store for a call ``owner`` holds."""
+
+    key: StoreKey
+    owner: str
+    result: StoredResult
+    output_json: str | None = None
+    """The output already encoded as compact JSON, when the runtime has it (a store that
+    keeps JSON text may use it instead of encoding again)."""
+
+
+State = Literal["claimed", "completed", "running", "abandoned", "reused"]
 
 
 class StoreClaim(NamedTuple):
-    """What `ResultStore.claim` found.
+    """What the store holds for a call, as `ResultStore.claim` (or `lookup`) found it.
 
-    ``claimed``: the caller now owns the call and must run it, then `complete` or `release` it.
-    ``completed``: ``result`` answers it. ``running``: another live worker holds it.
-    ``abandoned``: it started in a worker that is gone and never completed.
+    ``claimed``: the caller now owns the call: it runs it, then completes or releases it;
+    ``started_at`` is 0, or when a worker that is gone entered its handler (the call was
+    taken over from it). ``completed``: ``result`` answers it. ``running``: another live
+    worker holds it. ``abandoned`` (seen by `lookup` only): held by a worker that is gone.
+    ``reused``: the key holds another call (another tool or other arguments).
     """
 
     state: State
-    fingerprint: str
-    """The call's content (tool and arguments) as first stored."""
     owner: str = ""
     started_at: float = 0.0
+    """When the handler was entered (a Unix time), 0 if it never was."""
     result: StoredResult | None = None
 
 
+Owned = tuple[StoreKey, str]
+"""A call and the owner that holds it."""
+
+
 class ResultStore(abc.ABC):
-    """Where call states live. Methods are synchronous and thread-safe."""
+    """Where call states live: claimed, started, completed. Methods are thread-safe.
+
+    The runtime works in batches: one `claim` for a payload's calls, `write` for the states
+    and results that follow (each batch is one transaction where the store has them).
+    """
 
     durable: ClassVar[bool] = False
     """Whether results survive the process."""
@@ -117,50 +140,63 @@ class ResultStore(abc.ABC):
     although it is not `durable` (it warns once per store)."""
 
     @abc.abstractmethod
-    def claim(self, key: StoreKey, fingerprint: str, tool: str) -> StoreClaim:
-        """Mark ``key`` started for a new owner, atomically, or report what is there."""
+    def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
+        """Claim ``calls`` (distinct keys) for one new owner, atomically; one answer each.
 
-    def claim_call(self, key: StoreKey, call: ToolCall) -> StoreClaim:
-        """`claim` for ``call`` (its `fingerprint` and name): the runtime's entry point.
-
-        A store may defer computing the fingerprint: in a ``claimed`` answer it may be ``""``;
-        in every other state it is the stored call's fingerprint text, as `claim` gives it.
+        A call the store does not hold, or one held (claimed or started, never completed) by
+        a worker that is gone, becomes ``claimed`` by the new owner in the same transaction.
         """
-        return self.claim(key, fingerprint(call), call.name)
 
     @abc.abstractmethod
-    def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
-        """Claim an abandoned call still held by ``previous_owner``: the new owner, or ``None``."""
+    def write(self, *, started: Sequence[Owned] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[Owned] = ()) -> list[bool]:
+        """In one transaction: mark ``started`` calls as entered, store ``completed`` results,
+        forget ``released`` calls (never completed ones). Each change applies only to a call
+        its owner still holds; the answer says, per completion, whether it applied."""
 
     @abc.abstractmethod
-    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
-        """Store ``result`` for a call ``owner`` holds; ``False`` if another owner holds it."""
+    def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
+        """What is stored for each key, seen by an outsider (never ``claimed``)."""
 
     @abc.abstractmethod
-    def release(self, key: StoreKey, owner: str) -> None:
-        """Forget a started call ``owner`` holds (it never ran, or may safely run again)."""
-
-    @abc.abstractmethod
-    def get(self, key: StoreKey) -> StoreClaim | None:
-        """The call's current state, seen by an outsider, or ``None``."""
+    def prune(self, older_than: float) -> int:
+        """Delete calls completed more than ``older_than`` seconds ago; the count."""
 
     def close(self) -> None:  # noqa: B027  (optional for stores without resources)
         """Release resources."""
 
+    # ------------------------------------------------------------------ one call at a time
+    def claim_one(self, key: StoreKey, tool: str, arguments: Mapping[str, Any]) -> StoreClaim:
+        """`claim` of one call."""
+        return self.claim([StoreCall(key, tool, arguments)])[0]
+
+    def start(self, key: StoreKey, owner: str) -> None:
+        """Mark a call ``owner`` holds as started (its handler is about to be entered)."""
+        self.write(started=[(key, owner)])
+
+    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
+        """Store ``result`` for a call ``owner`` holds; ``False`` if it does not hold it."""
+        return self.write(completed=[StoreCompletion(key, owner, result)])[0]
+
+    def release(self, key: StoreKey, owner: str) -> None:
+        """Forget a call ``owner`` holds and never completed (it may run again)."""
+        self.write(released=[(key, owner)])
+
+    def get(self, key: StoreKey) -> StoreClaim | None:
+        """`lookup` of one key."""
+        return self.lookup([key])[0]
+
     @staticmethod
-    def _found(state: str, fingerprint: str, owner: str, started_at: float,
-               result: StoredResult | None) -> StoreClaim:
+    def _seen(state: str, owner: str, started_at: float | None,
+              result: StoredResult | None) -> StoreClaim:
+        """A stored row as an outsider sees it: completed, or running / abandoned by owner."""
+        started = started_at or 0.0
         if state == "completed":
-            return StoreClaim("completed", fingerprint, owner, started_at, result)
-        alive = owner_alive(owner)
-        return StoreClaim("running" if alive else "abandoned", fingerprint, owner, started_at)
+            return StoreClaim("completed", owner, started, result)
+        return StoreClaim("running" if owner_alive(owner) else "abandoned", owner, started)
 
 
-def _digest(fingerprint: str) -> str:
-    import hashlib
-
-    return hashlib.blake2b(fingerprint.encode(), digest_size=16).hexdigest()
-
-
-def _params(key: StoreKey) -> tuple[str, str, str, str]:
-    return (key.dialect, key.conversation, key.turn, key.call_id)
+def digest(text: str) -> str:
+    """What the SQL stores keep of a fingerprint."""
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

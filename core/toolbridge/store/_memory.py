@@ -1,247 +1,220 @@
-"""`MemoryStore`: call states in this process's memory, with a batch path for the runtime."""
+"""`MemoryStore`: call states in this process's memory."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import ToolCall
-from ._base import ResultStore, StoreClaim, StoredResult, StoreKey, _canonical, fingerprint
-from ._owners import new_owner
+from pydantic_core import to_json
 
-__all__ = ["Batch", "MemoryStore", "content_of"]
+from ._base import (
+    Owned,
+    ResultStore,
+    StoreCall,
+    StoreClaim,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+    fingerprint,
+)
+from ._owners import new_owner, owner_alive
 
-_new_tuple = tuple.__new__  # StoreClaim(...), StoredResult(...) without their Python __new__
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-Turn = tuple[str, str, str]
-"""(dialect, conversation, turn): the calls of one turn share a table."""
-Entry = tuple[str, Any, str, float, StoredResult | None]
-"""One call: ``(state, fingerprint, owner, started_at, result)``."""
+__all__ = ["MemoryStore"]
+
+_new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
+Key = tuple[str, ...]
+Entry = tuple[str, str, float, str, Any, Any]
+"""One call: ``(state, owner, started_at, tool, arguments, result)``; ``arguments`` makes its
+fingerprint (JSON text, or the fingerprint once made), ``result`` is ``(success, output,
+error, output_json)`` once completed."""
 
 
-class Batch:
-    """Calls of one turn claimed together by the runtime: one record for all of them.
+class _Batch:
+    """New calls claimed together: one record for all of them, each key pointing to it."""
 
-    A table maps each member's id to the batch itself, so claiming and completing a payload
-    costs one record, not one per call.
-    """
+    __slots__ = ("arguments", "decoded", "index", "keys", "owner", "results", "tools")
 
-    __slots__ = ("contents", "ids", "owner", "results", "started_at")
-
-    def __init__(self, owner: str, started_at: float) -> None:
+    def __init__(self, owner: str, keys: tuple[Key, ...], tools: tuple[str, ...],
+                 arguments: bytes) -> None:
         self.owner = owner
-        self.started_at = started_at
-        self.ids: dict[str, int] = {}
-        """Member call id -> its index."""
-        self.contents: list[Any] = []
-        """Per member: its fingerprint, or what makes it (see `MemoryStore`)."""
-        self.results: list[tuple[bool, Any, str | None] | None] | None = None
-        """Per member once the batch completed: ``(success, output, error)``, or ``None``
-        for a member that never completed."""
+        self.keys = keys
+        self.tools = tools
+        self.arguments = arguments
+        """The members' arguments as one JSON list, taken at the claim."""
+        self.decoded: list[Any] | None = None
+        self.index = dict(zip(keys, range(len(keys)), strict=True))
+        self.results: list[Any] = [None] * len(keys)
 
-    def entry(self, call_id: str) -> Entry:
-        """The member's state as a per-call entry (its fingerprint made text, and kept)."""
-        index = self.ids[call_id]
-        content = self.contents[index]
-        if type(content) is tuple:
-            name, arguments = content
-            content = self.contents[index] = f"{name}\0{_canonical(arguments)}"
-        done = None if self.results is None else self.results[index]
-        if done is None:
-            return ("started", content, self.owner, self.started_at, None)
-        return ("completed", content, self.owner, self.started_at, _new_tuple(StoredResult, done))
+    def entry(self, key: Key) -> Entry:
+        """A member as a call of its own."""
+        index = self.index[key]
+        if self.decoded is None:
+            self.decoded = json.loads(self.arguments)
+        result = self.results[index]
+        state = "claimed" if result is None else "completed"
+        return (state, self.owner, 0.0, self.tools[index], self.decoded[index], result)
+
+
+Stored = Entry | _Batch
 
 
 class MemoryStore(ResultStore):
     """Call states in this process's memory, the oldest completed ones dropped past a bound.
 
-    Entries live in one table per turn, keyed by call id; a queue holds the completed ones in
-    completion order, so eviction drops the oldest completed calls first, never a call in
-    flight. A payload the runtime claims at once is one `Batch` record. A call whose
-    arguments are flat scalars keeps ``(name, copy of the arguments)`` instead of its
-    fingerprint text, made into the text only when a re-delivery needs it.
+    A queue holds the completed calls in completion order, so eviction drops the oldest first,
+    never a call in flight. A payload's new calls are claimed as one record. What is kept is
+    plain tuples of text and numbers where it can be, which the garbage collector stops
+    tracking, so a full store adds little to a collection: keys are plain tuples (not
+    `StoreKey`), arguments and JSON outputs their JSON text, decoded again when needed.
     """
 
     def __init__(self, max_entries: int = 100_000) -> None:
         self.max_entries = max_entries
         self._lock = threading.Lock()
-        self._turns: dict[Turn, dict[str, Entry | Batch]] = {}
-        self._size = 0
-        self._completed: deque[tuple[Turn, str | Batch]] = deque()
+        self._calls: dict[Key, Stored] = {}
+        self._completed: deque[Key] = deque()
+        self._completed_at: deque[float] = deque()  # when each of `_completed` completed
 
-    # ---------------------------------------------------------------- ResultStore
-    def claim(self, key: StoreKey, fingerprint: str, tool: str) -> StoreClaim:
+    def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
+        owner = new_owner()
+        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
+        stored = self._calls
+        keys = tuple([tuple(call[0]) for call in calls])
         with self._lock:
-            table = self._table(key)
-            entry = self._entry(table, key[3])
-            if entry is None:
-                owner = new_owner()
-                table[key[3]] = ("started", fingerprint, owner, time.time(), None)
-                self._grown(1)
-                return _new_tuple(StoreClaim, ("claimed", fingerprint, owner, 0.0, None))
-        return self._found(*entry)
+            if stored.keys().isdisjoint(keys):  # all new, the usual case: one record
+                batch = _Batch(owner, keys, tuple([c[1] for c in calls]),
+                               to_json([c[2] for c in calls]))
+                stored.update(dict.fromkeys(keys, batch))
+                if len(stored) > self.max_entries:
+                    self._evict()
+                return [ours] * len(calls)
+            answers = [self._claim_one(key, call[1], call[2], owner, ours)
+                       for key, call in zip(keys, calls, strict=True)]
+            if len(stored) > self.max_entries:
+                self._evict()
+        return answers
 
-    def claim_call(self, key: StoreKey, call: ToolCall) -> StoreClaim:
-        with self._lock:
-            table = self._table(key)
-            entry = self._entry(table, key[3])
-            if entry is None:
-                owner = new_owner()
-                table[key[3]] = ("started", content_of(call), owner, time.time(), None)
-                self._grown(1)
-                return _new_tuple(StoreClaim, ("claimed", "", owner, 0.0, None))
-        return self._found(*entry)
+    def _claim_one(self, key: Key, tool: str, arguments: Any, owner: str, ours: StoreClaim
+                   ) -> StoreClaim:
+        stored = self._calls
+        entry = self._entry(key)
+        if entry is None:
+            stored[key] = ("claimed", owner, 0.0, tool, to_json(arguments), None)
+            return ours
+        if entry[4] != fingerprint(tool, arguments):
+            return StoreClaim("reused")
+        if entry[0] == "completed":
+            return StoreClaim("completed", entry[1], entry[2], _result(entry))
+        if owner_alive(entry[1]):
+            return StoreClaim("running", entry[1], entry[2])
+        stored[key] = (entry[0], owner, *entry[2:])  # its worker is gone: ours now, as it was
+        return StoreClaim("claimed", owner, entry[2])
 
-    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
+    def write(self, *, started: Sequence[Owned] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[Owned] = ()) -> list[bool]:
+        now = time.time()
+        applied: list[bool] = []
+        stored = self._calls
         with self._lock:
-            turn = (key[0], key[1], key[2])
-            table = self._turns.get(turn, {})
-            entry = self._entry(table, key[3])
-            if entry is None or entry[2] != owner:
-                return False
-            if entry[0] != "completed":
-                self._completed.append((turn, key[3]))
-            table[key[3]] = ("completed", entry[1], owner, entry[3], result)
-            self._grown(0)
-            return True
+            for key, owner in started:
+                mark = self._entry(tuple(key))
+                if mark is not None and mark[1] == owner and mark[0] == "claimed":
+                    stored[tuple(key)] = ("started", owner, now, *mark[3:])
+            finished = self._completed
+            for key, owner, result, output_json in completed:
+                kept = (result[0], None if output_json is not None else result[1], result[2],
+                        output_json)
+                value = stored.get(key)
+                if isinstance(value, _Batch):
+                    index = value.index[key]
+                    if value.owner != owner or value.results[index] is not None:
+                        applied.append(False)
+                        continue
+                    value.results[index] = kept
+                    finished.append(value.keys[index])
+                    applied.append(True)
+                    continue
+                if value is None or value[1] != owner or value[0] == "completed":
+                    applied.append(False)
+                    continue
+                plain = tuple(key)
+                stored[plain] = ("completed", owner, value[2], value[3], value[4], kept)
+                finished.append(plain)
+                applied.append(True)
+            if completed:
+                self._completed_at.extend([now] * (len(finished) - len(self._completed_at)))
+            for key, owner in released:
+                entry = self._entry(tuple(key))
+                if entry is not None and entry[1] == owner and entry[0] != "completed":
+                    del stored[key]
+            if len(stored) > self.max_entries:
+                self._evict()
+        return applied
 
-    def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
+    def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
         with self._lock:
-            table = self._table(key)
-            entry = self._entry(table, key[3])
-            if entry is None or entry[0] == "completed" or entry[2] != previous_owner:
-                return None
-            owner = new_owner()
-            table[key[3]] = ("started", entry[1], owner, time.time(), None)
-            return owner
+            found = [self._entry(tuple(key)) for key in keys]
+        return [None if e is None else self._seen(e[0], e[1], e[2], _result(e)) for e in found]
 
-    def release(self, key: StoreKey, owner: str) -> None:
+    def prune(self, older_than: float) -> int:
+        cutoff, dropped = time.time() - older_than, 0
         with self._lock:
-            turn = (key[0], key[1], key[2])
-            table = self._turns.get(turn, {})
-            entry = self._entry(table, key[3])
-            if entry is not None and entry[0] != "completed" and entry[2] == owner:
-                self._drop(turn, table, key[3])
-
-    def get(self, key: StoreKey) -> StoreClaim | None:
-        with self._lock:
-            entry = self._entry(self._turns.get((key[0], key[1], key[2]), {}), key[3])
-        return None if entry is None else self._found(*entry)
+            completed, times = self._completed, self._completed_at
+            while completed and times[0] < cutoff:
+                times.popleft()
+                dropped += self._drop_completed(completed.popleft())
+        return dropped
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._calls)
 
     def __repr__(self) -> str:
         return f"<MemoryStore entries={len(self)}>"
 
-    # ---------------------------------------------------------------- the runtime's batch path
-    def _claim_turn(self, turn: Turn, ids: Sequence[str], contents: Sequence[Any]
-                   ) -> tuple[Batch, list[StoreClaim | None]]:
-        """Claim the calls ``ids`` of one turn (unique) under one lock, as one `Batch`; per
-        call ``None`` when the claim is ours, else what is stored for it (as `claim` says).
-
-        ``contents`` has per call what to keep of it: `content_of` the call, or ``(name,
-        arguments)`` when its arguments are flat scalars nobody will change (kept as is).
-        """
-        batch = Batch(new_owner(), time.time())
-        with self._lock:
-            table = self._turns.get(turn)
-            if table is None:
-                table = self._turns[turn] = {}
-            if table.keys().isdisjoint(ids):  # all new (the common case): in bulk
-                batch.ids = dict(zip(ids, range(len(ids)), strict=True))
-                batch.contents = list(contents)
-                table.update(dict.fromkeys(ids, batch))
-                found: list[StoreClaim | None] = [None] * len(ids)
-            else:
-                found = []
-                members, kept = batch.ids, batch.contents
-                for call_id, content in zip(ids, contents, strict=True):
-                    entry = self._entry(table, call_id)
-                    if entry is not None:
-                        found.append(self._found(*entry))
-                        continue
-                    table[call_id] = batch
-                    members[call_id] = len(kept)
-                    kept.append(content)
-                    found.append(None)
-            self._grown(len(batch.ids))
-        return batch, found
-
-    def _complete_turn(self, turn: Turn, batch: Batch,
-                      results: Sequence[tuple[bool, Any, str | None]]) -> None:
-        """Store the ``(success, output, error)`` of the first ``len(results)`` members of
-        ``batch``, in claim order (the rest never completed)."""
-        done: list[tuple[bool, Any, str | None] | None] = list(results)
-        if len(done) < len(batch.ids):
-            done += [None] * (len(batch.ids) - len(done))
-        with self._lock:
-            batch.results = done
-            self._completed.append((turn, batch))
-            self._grown(0)
-
     # ---------------------------------------------------------------- internals
-    def _table(self, key: StoreKey) -> dict[str, Entry | Batch]:
-        turn = (key[0], key[1], key[2])
-        table = self._turns.get(turn)
-        if table is None:
-            table = self._turns[turn] = {}
-        return table
-
-    @staticmethod
-    def _entry(table: dict[str, Entry | Batch], call_id: str) -> Entry | None:
-        """The call's entry (a batch member's made one), its fingerprint text made and kept."""
-        entry = table.get(call_id)
-        if entry is None:
+    def _entry(self, key: Key) -> Entry | None:
+        """The call's entry (a batch member made one of its own), its fingerprint made."""
+        value = self._calls.get(key)
+        if value is None:
             return None
-        if type(entry) is Batch:
-            return entry.entry(call_id)
+        entry = value.entry(key) if type(value) is _Batch else value
         assert isinstance(entry, tuple)
-        content = entry[1]
-        if type(content) is tuple:
-            name, arguments = content
-            entry = (entry[0], f"{name}\0{_canonical(arguments)}", *entry[2:])
-            table[call_id] = entry
+        if type(entry[4]) is not str:  # made into the fingerprint on first need
+            arguments = json.loads(entry[4]) if type(entry[4]) is bytes else entry[4]
+            entry = (*entry[:4], fingerprint(entry[3], arguments), entry[5])
+            self._calls[key] = entry
         return entry
 
-    def _grown(self, added: int) -> None:
-        self._size += added
-        if self._size > self.max_entries:
-            self._evict()
-
-    def _drop(self, turn: Turn, table: dict[str, Entry | Batch], call_id: str) -> None:
-        del table[call_id]
-        self._size -= 1
-        if not table:
-            del self._turns[turn]
+    def _drop_completed(self, key: Key) -> int:
+        value = self._calls.get(key)
+        if value is None:
+            return 0
+        if type(value) is _Batch:
+            if value.results[value.index[key]] is None:
+                return 0
+        elif value[0] != "completed":  # type: ignore[index]
+            return 0
+        del self._calls[key]
+        return 1
 
     def _evict(self) -> None:
         """Drop the oldest completed entries past the bound (calls in flight are kept)."""
-        completed, turns = self._completed, self._turns
-        while self._size > self.max_entries and completed:
-            turn, what = completed.popleft()
-            table = turns.get(turn, {})
-            if type(what) is Batch:
-                assert what.results is not None
-                for call_id, index in what.ids.items():
-                    if table.get(call_id) is what and what.results[index] is not None:
-                        self._drop(turn, table, call_id)
-                continue
-            assert isinstance(what, str)
-            entry = table.get(what)
-            if type(entry) is tuple and entry[0] == "completed":
-                self._drop(turn, table, what)
+        completed, times, stored = self._completed, self._completed_at, self._calls
+        while len(stored) > self.max_entries and completed:
+            times.popleft()
+            self._drop_completed(completed.popleft())
 
 
-def content_of(call: ToolCall) -> Any:
-    """What a claim keeps of the call: its fingerprint, or what makes it (see `MemoryStore`)."""
-    if call.raw_arguments is not None:
-        return fingerprint(call)  # cheap: the text as sent
-    arguments = call.arguments
-    for value in arguments.values():
-        if type(value) not in _SCALARS:  # nested: fix its text now
-            return fingerprint(call)
-    return (call.name, dict(arguments))  # immutable values: a shallow copy keeps them as sent
+def _result(entry: Entry) -> StoredResult | None:
+    kept = entry[5]
+    if entry[0] != "completed" or kept is None:
+        return None
+    success, output, error, output_json = kept
+    if output_json is not None:
+        output = json.loads(output_json)
+    return _new_tuple(StoredResult, (success, output, error))

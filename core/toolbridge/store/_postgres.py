@@ -1,10 +1,11 @@
 """The PostgreSQL result store: one table shared by the workers of several machines.
 
-Same table and semantics as `SqliteStore`; liveness cannot come from pids across machines, so
-each claim is also a session-level advisory lock held on this store's lock connection for as
-long as the call runs. A call ``started`` in the table whose lock is free belongs to a worker
-that is gone (PostgreSQL drops a session's locks when its connection closes, which a dead
-process's connection does): ``abandoned``. Lock held: ``running``.
+Same table, states and batches as `SqliteStore`; liveness cannot come from pids across
+machines, so each call a worker holds is also a session-level advisory lock on this store's
+lock connection, taken before the claim's transaction and dropped when the call is completed
+or released. A call held in the table whose lock is free belongs to a worker that is gone
+(PostgreSQL drops a session's locks when its connection closes, which a dead process's
+connection does): ``abandoned``. Lock held: ``running``.
 """
 
 from __future__ import annotations
@@ -15,35 +16,35 @@ import re
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import UsageError
-from ._base import ResultStore, StoreClaim, StoredResult, StoreKey, _digest
+from ._base import (
+    Owned,
+    ResultStore,
+    StoreCall,
+    StoreClaim,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+    digest,
+    fingerprint,
+)
 from ._owners import end_owner, new_owner, owner_alive
+from ._postgres_schema import prepare
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["PostgresStore"]
 
+T = TypeVar("T")
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _KEY = "dialect = %s AND conversation = %s AND turn = %s AND call_id = %s"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS {table} (
-    dialect      TEXT NOT NULL,
-    conversation TEXT NOT NULL,
-    turn         TEXT NOT NULL,
-    call_id      TEXT NOT NULL,
-    state        TEXT NOT NULL CHECK (state IN ('started', 'completed')),
-    tool         TEXT NOT NULL,
-    fingerprint  TEXT NOT NULL,
-    owner        TEXT NOT NULL,
-    started_at   DOUBLE PRECISION NOT NULL,
-    completed_at DOUBLE PRECISION,
-    result       TEXT,
-    PRIMARY KEY (dialect, conversation, turn, call_id)
-)"""
+_ROW = "state, fingerprint, owner, started_at, result"
 _LOCKED = (
     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
@@ -88,6 +89,7 @@ class PostgresStore(ResultStore):
             raise UsageError(f"table name {table!r} must be 'name' or 'schema.name' "
                              "(letters, digits, underscores)")
         self.table = table
+        self._names = names
         self._table = ".".join(f'"{n}"' for n in names)
         rest = [(k, v) for k, v in query if k != "table"]
         self._conninfo = urlunsplit(parts._replace(query=urlencode(rest)))
@@ -123,11 +125,21 @@ class PostgresStore(ResultStore):
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:
             conn = self._connect()
-            with conn.transaction():  # concurrent CREATE IF NOT EXISTS can collide: serialize
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id("schema", self.table),))
-                conn.execute(_SCHEMA.format(table=self._table))
+            try:
+                prepare(conn, self._names, _lock_id("schema", self.table))
+            except BaseException:
+                conn.close()
+                raise
             self._conn = conn
         return self._conn
+
+    def _in_transaction(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``work(conn)`` in one transaction on this store's statement connection. For code
+        that keeps more tables in the same database."""
+        with self._lock:
+            conn = self._connection()
+            with conn.transaction():
+                return work(conn)
 
     def _run(self, sql: str, params: tuple[Any, ...]) -> Any:
         with self._lock:
@@ -144,122 +156,170 @@ class PostgresStore(ResultStore):
             self._lock_conn = conn
         return self._lock_conn
 
-    def _acquire(self, lock_id: int, owner: str) -> bool:
-        """Take the call's lock for ``owner``; ``False`` when another worker holds it."""
+    def _acquire(self, lock_ids: list[int], owner: str) -> list[bool]:
+        """Take each call's lock for ``owner``; ``False`` where another worker holds it."""
         with self._guard:
-            holder = self._held.get(lock_id)
-            if holder is not None:
-                if owner_alive(holder):  # a call of this instance, in flight
-                    return False
-                self._unlock_held(lock_id)  # its run ended without completing (cancelled)
-            got = self._locker().execute("SELECT pg_try_advisory_lock(%s)", (lock_id,))
-            row = got.fetchone()
-            if row is None or not row[0]:
-                return False
-            self._held[lock_id] = owner
-            return True
+            wanted: list[int] = []
+            for lock_id in lock_ids:
+                holder = self._held.get(lock_id)
+                if holder is not None and owner_alive(holder):
+                    continue  # a call of this instance, in flight
+                if holder is not None:
+                    self._unlock_held([lock_id])  # its run ended without completing
+                wanted.append(lock_id)
+            got: set[int] = set()
+            if wanted:
+                rows = self._locker().execute(
+                    "SELECT id, pg_try_advisory_lock(id) FROM unnest(%s::bigint[]) AS id",
+                    (wanted,)).fetchall()
+                got = {lock_id for lock_id, ok in rows if ok}
+            for lock_id in got:
+                self._held[lock_id] = owner
+            return [lock_id in got for lock_id in lock_ids]
 
-    def _release_lock(self, lock_id: int, owner: str) -> None:
+    def _release_locks(self, keys: Sequence[Owned]) -> None:
         with self._guard:
-            if self._held.get(lock_id) == owner:
-                self._unlock_held(lock_id)
+            mine = [lock_id for lock_id, owner in
+                    ((_lock_id(self.table, *key), owner) for key, owner in keys)
+                    if self._held.get(lock_id) == owner]
+            self._unlock_held(mine)
 
-    def _unlock_held(self, lock_id: int) -> None:
-        del self._held[lock_id]
-        if self._lock_conn is not None and not self._lock_conn.closed:
-            self._lock_conn.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
+    def _unlock_held(self, lock_ids: list[int]) -> None:
+        for lock_id in lock_ids:
+            del self._held[lock_id]
+        if lock_ids and self._lock_conn is not None and not self._lock_conn.closed:
+            self._lock_conn.execute(
+                "SELECT pg_advisory_unlock(id) FROM unnest(%s::bigint[]) AS id", (lock_ids,))
 
     # ------------------------------------------------------------------------ the store
-    def claim(self, key: StoreKey, fingerprint: str, tool: str) -> StoreClaim:
-        digest = _digest(fingerprint)  # the column keeps a digest; callers see their text
-        lock_id = _lock_id(self.table, *key)
-        while True:
-            owner = new_owner()
-            try:
-                got = self._acquire(lock_id, owner)
-                row = None
-                if got:
-                    inserted = self._run(
-                        "INSERT INTO {table} (dialect, conversation, turn, call_id, state, "
-                        "tool, fingerprint, owner, started_at) VALUES (%s, %s, %s, %s, "
-                        "'started', %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                        (*key, tool, digest, owner, time.time()),
-                    ).rowcount
-                    if inserted == 1:
-                        return StoreClaim("claimed", fingerprint, owner)
-                    row = self._row(key)  # read while holding the lock: its owner is gone
-                else:
-                    row = self._row(key)
-            except BaseException:
-                self._release_lock(lock_id, owner)
-                end_owner(owner)
-                raise
-            self._release_lock(lock_id, owner)
-            end_owner(owner)
-            if row is None and got:
-                continue  # released between the two statements: try again
-            if row is None:  # another worker is claiming it this moment
-                return StoreClaim("running", fingerprint)
-            found = _claim(row, alive=not got)
-            return found._replace(fingerprint=fingerprint) if found.fingerprint == digest else found
-
-    def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
-        lock_id = _lock_id(self.table, *key)
+    def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
-        changed = 0
+        digests = [digest(fingerprint(c.tool, c.arguments)) for c in calls]
+        locked = [(c.key, owner) for c in calls]
         try:
-            if self._acquire(lock_id, owner):
-                changed = self._run(
-                    f"UPDATE {{table}} SET owner = %s, started_at = %s WHERE {_KEY} "
-                    "AND state = 'started' AND owner = %s",
-                    (owner, time.time(), *key, previous_owner),
-                ).rowcount
-        finally:
-            if changed != 1:
-                self._release_lock(lock_id, owner)
-                end_owner(owner)
-        return owner if changed == 1 else None
+            got = self._acquire([_lock_id(self.table, *c.key) for c in calls], owner)
+            answers = self._in_transaction(
+                lambda conn: self._claim(conn, calls, digests, got, owner))
+        except BaseException:
+            self._release_locks(locked)
+            end_owner(owner)
+            raise
+        self._release_locks([k for k, a in zip(locked, answers, strict=True)
+                             if a.state != "claimed"])
+        if not any(a.state == "claimed" for a in answers):
+            end_owner(owner)
+        return answers
 
-    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
+    def _claim(self, conn: psycopg.Connection[Any], calls: Sequence[StoreCall],
+               digests: list[str], got: list[bool], owner: str) -> list[StoreClaim]:
+        found = self._rows(conn, [c.key for c in calls])
+        now = time.time()
+        ours = StoreClaim("claimed", owner)
+        answers: list[StoreClaim] = []
+        inserts: list[tuple[Any, ...]] = []
+        for call, text, locked in zip(calls, digests, got, strict=True):
+            row = found.get(call.key)
+            if row is None:
+                if locked:
+                    inserts.append((*call.key, call.tool, text, owner, now))
+                    answers.append(ours)
+                else:  # another worker is claiming it this moment
+                    answers.append(StoreClaim("running"))
+                continue
+            state, stored, holder, started_at, result = row
+            if stored is not None and stored != text:  # NULL: migrated from schema 0
+                answers.append(StoreClaim("reused"))
+            elif state == "completed":
+                answers.append(StoreClaim("completed", holder, started_at or 0.0,
+                                          _result(result)))
+            elif not locked:
+                answers.append(StoreClaim("running", holder, started_at or 0.0))
+            else:  # its lock was free: its worker is gone; ours now, as it was
+                conn.execute(f"UPDATE {self._table} SET owner = %s WHERE {_KEY} AND owner = %s",
+                             (owner, *call.key, holder))
+                answers.append(StoreClaim("claimed", owner, started_at or 0.0))
+        if inserts:
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    f"INSERT INTO {self._table} (dialect, conversation, turn, call_id, state, "
+                    "tool, fingerprint, owner, claimed_at) VALUES (%s, %s, %s, %s, 'claimed', "
+                    "%s, %s, %s, %s)", inserts)
+        return answers
+
+    def _rows(self, conn: psycopg.Connection[Any], keys: list[StoreKey]
+              ) -> dict[StoreKey, tuple[Any, ...]]:
+        turns: dict[tuple[str, str, str], list[str]] = {}
+        for key in keys:
+            turns.setdefault((key[0], key[1], key[2]), []).append(key[3])
+        found: dict[StoreKey, tuple[Any, ...]] = {}
+        for turn, ids in turns.items():
+            for call_id, *row in conn.execute(
+                    f"SELECT call_id, {_ROW} FROM {self._table} WHERE dialect = %s AND "
+                    "conversation = %s AND turn = %s AND call_id = ANY(%s)", (*turn, ids)):
+                found[StoreKey(*turn, call_id)] = tuple(row)
+        return found
+
+    def write(self, *, started: Sequence[Owned] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[Owned] = ()) -> list[bool]:
+        now = time.time()
+        rows = [(c.result.to_json(c.output_json), now, *c.key, c.owner) for c in completed]
+        table = self._table
+
+        def work(conn: psycopg.Connection[Any]) -> list[bool]:
+            with conn.cursor() as cursor:
+                if started:
+                    cursor.executemany(
+                        f"UPDATE {table} SET state = 'started', started_at = %s WHERE {_KEY} "
+                        "AND owner = %s AND state = 'claimed'",
+                        [(now, *key, owner) for key, owner in started])
+                applied = [True] * len(rows)
+                if rows:
+                    cursor.executemany(
+                        f"UPDATE {table} SET state = 'completed', result = %s, "
+                        f"completed_at = %s WHERE {_KEY} AND owner = %s AND "
+                        "state != 'completed'", rows)
+                    if cursor.rowcount != len(rows):
+                        applied = [self._holds_result(conn, c) for c in completed]
+                if released:
+                    cursor.executemany(
+                        f"DELETE FROM {table} WHERE {_KEY} AND owner = %s AND "
+                        "state != 'completed'", [(*key, owner) for key, owner in released])
+            return applied
+
         try:
-            changed = self._run(
-                "UPDATE {table} SET state = 'completed', result = %s, completed_at = %s "
-                f"WHERE {_KEY} AND owner = %s",
-                (result.to_json(), time.time(), *key, owner),
-            ).rowcount
+            return self._in_transaction(work)
         finally:
-            self._release_lock(_lock_id(self.table, *key), owner)
-        return bool(changed == 1)
+            self._release_locks([*((c.key, c.owner) for c in completed), *released])
 
-    def release(self, key: StoreKey, owner: str) -> None:
-        try:
-            self._run(f"DELETE FROM {{table}} WHERE {_KEY} AND state = 'started' "
-                      "AND owner = %s", (*key, owner))
-        finally:
-            self._release_lock(_lock_id(self.table, *key), owner)
+    def _holds_result(self, conn: psycopg.Connection[Any], completion: StoreCompletion
+                      ) -> bool:
+        row = conn.execute(f"SELECT state, owner FROM {self._table} WHERE {_KEY}",
+                           tuple(completion.key)).fetchone()
+        return row is not None and row[0] == "completed" and row[1] == completion.owner
 
-    def get(self, key: StoreKey) -> StoreClaim | None:
-        row = self._row(key)
-        if row is None or row[0] == "completed":
-            return None if row is None else _claim(row, alive=False)
+    def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
+        return [self._lookup(key) for key in keys]
+
+    def _lookup(self, key: StoreKey) -> StoreClaim | None:
+        row = self._run(f"SELECT {_ROW} FROM {{table}} WHERE {_KEY}", tuple(key)).fetchone()
+        if row is None:
+            return None
+        state, _, owner, started_at, result = row
+        if state == "completed":
+            return StoreClaim("completed", owner, started_at or 0.0, _result(result))
         lock_id = _lock_id(self.table, *key)
         with self._guard:
             holder = self._held.get(lock_id)
         if holder is not None:
-            return _claim(row, alive=owner_alive(holder))
-        high, low = (lock_id & 0xFFFF_FFFF_FFFF_FFFF) >> 32, lock_id & 0xFFFF_FFFF
-        locked = self._run(_LOCKED, (high, low)).fetchone()
-        return _claim(row, alive=bool(locked and locked[0]))
-
-    def _row(self, key: StoreKey) -> tuple[Any, ...] | None:
-        row: tuple[Any, ...] | None = self._run(
-            f"SELECT state, fingerprint, owner, started_at, result FROM {{table}} WHERE {_KEY}",
-            tuple(key),
-        ).fetchone()
-        return row
+            alive = owner_alive(holder)
+        else:
+            high, low = (lock_id & 0xFFFF_FFFF_FFFF_FFFF) >> 32, lock_id & 0xFFFF_FFFF
+            locked = self._run(_LOCKED, (high, low)).fetchone()
+            alive = bool(locked and locked[0])
+        return StoreClaim("running" if alive else "abandoned", owner, started_at or 0.0)
 
     def prune(self, older_than: float) -> int:
-        """Delete completed calls finished more than ``older_than`` seconds ago; the count."""
         return int(self._run(
             "DELETE FROM {table} WHERE state = 'completed' AND completed_at < %s",
             (time.time() - older_than,),
@@ -278,19 +338,14 @@ class PostgresStore(ResultStore):
         return f"<PostgresStore {self.url} table={self.table}>"
 
 
-def _claim(row: tuple[Any, ...], alive: bool) -> StoreClaim:
-    state, fingerprint, owner, started_at, result = row
-    if state == "completed":
-        stored = StoredResult.from_json(result) if result is not None else None
-        return StoreClaim("completed", fingerprint, owner, started_at, stored)
-    return StoreClaim("running" if alive else "abandoned", fingerprint, owner, started_at)
+def _result(text: str | None) -> StoredResult | None:
+    return None if text is None else StoredResult.from_json(text)
 
 
 def _lock_id(*parts: str) -> int:
     """A stable signed 64-bit advisory lock id for a table's call."""
-    digest = hashlib.blake2b("\0".join(parts).encode(), digest_size=8,
-                             person=b"toolbridge-lock").digest()
-    return int.from_bytes(digest, "big", signed=True)
+    key = hashlib.blake2b("\0".join(parts).encode(), digest_size=8, person=b"toolbridge-lock")
+    return int.from_bytes(key.digest(), "big", signed=True)
 
 
 def _redact(url: str) -> str:

@@ -6,12 +6,23 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import UsageError
-from ._base import ResultStore, StoreClaim, StoredResult, StoreKey, _digest, _params
-from ._owners import end_owner, new_owner
+from ._base import (
+    Owned,
+    ResultStore,
+    StoreCall,
+    StoreClaim,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+    digest,
+    fingerprint,
+)
+from ._owners import end_owner, new_owner, owner_alive
+from ._sqlite_schema import prepare
 
 if TYPE_CHECKING:  # imported on first use: keeps `import toolbridge` light
     import sqlite3
@@ -20,29 +31,20 @@ __all__ = ["SqliteStore"]
 
 T = TypeVar("T")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS toolbridge_calls (
-    dialect      TEXT NOT NULL,
-    conversation TEXT NOT NULL,
-    turn         TEXT NOT NULL,
-    call_id      TEXT NOT NULL,
-    state        TEXT NOT NULL CHECK (state IN ('started', 'completed')),
-    tool         TEXT NOT NULL,
-    fingerprint  TEXT NOT NULL,
-    owner        TEXT NOT NULL,
-    started_at   REAL NOT NULL,
-    completed_at REAL,
-    result       TEXT,
-    PRIMARY KEY (dialect, conversation, turn, call_id)
-) WITHOUT ROWID
-"""
 _KEY = "dialect = ? AND conversation = ? AND turn = ? AND call_id = ?"
-_SELECT = f"SELECT state, fingerprint, owner, started_at, result FROM toolbridge_calls WHERE {_KEY}"
-_INSERT = (
-    "INSERT INTO toolbridge_calls (dialect, conversation, turn, call_id, state, tool, "
-    "fingerprint, owner, started_at) VALUES (?, ?, ?, ?, 'started', ?, ?, ?, ?) "
-    "ON CONFLICT DO NOTHING"
-)
+_SELECT = "SELECT state, fingerprint, owner, started_at, result FROM toolbridge_calls WHERE "
+_INSERT = ("INSERT INTO toolbridge_calls (dialect, conversation, turn, call_id, state, tool, "
+           "fingerprint, owner, claimed_at) VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)")
+_TAKE_OVER = f"UPDATE toolbridge_calls SET owner = ? WHERE {_KEY} AND owner = ?"
+_START = (f"UPDATE toolbridge_calls SET state = 'started', started_at = ? WHERE {_KEY} "
+          "AND owner = ? AND state = 'claimed'")
+_COMPLETE = ("UPDATE toolbridge_calls SET state = 'completed', result = ?, completed_at = ? "
+             f"WHERE {_KEY} AND owner = ? AND state != 'completed'")
+_RELEASE = f"DELETE FROM toolbridge_calls WHERE {_KEY} AND owner = ? AND state != 'completed'"
+_CHUNK = 200  # keys per SELECT ... IN (...), well under SQLite's bound on parameters
+_ROWS_PER_INSERT = 100  # 9 parameters each: under the 999 of older SQLite builds
+_RETURNING = (3, 35)  # the SQLite that has INSERT ... RETURNING
+_INSERTS: dict[int, str] = {}  # the INSERT ... RETURNING of so many rows
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 
 
@@ -62,13 +64,12 @@ def _busy(exc: BaseException) -> bool:
 class SqliteStore(ResultStore):
     """Call states in an SQLite file (WAL mode), shared safely by the processes of one machine.
 
-    Every change is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock up front, so
+    Every batch is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock up front, so
     a busy database makes it wait (up to ``timeout`` seconds, SQLite's busy timeout) instead
     of failing when a read would have to become a write. A "database is locked" that still
-    gets through is retried with backoff until ``timeout`` has passed. The claim inserts with
-    ``ON CONFLICT DO NOTHING``, so exactly one worker wins a call. ``synchronous="full"``
-    (default) makes each state change survive a power loss; ``"normal"`` only a process crash,
-    but is faster.
+    gets through is retried with backoff until ``timeout`` has passed. ``synchronous="full"``
+    (default) makes each commit survive a power loss; ``"normal"`` only a process crash, but
+    is faster. The table carries a schema version (see ``docs/runtime.md``).
     """
 
     durable = True
@@ -87,6 +88,7 @@ class SqliteStore(ResultStore):
         with self._lock:
             self._retry(self._connection)
 
+    # ------------------------------------------------------------------ connection
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():  # never share a connection over fork
             import sqlite3
@@ -97,7 +99,7 @@ class SqliteStore(ResultStore):
                 conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-                conn.execute(_SCHEMA)
+                prepare(conn, self.path)
             except BaseException:
                 conn.close()
                 raise
@@ -117,8 +119,10 @@ class SqliteStore(ResultStore):
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.05)
 
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work(conn)`` in one ``BEGIN IMMEDIATE`` transaction, retried while busy."""
+    def _in_transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work(conn)`` in one ``BEGIN IMMEDIATE`` transaction on this store's connection,
+        retried while the database is busy (``work`` may run more than once). For code that
+        keeps more tables in the same file."""
 
         def attempt() -> T:
             conn = self._connection()
@@ -138,76 +142,52 @@ class SqliteStore(ResultStore):
         with self._lock:
             return self._retry(attempt)
 
-    def _change(self, sql: str, params: tuple[Any, ...]) -> int:
-        """Rows changed by one statement, in its own write transaction."""
-        return self._write(lambda conn: int(conn.execute(sql, params).rowcount))
-
-    def claim(self, key: StoreKey, fingerprint: str, tool: str) -> StoreClaim:
-        digest = _digest(fingerprint)  # the column keeps a digest; callers see their text
+    # ------------------------------------------------------------------ the store
+    def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
-        params = _params(key)
-
-        def work(conn: sqlite3.Connection) -> Any:
-            if conn.execute(_INSERT, (*params, tool, digest, owner, time.time())).rowcount == 1:
-                return None
-            return conn.execute(_SELECT, params).fetchone()  # same transaction: still there
-
+        digests = [digest(fingerprint(c.tool, c.arguments)) for c in calls]
         try:
-            row = self._write(work)
+            answers = self._in_transaction(lambda conn: _claim(conn, calls, digests, owner))
         except BaseException:
             end_owner(owner)
             raise
-        if row is None:
-            return StoreClaim("claimed", fingerprint, owner)
-        end_owner(owner)
-        found = self._from_row(row)
-        return found._replace(fingerprint=fingerprint) if found.fingerprint == digest else found
-
-    def take_over(self, key: StoreKey, previous_owner: str) -> str | None:
-        owner = new_owner()
-        try:
-            changed = self._change(
-                f"UPDATE toolbridge_calls SET owner = ?, started_at = ? WHERE {_KEY} "
-                "AND state = 'started' AND owner = ?",
-                (owner, time.time(), *_params(key), previous_owner))
-        except BaseException:
+        if not any(a.state == "claimed" for a in answers):
             end_owner(owner)
-            raise
-        if changed != 1:
-            end_owner(owner)
-            return None
-        return owner
+        return answers
 
-    def complete(self, key: StoreKey, owner: str, result: StoredResult) -> bool:
-        return self._change(
-            "UPDATE toolbridge_calls SET state = 'completed', result = ?, completed_at = ? "
-            f"WHERE {_KEY} AND owner = ?",
-            (result.to_json(), time.time(), *_params(key), owner)) == 1
+    def write(self, *, started: Sequence[Owned] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[Owned] = ()) -> list[bool]:
+        now = time.time()
+        rows = [(c.result.to_json(c.output_json), now, *c.key, c.owner) for c in completed]
 
-    def release(self, key: StoreKey, owner: str) -> None:
-        self._change(f"DELETE FROM toolbridge_calls WHERE {_KEY} AND state = 'started' "
-                     "AND owner = ?", (*_params(key), owner))
+        def work(conn: sqlite3.Connection) -> list[bool]:
+            if started:
+                conn.executemany(_START, [(now, *key, owner) for key, owner in started])
+            applied = [True] * len(rows)
+            if rows and conn.executemany(_COMPLETE, rows).rowcount != len(rows):
+                applied = [_holds_result(conn, c) for c in completed]
+            if released:
+                conn.executemany(_RELEASE, [(*key, owner) for key, owner in released])
+            return applied
 
-    def get(self, key: StoreKey) -> StoreClaim | None:
-        params = _params(key)
+        return self._in_transaction(work)
 
-        def attempt() -> Any:
-            return self._connection().execute(_SELECT, params).fetchone()
+    def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
+        def attempt() -> list[Any]:
+            conn = self._connection()
+            return [conn.execute(_SELECT + _KEY, tuple(key)).fetchone() for key in keys]
 
         with self._lock:
-            row = self._retry(attempt)
-        return None if row is None else self._from_row(row)
-
-    def _from_row(self, row: tuple[Any, ...]) -> StoreClaim:
-        state, fingerprint, owner, started_at, result = row
-        stored = StoredResult.from_json(result) if result is not None else None
-        return self._found(state, fingerprint, owner, started_at, stored)
+            rows = self._retry(attempt)
+        return [None if row is None else self._seen(row[0], row[2], row[3], _result(row[4]))
+                for row in rows]
 
     def prune(self, older_than: float) -> int:
-        """Delete completed calls finished more than ``older_than`` seconds ago; the count."""
-        return self._change(
+        cutoff = time.time() - older_than
+        return self._in_transaction(lambda conn: int(conn.execute(
             "DELETE FROM toolbridge_calls WHERE state = 'completed' AND completed_at < ?",
-            (time.time() - older_than,))
+            (cutoff,)).rowcount))
 
     def close(self) -> None:
         with self._lock:
@@ -217,3 +197,93 @@ class SqliteStore(ResultStore):
 
     def __repr__(self) -> str:
         return f"<SqliteStore {self.path!r}>"
+
+
+def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[str],
+           owner: str) -> list[StoreClaim]:
+    """The claim's work, inside its transaction (the write lock is held: nothing changes)."""
+    import sqlite3
+
+    now = time.time()
+    if sqlite3.sqlite_version_info >= _RETURNING:  # insert the new, read only the rest
+        inserted = _insert_new(conn, calls, digests, owner, now)
+        if len(inserted) == len(calls):
+            return [StoreClaim("claimed", owner)] * len(calls)
+        rest = [c.key for c in calls if c.key not in inserted]
+        found = _rows(conn, rest)
+        for key in inserted:
+            found[key] = ("claimed", None, owner, None, None)  # ours, just now
+    else:
+        found = _rows(conn, [c.key for c in calls])
+    ours = StoreClaim("claimed", owner)
+    answers: list[StoreClaim] = []
+    inserts: list[tuple[Any, ...]] = []
+    for call, text in zip(calls, digests, strict=True):
+        row = found.get(call.key)
+        if row is None:
+            inserts.append((*call.key, call.tool, text, owner, now))
+            answers.append(ours)
+            continue
+        state, stored, holder, started_at, result = row
+        if holder == owner:
+            answers.append(ours)
+            continue
+        if stored is not None and stored != text:  # NULL: migrated from schema 0, unknown
+            answers.append(StoreClaim("reused"))
+        elif state == "completed":
+            answers.append(StoreClaim("completed", holder, started_at or 0.0, _result(result)))
+        elif owner_alive(holder):
+            answers.append(StoreClaim("running", holder, started_at or 0.0))
+        else:
+            conn.execute(_TAKE_OVER, (owner, *call.key, holder))
+            answers.append(StoreClaim("claimed", owner, started_at or 0.0))
+    if inserts:
+        conn.executemany(_INSERT, inserts)
+    return answers
+
+
+def _insert_new(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[str],
+                owner: str, now: float) -> set[StoreKey]:
+    """Insert the calls not stored yet (``RETURNING`` says which): their keys."""
+    inserted: set[StoreKey] = set()
+    for start in range(0, len(calls), _ROWS_PER_INSERT):
+        chunk = calls[start:start + _ROWS_PER_INSERT]
+        sql = _INSERTS.get(len(chunk))
+        if sql is None:
+            sql = _INSERTS[len(chunk)] = (
+                _INSERT.replace("VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)", "VALUES " + ", ".join(
+                    ["(?, ?, ?, ?, 'claimed', ?, ?, ?, ?)"] * len(chunk)))
+                + " ON CONFLICT DO NOTHING RETURNING dialect, conversation, turn, call_id")
+        params = [value for call, text in zip(chunk, digests[start:start + len(chunk)],
+                                              strict=True)
+                  for value in (*call.key, call.tool, text, owner, now)]
+        inserted.update(StoreKey(*row) for row in conn.execute(sql, params))
+    return inserted
+
+
+def _rows(conn: sqlite3.Connection, keys: list[StoreKey]) -> dict[StoreKey, tuple[Any, ...]]:
+    """The stored rows of ``keys``, by key: one query per turn (and chunk of ids)."""
+    turns: dict[tuple[str, str, str], list[str]] = {}
+    for key in keys:
+        turns.setdefault((key[0], key[1], key[2]), []).append(key[3])
+    found: dict[StoreKey, tuple[Any, ...]] = {}
+    for turn, ids in turns.items():
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            sql = ("SELECT call_id, state, fingerprint, owner, started_at, result FROM "
+                   "toolbridge_calls WHERE dialect = ? AND conversation = ? AND turn = ? AND "
+                   f"call_id IN ({', '.join('?' * len(chunk))})")
+            for call_id, *row in conn.execute(sql, (*turn, *chunk)):
+                found[StoreKey(*turn, call_id)] = tuple(row)
+    return found
+
+
+def _holds_result(conn: sqlite3.Connection, completion: StoreCompletion) -> bool:
+    """Whether ``completion`` applied (after an ``executemany`` that changed fewer rows)."""
+    row = conn.execute("SELECT state, owner FROM toolbridge_calls WHERE " + _KEY,
+                       tuple(completion.key)).fetchone()
+    return row is not None and row[0] == "completed" and row[1] == completion.owner
+
+
+def _result(text: str | None) -> StoredResult | None:
+    return None if text is None else StoredResult.from_json(text)

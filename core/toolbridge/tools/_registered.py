@@ -185,9 +185,12 @@ class RegisteredTool:
     _required: tuple[str, ...] = ()
     side_effects: bool = field(init=False, default=False)
     """The definition's flag, read on every call (a plain attribute reads faster)."""
+    timeout: float | None = field(init=False, default=None)
+    """The definition's timeout, read on every call."""
 
     def __post_init__(self) -> None:
         self.side_effects = self.definition.side_effects
+        self.timeout = self.definition.timeout
 
     @classmethod
     def from_function(

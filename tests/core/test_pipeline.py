@@ -1,4 +1,4 @@
-"""The inline batch path (`runtime._inline`) keeps the general path's answers and store rules."""
+"""The one pipeline: plain binding, batches of calls, the store's rules, the event loop."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 import toolbridge
+import toolbridge.store
 from toolbridge import ToolCall, WireFormatError
-from toolbridge.store import MemoryStore, StoredResult, StoreKey, end_owner
-from toolbridge.store._memory import content_of
+from toolbridge.store import MemoryStore, StoreCall, StoredResult, StoreKey, end_owner
 
 
 def call(id: str, name: str, arguments: dict[str, Any], turn: str = "t") -> ToolCall:
@@ -170,40 +170,66 @@ def test_calls_the_path_cannot_take_still_get_their_answer() -> None:
 
 
 # ---------------------------------------------------------------------------- the store's side
-def test_a_batch_member_is_an_ordinary_entry_to_every_store_method() -> None:
+def test_a_batch_claim_answers_each_call_and_keeps_every_store_rule() -> None:
     store = MemoryStore()
-    calls = [call("1", "echo", {"text": "a"}), call("2", "echo", {"text": "b"})]
-    batch, found = store._claim_turn(("d", "s", "t"), ["1", "2"], [content_of(c) for c in calls])
-    assert found == [None, None] and len(store) == 2
+    calls = [StoreCall(key("1"), "echo", {"text": "a"}), StoreCall(key("2"), "echo", {"text": "b"})]
+    first = store.claim(calls)
+    assert [a.state for a in first] == ["claimed", "claimed"] and len(store) == 2
+    owner = first[0].owner
+    assert first[1].owner == owner  # one owner for the batch
     running = store.get(key("1"))
-    assert running is not None and running.state == "running"
-    assert running.fingerprint == 'echo\0{"text":"a"}'
-    assert store.take_over(key("1"), "someone else") is None  # not the owner
-    store._complete_turn(("d", "s", "t"), batch, [(True, "A", None)])  # the second never ran
+    assert running is not None and running.state == "running" and running.started_at == 0
+    store.write(started=[(key("1"), owner)], completed=[])
+    started = store.get(key("1"))
+    assert started is not None and started.started_at > 0
+    assert store.write(completed=[  # the second never ran; a stranger cannot complete it
+        toolbridge.store.StoreCompletion(key("1"), owner, StoredResult(True, "A")),
+        toolbridge.store.StoreCompletion(key("2"), "someone else", StoredResult(True, "B")),
+    ]) == [True, False]
     done, pending = store.get(key("1")), store.get(key("2"))
     assert done is not None and done.state == "completed" and done.result == (True, "A", None)
     assert pending is not None and pending.state == "running"
-    store.release(key("2"), batch.owner)
+    store.release(key("2"), owner)
     assert store.get(key("2")) is None and len(store) == 1
-    again, found = store._claim_turn(("d", "s", "t"), ["1", "2"],
-                                    [content_of(c) for c in calls])
-    assert found[0] is not None and found[0].state == "completed" and found[1] is None
-    assert store.complete(key("2"), again.owner, StoredResult(False, None, "no"))
-    replay = store.claim_call(key("2"), calls[1])
+    again = store.claim(calls)
+    assert [a.state for a in again] == ["completed", "claimed"]
+    assert store.complete(key("2"), again[1].owner, StoredResult(False, None, "no"))
+    replay = store.claim_one(key("2"), "echo", {"text": "b"})
     assert replay.state == "completed" and replay.result == StoredResult(False, None, "no")
+    assert store.claim_one(key("2"), "echo", {"text": "other"}).state == "reused"
+    end_owner(owner)
+    end_owner(again[1].owner)
 
 
-def test_eviction_drops_completed_batches_first_and_keeps_calls_in_flight() -> None:
+def test_a_dead_owners_claim_is_taken_over_in_the_claim() -> None:
+    store = MemoryStore()
+    [never] = store.claim([StoreCall(key("1"), "echo", {})])
+    [entered] = store.claim([StoreCall(key("2"), "echo", {})])
+    store.start(key("2"), entered.owner)
+    end_owner(never.owner)  # both workers are gone
+    end_owner(entered.owner)
+    assert [a.state for a in store.lookup([key("1"), key("2")])] == ["abandoned", "abandoned"]
+    taken = store.claim([StoreCall(key("1"), "echo", {}), StoreCall(key("2"), "echo", {})])
+    assert [a.state for a in taken] == ["claimed", "claimed"]
+    assert taken[0].started_at == 0  # its handler never ran: safe to run
+    assert taken[1].started_at > 0  # it ran: side effects go to reconciliation
+    end_owner(taken[0].owner)
+
+
+def test_eviction_drops_completed_calls_first_and_keeps_calls_in_flight() -> None:
     store = MemoryStore(max_entries=4)
-    store._claim_turn(("d", "s", "held"), ["x"], [("echo", {})])
+    [held] = store.claim([StoreCall(StoreKey("d", "s", "held", "x"), "echo", {})])
     for turn in range(5):
-        batch, _ = store._claim_turn(("d", "s", str(turn)), ["1", "2"], [("echo", {})] * 2)
-        store._complete_turn(("d", "s", str(turn)), batch, [(True, turn, None)] * 2)
+        keys = [StoreKey("d", "s", str(turn), i) for i in ("1", "2")]
+        claims = store.claim([StoreCall(k, "echo", {}) for k in keys])
+        store.write(completed=[toolbridge.store.StoreCompletion(k, c.owner, StoredResult(
+            True, turn)) for k, c in zip(keys, claims, strict=True)])
     assert len(store) <= 4
     assert store.get(StoreKey("d", "s", "held", "x")) is not None  # in flight: never dropped
     newest = store.get(StoreKey("d", "s", "4", "2"))
     assert newest is not None and newest.result == (True, 4, None)
     assert store.get(StoreKey("d", "s", "0", "1")) is None
+    end_owner(held.owner)
 
 
 def test_an_interrupted_batch_keeps_the_results_it_made(caplog: pytest.LogCaptureFixture
@@ -266,7 +292,7 @@ def test_ahandle_never_blocks_the_loop_on_a_call_another_worker_holds() -> None:
     store = box.store
     assert isinstance(store, MemoryStore)
     held = call("1", "echo", {"text": "a"})
-    owner = store.claim_call(key("1"), held).owner  # "another worker" of this process
+    owner = store.claim_one(key("1"), "echo", {"text": "a"}).owner  # another worker, here
 
     async def main() -> list[Any]:
         def finish() -> None:

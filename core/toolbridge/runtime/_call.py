@@ -1,0 +1,274 @@
+"""`PlannedCall`: one call ready to run, as an executor sees it; `Payload`, what calls share.
+
+An executor only decides where and when: it calls `PlannedCall.execute` (a sync handler, in
+the thread it runs in), ``await PlannedCall.aexecute()`` (on the running loop), or
+`PlannedCall.time_out` when it gives up waiting. The call does the rest: its "started" mark
+when it has side effects, the `toolbridge_execute_call` hook chain, the handler, the shaping
+and size check of its result, and its record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolError
+from ..model import ToolCall, ToolDefinition, ToolResult
+from . import _threads
+from ._limits import SizePolicy, enforce_limits
+from ._output import _message, default_error_formatter, shape
+from ._threads import Batch
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ..plugin import Dialect
+    from ..store import ResultStore, StoreKey
+    from ..tools import RegisteredTool
+    from ._journal import Journal
+
+__all__ = ["Payload", "PlannedCall"]
+
+log = logging.getLogger("toolbridge.runtime")
+
+Shaped = tuple[ToolResult, "str | None"]
+"""A result, and its output's JSON text when it is JSON data."""
+
+
+class Payload:
+    """One payload's run: the settings it runs with and what its calls share."""
+
+    __slots__ = ("error_formatter", "extra", "hooks", "journal", "lock", "loop",
+                 "max_concurrency", "oversize", "store", "timeout")
+
+    def __init__(self, store: ResultStore | None, timeout: float | None, max_concurrency: int,
+                 error_formatter: Callable[[BaseException], str], oversize: SizePolicy,
+                 hooks: pluggy.PluginManager | None, extra: Mapping[str, Any]) -> None:
+        self.store = store
+        self.timeout = timeout
+        self.max_concurrency = max_concurrency
+        self.error_formatter = error_formatter
+        self.oversize = oversize
+        self.hooks = hooks
+        """The plugin manager when a plugin wraps calls (`toolbridge_execute_call`)."""
+        self.extra = extra
+        self.journal: Journal | None = None
+        self.lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The running loop, for hook chains around async handlers."""
+
+    def format_error(self, exc: BaseException) -> str:
+        """The agent's error text: a `ToolError` verbatim, anything else through the formatter."""
+        if isinstance(exc, ToolError):
+            return _message(exc)
+        try:
+            return str(self.error_formatter(exc))
+        except Exception as failure:
+            log.error("the error formatter failed", exc_info=failure)
+            return default_error_formatter(exc)
+
+
+class PlannedCall:
+    """A call whose tool and arguments are known, on its way through the pipeline."""
+
+    __slots__ = ("arguments", "call", "dialect", "index", "key", "kwargs", "owner", "payload",
+                 "recorded", "result", "resumed", "sure", "text", "timeout", "tool")
+
+    def __init__(self, payload: Payload, index: int, call: ToolCall, tool: RegisteredTool,
+                 kwargs: dict[str, Any], arguments: dict[str, Any], dialect: Dialect | None,
+                 sure: int, key: StoreKey | None, timeout: float | None) -> None:
+        self.payload = payload
+        self.index = index
+        self.call = call
+        self.tool = tool
+        self.kwargs = kwargs
+        self.arguments = arguments
+        """The decoded arguments (what the store's fingerprint is taken on)."""
+        self.dialect = dialect
+        self.sure = sure
+        """The longest text output that surely fits the dialect's limits."""
+        self.key = key
+        self.timeout = timeout
+        """Seconds the call may run (the tool's, else the toolbox's); ``None``: no limit."""
+        self.owner: str | None = None
+        """The store owner holding the call for this run, once claimed."""
+        self.resumed = 0.0
+        """When a worker that is gone had entered the handler (a taken-over claim)."""
+        self.result: ToolResult | None = None
+        self.text: str | None = None
+        self.recorded = False
+
+    # ------------------------------------------------------------------ what executors read
+    @property
+    def definition(self) -> ToolDefinition:
+        return self.tool.definition
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the handler is a coroutine function (run it with `aexecute`)."""
+        return self.tool.is_async
+
+    @property
+    def inline(self) -> bool:
+        """Whether the tool asked to run in the caller's thread (``inline=True``)."""
+        return self.tool.inline
+
+    # ------------------------------------------------------------------ running
+    def execute(self, linger: bool = False) -> None:
+        """Run the call in this thread: the hook chain and a sync handler (an async one, with
+        a hook chain, on `Payload.loop`). ``linger``: this thread goes on to run more calls
+        of the payload, so a side effect's record may wait for its next "started" mark (or
+        the executor's `Journal.flush`)."""
+        journal = self.payload.journal
+        logged = self.owner is not None and self.tool.side_effects
+        if journal is not None:
+            if logged:
+                if not journal.start(self):
+                    return
+            elif journal.pending:
+                journal.flush()  # a side effect's result is stored before another handler runs
+        hooks = self.payload.hooks
+        result, text = self._call_sync() if hooks is None else self._through_hooks(hooks)
+        if self.settle(result, text) and logged and journal is not None:
+            journal.completed(self, linger)
+
+    async def aexecute(self) -> None:
+        """Run the call on the running loop: await an async handler (within its timeout), or
+        call a sync one here. Not used when a plugin wraps calls."""
+        journal = self.payload.journal
+        logged = self.owner is not None and self.tool.side_effects
+        if journal is not None:
+            if logged:
+                if not await journal.astart(self):
+                    return
+            elif journal.pending:
+                await journal.aflush()
+        result, text = await self._await_handler() if self.tool.is_async else self._call_sync()
+        if self.settle(result, text) and logged and journal is not None:
+            await journal.acompleted(self)
+
+    def time_out(self) -> None:
+        """The executor stopped waiting: the call's result says it timed out."""
+        journal = self.payload.journal
+        if self.settle(self._timed_out()) and self.owner is not None and journal is not None and (
+                self.tool.side_effects):
+            journal.completed(self, False)
+
+    def settle(self, result: ToolResult, text: str | None = None) -> bool:
+        """Make ``result`` (within the dialect's size limits) the call's answer, unless it
+        already has one (a call that timed out, then returned); whether it did."""
+        if self.result is not None:
+            return False
+        limited = self._limited(result, text)
+        if self.timeout is None:  # nothing else settles it: no timeout to give it up on
+            self.result = limited
+            self.text = text if limited is result else None
+            return True
+        with self.payload.lock:
+            if self.result is not None:
+                return False
+            self.result = limited
+            self.text = text if limited is result else None
+        return True
+
+    def failed(self, error: str) -> None:
+        """Settle an error result (a call that could not be run)."""
+        self.settle(ToolResult.failed(self.call, error))
+
+    # ------------------------------------------------------------------ internals
+    def _call_sync(self) -> Shaped:
+        try:
+            value = self.tool.handler(**self.kwargs)
+        except Exception as exc:
+            return self._failure(exc), None
+        return shape(self.call, value)
+
+    async def _await_handler(self) -> Shaped:
+        timeout = self.timeout
+        try:
+            if timeout is None:
+                value = await self.tool.handler(**self.kwargs)
+            else:
+                task = asyncio.ensure_future(self.tool.handler(**self.kwargs))
+                try:
+                    done, _ = await asyncio.wait({task}, timeout=timeout)
+                except asyncio.CancelledError:
+                    task.cancel()
+                    raise
+                if not done:
+                    task.cancel()
+                    return self._timed_out(), None
+                value = task.result()
+        except Exception as exc:
+            return self._failure(exc), None
+        return shape(self.call, value)
+
+    def _through_hooks(self, hooks: pluggy.PluginManager) -> Shaped:
+        shaped: list[Shaped] = []
+
+        def invoke() -> ToolResult:
+            shaped.append(self._invoke())
+            return shaped[-1][0]
+
+        call = self.call
+        try:
+            result = hooks.hook.toolbridge_execute_call(call=call, tool=self.definition,
+                                                        invoke=invoke)
+        except Exception as exc:
+            log.error("a toolbridge_execute_call hook failed for %s", call.name, exc_info=exc)
+            return ToolResult.failed(call, self.payload.format_error(exc)), None
+        if not isinstance(result, ToolResult):
+            return ToolResult.failed(call, "a plugin returned no result for this call"), None
+        text = next((t for r, t in shaped if r is result), None)
+        return result, text
+
+    def _invoke(self) -> Shaped:
+        """The handler with its timeout, from a hook chain (in a worker thread)."""
+        if self.tool.is_async:
+            loop = self.payload.loop
+            assert loop is not None
+            return asyncio.run_coroutine_threadsafe(self._await_handler(), loop).result()
+        if self.timeout is None:
+            return self._call_sync()
+        threads = self.payload.max_concurrency
+        batch = Batch(_threads.HANDLERS, [lambda here: self._call_sync()], [self.timeout],
+                      [self.call.name], threads)
+        if batch.wait(self.timeout) or not batch.give_up(0):
+            error = batch.errors[0]
+            if error is not None:
+                raise error
+            return batch.values[0]  # type: ignore[no-any-return]
+        return self._timed_out(), None
+
+    def _timed_out(self) -> ToolResult:
+        call = self.call
+        log.error("tool %s timed out after %g s (call %s)", call.name, self.timeout, call.id)
+        return ToolResult.failed(call, f"{call.name} timed out after {self.timeout:g} s")
+
+    def _failure(self, exc: Exception) -> ToolResult:
+        call = self.call
+        if isinstance(exc, ToolError):  # a message for the agent: logged briefly
+            log.info("tool %s answered an error (call %s): %s", call.name, call.id,
+                     _message(exc))
+        else:
+            log.error("tool %s failed (call %s)", call.name, call.id, exc_info=exc)
+        return ToolResult.failed(call, self.payload.format_error(exc))
+
+    def _limited(self, result: ToolResult, text: str | None) -> ToolResult:
+        """``result`` within the dialect's size limits, by the oversize policy."""
+        dialect = self.dialect
+        if dialect is None:
+            return result
+        fields = result.__dict__
+        if fields["success"]:
+            output = fields["output"]
+            size = len(output) if type(output) is str else None if text is None else len(text)
+        else:
+            size = len(fields["error"] or "")
+        if size is not None and size <= self.sure:
+            return result
+        return enforce_limits(result, dialect.limits, dialect.name, self.payload.oversize,
+                              text)

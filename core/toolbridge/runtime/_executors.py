@@ -1,0 +1,277 @@
+"""Executors: where and when a payload's planned calls run (the pipeline's "run" step).
+
+An executor decides only the place (this thread, a worker thread, the event loop) and the
+moment (concurrency, timeouts); each `PlannedCall` does the work and records itself.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import time
+from collections.abc import Coroutine, Generator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import _threads
+from ._loops import run_in_thread_loop
+from ._threads import Batch, ThreadPool, resolve
+
+if TYPE_CHECKING:
+    from ._call import PlannedCall
+
+__all__ = ["Executor", "InlineExecutor", "LoopExecutor", "ThreadExecutor"]
+
+
+class Executor(abc.ABC):
+    """Runs a payload's planned calls; returns once every one of them has its result.
+
+    `arun` is awaited on the running event loop (``ahandle``, ``aexecute``); `run` is called
+    from a thread with no running loop (``handle``, ``execute``) and by default runs `arun` on
+    this thread's own event loop, made once and reused. At most ``concurrency`` calls run at
+    once. A call runs with `PlannedCall.execute` (in the thread it is called in) or
+    ``await PlannedCall.aexecute()`` (on the loop); an executor that stops waiting for one
+    (its ``timeout`` passed) calls `PlannedCall.time_out`.
+    """
+
+    @abc.abstractmethod
+    async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
+        """Run ``calls`` from the running event loop."""
+
+    def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
+        """Run ``calls`` from this thread, which has no running event loop."""
+        run_in_thread_loop(self.arun(calls, concurrency))
+
+
+class InlineExecutor(Executor):
+    """Every call in the caller's thread (or on its loop), one after another, in order.
+
+    No timeout is enforced and nothing runs concurrently: for cheap handlers, tests, and a
+    worker that runs one call at a time. Hook chains still run in a worker thread under
+    `arun` (a wrapper may block, the loop must not).
+    """
+
+    def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
+        if any(c.is_async for c in calls):
+            super().run(calls, concurrency)
+            return
+        for call in calls:
+            call.execute(linger=True)
+
+    async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
+        _on_this_loop(calls)
+        threads = concurrency
+        for call in calls:
+            if call.payload.hooks is not None:
+                await _threads.CALLS.run(threads, call.execute)
+            else:
+                await call.aexecute()
+
+
+class LoopExecutor(Executor):
+    """Async handlers as tasks on the running loop; sync handlers in toolbridge's worker
+    threads, awaited together; ``inline`` sync handlers on the loop itself.
+
+    A handler that never suspends needs no task: the calls are started in order in the
+    caller's task, and the first one that suspends stays there (as if awaited directly)
+    while the rest become tasks. With a `toolbridge_execute_call` wrapper registered, every
+    call's hook chain runs in a worker thread (a wrapper may block); `invoke()` then runs an
+    async handler on the loop.
+    """
+
+    async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
+        _on_this_loop(calls)
+        hooked = calls[0].payload.hooks is not None
+        threads = concurrency
+        if hooked:
+            here: list[PlannedCall] = []
+            pooled = list(calls)
+        else:
+            here = [c for c in calls if c.is_async or c.inline]
+            pooled = [c for c in calls if not (c.inline or c.is_async)]
+        if len(calls) - sum(not c.is_async for c in here) > concurrency:
+            await _bounded(calls, concurrency, threads, hooked)
+            return
+        pool = _threads.CALLS if hooked else _threads.HANDLERS
+        batch = ended = None
+        if pooled:
+            batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
+        try:
+            await _started_in_order(here)
+            if batch is not None and ended is not None:
+                await _await_batch(batch, ended, pooled)
+        except BaseException:
+            if batch is not None:
+                batch.cancel()
+            raise
+        _raise_from(batch)
+
+
+class ThreadExecutor(LoopExecutor):
+    """The default: sync handlers in toolbridge's worker threads, with no event loop.
+
+    `run` hands the payload's calls to the pool and waits for them together; meanwhile
+    the calling thread runs the ``inline`` ones, one call without a timeout, and any call
+    without a timeout that no worker has started yet. Timeouts are enforced on the others
+    (a handler that overruns is abandoned in its thread). A payload with async handlers runs
+    as `LoopExecutor` does, on this thread's own loop.
+    """
+
+    def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
+        if any(c.is_async for c in calls):
+            super().run(calls, concurrency)
+            return
+        hooked = calls[0].payload.hooks is not None
+        here = [c for c in calls if c.inline]
+        rest = [c for c in calls if not c.inline]
+        mine = None if here else next((c for c in rest if hooked or c.timeout is None), None)
+        pooled = [c for c in rest if c is not mine]
+        pool = _threads.CALLS if hooked else _threads.HANDLERS
+        busy = mine is not None or bool(here)
+        batch = None
+        if pooled:
+            batch = Batch(pool, [c.execute for c in pooled],
+                          [c.timeout if not hooked else None for c in pooled],
+                          [c.call.name for c in pooled], concurrency,
+                          concurrency - busy)
+        try:
+            for call in here:
+                call.execute(linger=True)
+            if mine is not None:
+                mine.execute(linger=True)
+            if batch is not None:
+                index = batch.take(untimed=True)
+                while index is not None:  # what no worker has started yet
+                    batch.run(index, True)
+                    index = batch.take(untimed=True)
+                if busy:
+                    batch.widen()  # this thread's slot is free now
+                _wait(batch, pooled)
+        except BaseException:
+            if batch is not None:
+                batch.cancel()
+            raise
+        _raise_from(batch)
+
+
+def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
+    if calls:
+        calls[0].payload.loop = asyncio.get_running_loop()
+
+
+class _Resumed:
+    """The rest of a started coroutine, awaited in the current task as ``await coro``
+    would have: what it waits for goes up to the task, what the task sends comes back."""
+
+    __slots__ = ("coro", "waiting")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any) -> None:
+        self.coro, self.waiting = coro, waiting
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coro, waiting = self.coro, self.waiting
+        while True:
+            try:
+                sent = yield waiting
+            except BaseException as exc:  # thrown into the task (a cancellation): pass it on
+                try:
+                    waiting = coro.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    waiting = coro.send(sent)
+                except StopIteration:
+                    return
+
+
+async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
+    """Run ``calls`` concurrently: each starts in this task; the first that suspends goes
+    on here, the ones after it become tasks."""
+    loop = asyncio.get_running_loop()
+    for index, call in enumerate(calls):
+        coro = call.aexecute()
+        try:
+            waiting = coro.send(None)
+        except StopIteration:
+            continue  # done without suspending: no task needed
+        tasks = [loop.create_task(c.aexecute()) for c in calls[index + 1:]]
+        try:
+            await _Resumed(coro, waiting)
+            for task in tasks:
+                await task
+        except BaseException:
+            coro.close()
+            for task in tasks:
+                task.cancel()
+            raise
+        return
+
+
+def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:
+    """Wait for the batch, giving up each job whose timeout passed."""
+    while True:
+        late, nearest = batch.overdue(time.monotonic())
+        for index in late:
+            if batch.give_up(index):
+                calls[index].time_out()
+        if batch.wait(None if nearest is None else nearest - time.monotonic()):
+            return
+
+
+def _submitted(pool: ThreadPool, calls: Sequence[PlannedCall], threads: int, concurrency: int,
+               timed: bool) -> tuple[Batch, asyncio.Future[None]]:
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[None] = loop.create_future()
+    batch = Batch(pool, [c.execute for c in calls],
+                  [c.timeout if timed else None for c in calls], [c.call.name for c in calls],
+                  threads, concurrency, lambda: loop.call_soon_threadsafe(resolve, ended))
+    return batch, ended
+
+
+async def _await_batch(batch: Batch, ended: asyncio.Future[None],
+                       calls: Sequence[PlannedCall]) -> None:
+    while not ended.done():
+        late, nearest = batch.overdue(time.monotonic())
+        for index in late:
+            if batch.give_up(index):
+                call = calls[index]
+                if call.payload.store is not None and call.payload.store.blocking:
+                    await _threads.CALLS.run(batch.size, call.time_out)
+                else:
+                    call.time_out()
+        if not ended.done():
+            wait = None if nearest is None else max(nearest - time.monotonic(), 0.0)
+            await asyncio.wait({ended}, timeout=wait)
+
+
+async def _bounded(calls: Sequence[PlannedCall], concurrency: int, threads: int,
+                   hooked: bool) -> None:
+    """More calls than may run at once: each waits for a slot (sync ones then one by one)."""
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(call: PlannedCall) -> None:
+        async with slots:
+            if hooked:
+                await _threads.CALLS.run(threads, call.execute)
+            elif call.is_async or call.inline:
+                await call.aexecute()
+            else:
+                batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
+                await _await_batch(batch, ended, [call])
+                _raise_from(batch)
+
+    tasks = [asyncio.ensure_future(one(c)) for c in calls]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        raise
+
+
+def _raise_from(batch: Batch | None) -> None:
+    """Raise what escaped a job (``KeyboardInterrupt``, ``SystemExit``: handlers catch the rest)."""
+    if batch is not None:
+        for error in batch.errors:
+            if error is not None:
+                raise error

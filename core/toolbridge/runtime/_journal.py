@@ -1,0 +1,299 @@
+"""The store's part of a payload: one claim, then its writes grouped into few commits.
+
+A payload of new calls without side effects costs two store transactions: the claim, and
+the record of every result at the end. A side-effecting call needs its "started" mark stored
+before its handler runs and its result as soon as it returns: writes wanted at the same time
+share one transaction (group commit: while one is being written, the next ones gather), and a
+thread running calls one after another stores a result with the next call's mark.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from ..model import ToolCall, ToolResult, new_result
+from ..store import StoreCall, StoreClaim, StoreCompletion, StoredResult, StoreKey, end_owner
+from . import _threads
+from ._output import default_error_formatter
+
+if TYPE_CHECKING:
+    from ..store import ResultStore
+    from ..tools import RegisteredTool
+
+
+class PlannedCall(Protocol):
+    """What the journal reads and sets of a `toolbridge.runtime.PlannedCall`."""
+
+    call: ToolCall
+    tool: RegisteredTool
+    arguments: dict[str, Any]
+    key: StoreKey | None
+    owner: str | None
+    resumed: float
+    result: ToolResult | None
+    text: str | None
+    recorded: bool
+
+    def failed(self, error: str) -> None: ...
+
+
+C = TypeVar("C", bound=PlannedCall)
+
+__all__ = ["COMPLETE_RETRY_PAUSES", "Journal"]
+
+log = logging.getLogger("toolbridge.runtime")
+
+COMPLETE_RETRY_PAUSES = (0.05, 0.25, 1.0)
+"""Seconds between the attempts to store results when the store fails (then it is logged)."""
+_new_tuple = tuple.__new__  # StoreCall(...), StoredResult(...) without their Python __new__
+
+
+class Journal:
+    """A payload's dealings with the store: claims, "started" marks, results, releases."""
+
+    def __init__(self, store: ResultStore, threads: int) -> None:
+        self.store = store
+        self.threads = threads
+        self.pending = False
+        """Whether writes wait for the next commit."""
+        self.owners: set[str] = set()
+        self._lock = threading.Lock()
+        self._cond: threading.Condition | None = None  # made by the first thread that waits
+        self._started: list[PlannedCall] = []
+        self._completed: list[PlannedCall] = []
+        self._released: list[tuple[StoreKey, str]] = []
+        self._marked: set[int] = set()  # ids of the calls whose "started" mark was stored
+        self._flushing = False
+        self._gathering = 0  # the generation new writes join
+        self._written = -1  # the last generation written
+        self._errors: dict[int, Exception] = {}
+
+    # ------------------------------------------------------------------ claims
+    def requests(self, planned: Sequence[PlannedCall]) -> list[StoreCall]:
+        """What to claim for ``planned`` (keyed calls only)."""
+        store = self.store
+        if not (store.durable or store.warned_side_effects):
+            effect = next((pc for pc in planned if pc.tool.side_effects), None)
+            if effect is not None:
+                _warn_side_effects(store, effect)
+        return [_new_tuple(StoreCall, (pc.key, pc.call.name, pc.arguments)) for pc in planned]
+
+    def claimed(self, planned: Sequence[C], answers: Sequence[StoreClaim]
+                ) -> tuple[list[C], list[C], list[C]]:
+        """The claim's answers applied: the calls to run, to reconcile, and held elsewhere.
+
+        Replayed and refused calls are settled here.
+        """
+        first = answers[0] if answers else None
+        if first is not None and first[0] == "claimed" and not first[2] and (
+                answers.count(first) == len(answers)):  # all new, claimed at once: in bulk
+            owner = first[1]
+            self.owners.add(owner)
+            for pc in planned:
+                pc.owner = owner
+            return list(planned), [], []
+        run: list[C] = []
+        reconcile: list[C] = []
+        held: list[C] = []
+        owners = self.owners
+        for pc, answer in zip(planned, answers, strict=True):
+            state = answer[0]
+            if state == "claimed":
+                pc.owner = owner = answer[1]
+                if owner not in owners:
+                    owners.add(owner)
+                if answer[2]:
+                    pc.resumed = answer[2]
+                    (reconcile if pc.tool.side_effects else run).append(pc)
+                else:
+                    run.append(pc)
+            elif state == "completed":
+                stored = answer[3]
+                assert stored is not None
+                pc.result = new_result(pc.call, stored[0], stored[1], stored[2])
+                pc.recorded = True
+            elif state == "reused":
+                pc.failed(f"call id {pc.call.id!r} was already used in this turn for a different "
+                          "call (another tool or other arguments); this call was not run")
+                pc.recorded = True
+            else:
+                held.append(pc)
+        return run, reconcile, held
+
+    def unclaimed(self, planned: Sequence[PlannedCall], exc: Exception) -> list[PlannedCall]:
+        """The claim failed: side-effecting calls are not run; the rest run unrecorded."""
+        log.error("the result store failed to claim %d call(s)", len(planned), exc_info=exc)
+        run = []
+        for pc in planned:
+            if pc.tool.side_effects:
+                pc.failed(f"{pc.call.name} was not run: the result store failed "
+                          f"({default_error_formatter(exc)})")
+                pc.recorded = True
+            else:
+                pc.key = None
+                run.append(pc)
+        return run
+
+    # ------------------------------------------------------------------ writes
+    def start(self, pc: PlannedCall) -> bool:
+        """Store ``pc``'s "started" mark before its handler runs; ``False`` (its result then
+        says it was not run) when the store failed."""
+        with self._lock:
+            self._started.append(pc)
+            self.pending = True
+        error = self._commit()
+        if error is None:
+            self._marked.add(id(pc))
+            return True
+        pc.failed(f"{pc.call.name} was not run: the result store failed "
+                  f"({default_error_formatter(error)})")
+        return False
+
+    def completed(self, pc: PlannedCall, linger: bool) -> None:
+        """Store a side effect's result: now, or with the next write (``linger``)."""
+        with self._lock:
+            self._completed.append(pc)
+            self.pending = True
+        if not linger:
+            self._commit()
+
+    def flush(self) -> None:
+        """Store whatever waits."""
+        if self.pending:
+            self._commit()
+
+    async def astart(self, pc: PlannedCall) -> bool:
+        if self.store.blocking:
+            return await _threads.CALLS.run(self.threads, self.start, pc)
+        return self.start(pc)
+
+    async def acompleted(self, pc: PlannedCall) -> None:
+        if self.store.blocking:
+            await _threads.CALLS.run(self.threads, self.completed, pc, False)
+        else:
+            self.completed(pc, False)
+
+    async def aflush(self) -> None:
+        if self.store.blocking:
+            await _threads.CALLS.run(self.threads, self.flush)
+        else:
+            self.flush()
+
+    def finish(self, planned: Sequence[PlannedCall]) -> None:
+        """Store every result not stored yet and free every claim of a call that has none
+        (a side effect whose handler was entered stays started: a re-delivery reconciles
+        it); the owners are then done."""
+        if not (self.pending or self._flushing or self._started or self._completed) and all(
+                pc.result is not None for pc in planned):  # the usual end: one write, here
+            try:
+                unrecorded = [pc for pc in planned if pc.owner is not None and not pc.recorded]
+                if unrecorded:
+                    self._write([], unrecorded, [])
+            finally:
+                for owner in self.owners:
+                    end_owner(owner)
+                self.owners.clear()
+            return
+        with self._lock:
+            completed = self._completed
+            queued = {id(pc) for pc in completed} if completed else ()
+            for pc in planned:
+                if pc.owner is None or pc.recorded:
+                    continue
+                if pc.result is not None:
+                    if id(pc) not in queued:
+                        completed.append(pc)
+                elif not (pc.tool.side_effects and id(pc) in self._marked):
+                    self._released.append((pc.key, pc.owner))  # type: ignore[arg-type]
+                    pc.recorded = True
+            self.pending = bool(self._started or self._completed or self._released)
+        try:
+            self.flush()
+        finally:
+            for owner in self.owners:
+                end_owner(owner)
+            self.owners.clear()
+
+    def _commit(self) -> Exception | None:
+        """Wait until every write gathered so far is stored (writing them, unless another
+        thread is); the store's error, if it failed."""
+        with self._lock:
+            generation = self._gathering
+            while self._written < generation:
+                if self._flushing:
+                    if self._cond is None:
+                        self._cond = threading.Condition(self._lock)
+                    self._cond.wait()
+                    continue
+                self._flushing = True
+                taken = self._gathering
+                self._gathering += 1
+                started, completed, released = self._started, self._completed, self._released
+                self._started, self._completed, self._released = [], [], []
+                self.pending = False
+                self._lock.release()
+                error: Exception | None = None
+                try:
+                    error = self._write(started, completed, released)
+                finally:
+                    self._lock.acquire()
+                    self._flushing = False
+                    self._written = taken
+                    if error is not None:
+                        self._errors[taken] = error
+                    if self._cond is not None:
+                        self._cond.notify_all()
+            return self._errors.get(generation)
+
+    def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
+               released: list[tuple[StoreKey, str]]) -> Exception | None:
+        marks = [(pc.key, pc.owner) for pc in started]
+        results = [_new_tuple(StoreCompletion, (pc.key, pc.owner, _new_tuple(StoredResult, (
+            fields["success"], fields["output"], fields["error"])), pc.text))
+            for pc in completed for fields in (pc.result.__dict__,)]
+        pauses = iter(COMPLETE_RETRY_PAUSES if results else ())
+        while True:
+            try:
+                applied = self.store.write(started=marks, completed=results,  # type: ignore[arg-type]
+                                           released=released)
+                break
+            except Exception as exc:
+                pause = next(pauses, None)
+                if pause is None:
+                    _not_stored(completed, exc, len(COMPLETE_RETRY_PAUSES) + 1)
+                    return exc
+                log.warning("storing %d result(s) failed (%s); retrying in %g s",
+                            len(results), default_error_formatter(exc), pause)
+                time.sleep(pause)
+        for pc in completed:
+            pc.recorded = True
+        if not all(applied):
+            for pc, done in zip(completed, applied, strict=False):
+                if not done:
+                    log.warning("call %s of %s was taken over by another worker; its result "
+                                "was not stored", pc.call.id, pc.call.name)
+        return None
+
+
+def _warn_side_effects(store: ResultStore, pc: PlannedCall) -> None:
+    """Once per store: a side-effecting tool runs on a store that a restart forgets."""
+    store.warned_side_effects = True
+    log.warning("tool %s has side effects but the result store is in memory (%s is not "
+                "durable): a restart forgets which calls ran; use "
+                "Toolbox(store='sqlite:///results.db')", pc.call.name, type(store).__name__)
+
+
+def _not_stored(completed: list[PlannedCall], exc: Exception, attempts: int) -> None:
+    for pc in completed:
+        pc.recorded = True
+        what = ("a re-delivery of it will be answered 'outcome unknown', not run again"
+                if pc.tool.side_effects else "a re-delivery of it may run it again")
+        log.error("storing the result of %s (call %s) failed %d times; the result was sent to "
+                  "the backend, but the store still holds the call as started: %s",
+                  pc.call.name, pc.call.id, attempts, what, exc_info=exc)
+
+

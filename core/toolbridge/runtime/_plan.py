@@ -1,0 +1,132 @@
+"""The plan step: per call, the tool, decoded and bound arguments, its store key, or an error.
+
+Errors become results here (unknown tool, undecodable or invalid arguments); what is left is
+a `PlannedCall` per call, which the rest of the pipeline claims, runs and records.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ArgumentError, UnknownDialectError, WireFormatError
+from ..model import ToolCall, ToolResult
+from ..plugin import Dialect, DialectLimits, get_dialect
+from ..store import StoreKey
+from ..tools import ToolContext
+from ._call import PlannedCall
+from ._output import default_error_formatter
+
+if TYPE_CHECKING:
+    from ..tools import RegisteredTool
+    from ._call import Payload
+
+__all__ = ["plan"]
+
+log = logging.getLogger("toolbridge.runtime")
+
+KEEP_ARGUMENTS = Dialect.decode_arguments
+"""The base `decode_arguments`: a dialect that keeps it needs no call."""
+_new_key = tuple.__new__  # StoreKey(...) without its Python __new__
+DialectInfo = tuple["Dialect | None", bool, int]
+"""A call's dialect, whether it decodes arguments, the longest text that surely fits."""
+
+
+_KNOWN: dict[int, tuple[Dialect, DialectLimits, DialectInfo]] = {}
+"""By ``id`` of the dialect (kept alive here): what `_dialect` made of it, for its limits."""
+
+
+def _dialect(name: str, given: Dialect | None) -> DialectInfo:
+    dialect: Dialect | None = given
+    if dialect is None or dialect.name != name:
+        try:
+            dialect = get_dialect(name)
+        except UnknownDialectError:
+            return (None, False, sys.maxsize)
+    limits = dialect.limits
+    known = _KNOWN.get(id(dialect))
+    if known is not None and known[0] is dialect and known[1] is limits:
+        return known[2]
+    chars, cap = limits.max_result_chars, limits.max_result_bytes
+    sure = min([n for n in (chars, None if cap is None else cap // 4) if n is not None],
+               default=sys.maxsize)
+    info = (dialect, type(dialect).decode_arguments is not KEEP_ARGUMENTS, sure)
+    if len(_KNOWN) > 256:  # dialects made per conversation (bound to a session): forget
+        _KNOWN.clear()
+    _KNOWN[id(dialect)] = (dialect, limits, info)
+    return info
+
+
+def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[ToolCall],
+         extra: Mapping[str, Any], given: Dialect | None
+         ) -> tuple[list[ToolResult | None], list[PlannedCall]]:
+    """Per call its result when planning decided it (else ``None``), and the planned calls.
+
+    Raises `WireFormatError` when a (conversation, turn, id) appears twice: no call runs.
+    """
+    results: list[ToolResult | None] = [None] * len(calls)
+    planned: list[PlannedCall] = []
+    dialects: dict[str, DialectInfo] = {}
+    keyed = payload.store is not None
+    default_timeout = payload.timeout
+    ids = set()
+    for index, call in enumerate(calls):
+        fields = call.__dict__  # read once: a pydantic model's attributes are slow to get
+        ids.add(fields["id"])
+        name = fields["name"]
+        tool = tools.get(name)
+        if tool is None:
+            available = ", ".join(sorted(tools)) or "none"
+            results[index] = ToolResult.failed(
+                call, f"unknown tool {name!r}; available tools: {available}")
+            continue
+        if fields["argument_error"] is not None:
+            results[index] = ToolResult.failed(
+                call, f"invalid arguments for {name}: {fields['argument_error']}")
+            continue
+        dialect_name = fields["dialect"]
+        info = dialects.get(dialect_name)
+        if info is None:
+            info = dialects[dialect_name] = _dialect(dialect_name, given)
+        arguments = fields["arguments"]
+        try:
+            if info[1]:
+                arguments = info[0].decode_arguments(call, tool.definition)  # type: ignore[union-attr]
+            kwargs = None if tool.context_param else tool.bind_plain(arguments)
+            if kwargs is None:
+                context = (ToolContext(call, tool.definition, extra) if tool.context_param
+                           else None)
+                kwargs = tool.bind(arguments, context)
+        except ArgumentError as exc:
+            results[index] = ToolResult.failed(call, f"invalid arguments for {name}: {exc}")
+            continue
+        except Exception as exc:
+            log.error("decoding the arguments of %s failed", name, exc_info=exc)
+            results[index] = ToolResult.failed(
+                call, f"invalid arguments for {name}: {default_error_formatter(exc)}")
+            continue
+        key = None
+        if keyed and fields["id"] and (fields["conversation"] or fields["turn"]):
+            key = _new_key(StoreKey, (dialect_name, fields["conversation"], fields["turn"],
+                                      fields["id"]))
+        timeout = tool.timeout if tool.timeout is not None else default_timeout
+        planned.append(PlannedCall(payload, index, call, tool, kwargs, arguments, info[0],
+                                   info[2], key, timeout))
+    if len(ids) != len(calls):  # distinct ids are enough, and quick to see
+        _check_unique(calls)
+    return results, planned
+
+
+def _check_unique(calls: Sequence[ToolCall]) -> None:
+    """Raise `WireFormatError` naming a call whose (conversation, turn, id) came before."""
+    seen: set[tuple[str, str, str]] = set()
+    for index, call in enumerate(calls):
+        key = (call.conversation, call.turn, call.id)
+        if key in seen:
+            raise WireFormatError(
+                call.dialect, f"calls[{index}].id",
+                f"call id {call.id!r} appears twice in one payload; each call is run once",
+            )
+        seen.add(key)

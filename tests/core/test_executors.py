@@ -1,0 +1,195 @@
+"""Executors: where a payload's calls run; no event loop for sync tools; one loop per thread."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+import pytest
+
+import toolbridge.plugin
+from toolbridge import Toolbox, ToolCall, ToolDefinition, ToolResult
+from toolbridge.plugin import hookimpl
+from toolbridge.runtime import (
+    Executor,
+    InlineExecutor,
+    LoopExecutor,
+    PlannedCall,
+    ThreadExecutor,
+)
+
+
+def calls(name: str, count: int = 1, **arguments: Any) -> list[ToolCall]:
+    return [ToolCall(id=str(i), name=name, arguments=arguments, dialect="d", conversation="s")
+            for i in range(count)]
+
+
+def where_toolbox(**options: Any) -> tuple[Toolbox, list[str]]:
+    box, threads = Toolbox(**options), []
+
+    @box.tool
+    def where() -> str:
+        threads.append(threading.current_thread().name)
+        return "here"
+
+    @box.tool(timeout=5)
+    def timed() -> str:
+        threads.append(threading.current_thread().name)
+        return "timed"
+
+    @box.tool
+    async def loop_id() -> int:
+        await asyncio.sleep(0)
+        return id(asyncio.get_running_loop())
+
+    return box, threads
+
+
+def test_sync_tools_never_start_an_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    box, threads = where_toolbox()
+
+    def no_loop(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an event loop was started")
+
+    for name in ("run", "new_event_loop", "Runner"):
+        if hasattr(asyncio, name):
+            monkeypatch.setattr(asyncio, name, no_loop)
+    results = box.execute([*calls("where", 8), ToolCall(id="t", name="timed", dialect="d")])
+    assert [r.output for r in results] == ["here"] * 8 + ["timed"]
+    assert threading.current_thread().name in threads  # the caller ran some itself
+    assert any(name.startswith("toolbridge-tool") for name in threads)  # "timed", at least
+
+
+def test_a_single_untimed_call_runs_in_the_calling_thread() -> None:
+    box, threads = where_toolbox()
+    box.execute(calls("where"))
+    box.execute([ToolCall(id="t", name="timed", dialect="d")])  # its timeout needs a worker
+    assert threads[0] == threading.current_thread().name
+    assert threads[1].startswith("toolbridge-tool")
+
+
+def test_async_tools_from_handle_reuse_one_loop_per_thread(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    box, _ = where_toolbox(store=None)
+    monkeypatch.setattr(asyncio, "run", lambda *a, **k: pytest.fail("asyncio.run was called"))
+    first = box.execute(calls("loop_id", 3))
+    again = box.execute(calls("loop_id"))
+    assert len({r.output for r in first + again}) == 1  # one loop, reused
+    elsewhere: list[Any] = []
+    thread = threading.Thread(target=lambda: elsewhere.extend(box.execute(calls("loop_id"))))
+    thread.start()
+    thread.join()
+    assert elsewhere[0].output != first[0].output  # another thread, its own loop
+
+
+def test_a_handler_that_suspends_keeps_its_task() -> None:
+    """Calls start in the caller's task; one that suspends stays in one task throughout, so
+    `asyncio.timeout` and task-bound cancel scopes work in handlers."""
+    box = Toolbox(store=None)
+    seen: list[tuple[Any, Any]] = []
+
+    @box.tool
+    async def nap(seconds: float) -> str:
+        before = asyncio.current_task()
+        await asyncio.sleep(seconds)
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(5):
+                await asyncio.sleep(0)
+        seen.append((before, asyncio.current_task()))
+        return "rested"
+
+    started = time.perf_counter()
+    results = asyncio.run(box.aexecute(calls("nap", 8, seconds=0.2)))
+    assert [r.output for r in results] == ["rested"] * 8
+    assert time.perf_counter() - started < 1.2  # concurrent, not 8 x 0.2 s
+    assert all(before is after and before is not None for before, after in seen)
+
+
+def test_the_inline_executor_runs_everything_here_in_order() -> None:
+    box, threads = where_toolbox(executor=InlineExecutor(), store=None)
+    order: list[str] = []
+
+    @box.tool
+    async def note(text: str) -> str:
+        order.append(text)
+        return text
+
+    payload = [ToolCall(id=str(i), name="note", arguments={"text": t}, dialect="d")
+               for i, t in enumerate("abc")] + calls("timed")
+    assert [r.output for r in box.execute(payload)] == ["a", "b", "c", "timed"]
+    assert order == ["a", "b", "c"] and threads == [threading.current_thread().name]
+    assert [r.output for r in asyncio.run(box.aexecute(payload))] == ["a", "b", "c", "timed"]
+
+
+class Recording(Executor):
+    """An executor of one's own: here, the inline one, noting what it was given."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
+        self.batches.append([c.call.id for c in calls])
+        await InlineExecutor().arun(calls, concurrency)
+
+
+def test_an_executor_of_ones_own_sees_the_planned_calls(echo_dialect: str) -> None:
+    executor = Recording()
+    box, _ = where_toolbox(executor=executor)
+    payload = {"conversation": "c", "calls": [{"id": "1", "tool": "where"},
+                                              {"id": "2", "tool": "missing"},
+                                              {"id": "3", "tool": "where"}]}
+    body = box.handle(echo_dialect, payload)
+    assert [a["ok"] for a in body["answers"]] == [True, False, True]
+    assert executor.batches == [["1", "3"]]  # planned calls only, claimed by the store
+    box.handle(echo_dialect, payload)  # a replay: nothing to run
+    assert executor.batches == [["1", "3"]]
+    assert isinstance(ThreadExecutor(), LoopExecutor)
+
+
+class Wrap:
+    def __init__(self) -> None:
+        self.threads: set[str] = set()
+
+    @hookimpl(wrapper=True)
+    def toolbridge_execute_call(
+        self, call: ToolCall, tool: ToolDefinition, invoke: Callable[[], ToolResult]
+    ) -> Generator[None, ToolResult, ToolResult]:
+        self.threads.add(threading.current_thread().name)
+        return (yield)
+
+
+async def test_under_ahandle_a_wrapper_never_runs_on_the_loop(echo_dialect: str) -> None:
+    wrap = Wrap()
+    toolbridge.plugin.register_plugin(wrap, "wrap")
+    box = Toolbox()
+    box.tool(lambda: "quick", name="quick", inline=True)
+
+    @box.tool
+    async def later() -> str:
+        await asyncio.sleep(0)
+        return "later"
+
+    body = await box.ahandle(echo_dialect, {"calls": [{"id": "1", "tool": "quick"},
+                                                      {"id": "2", "tool": "later"}]})
+    assert [a["value"] for a in body["answers"]] == ["quick", "later"]
+    assert wrap.threads and threading.current_thread().name not in wrap.threads
+
+
+async def test_aexecute_of_one_call(echo_dialect: str) -> None:
+    """The fleet's activities run one planned call at a time through the pipeline."""
+    box = Toolbox()
+
+    @box.tool(side_effects=True)
+    async def charge(amount: int) -> str:
+        return f"charged {amount}"
+
+    call = ToolCall(id="c1", name="charge", arguments={"amount": 3}, dialect="d",
+                    conversation="s")
+    [first] = await box.aexecute([call])
+    [again] = await box.aexecute([call])
+    assert first.output == again.output == "charged 3" and again.call is call

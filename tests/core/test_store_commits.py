@@ -1,0 +1,194 @@
+"""Durable commits per payload, counted (never timed) on a real SQLite file.
+
+A payload of new calls without side effects costs two commits (claim, record). A side effect
+needs its "started" mark committed before its handler runs and its result as soon as it
+returns; writes wanted at the same time share a commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolbridge
+from toolbridge import Toolbox, ToolCall
+from toolbridge.runtime import InlineExecutor
+from toolbridge.runtime._journal import Journal
+from toolbridge.runtime._plan import plan
+from toolbridge.store import SqliteStore, StoreCompletion, StoreKey
+
+
+class Commits:
+    """Counts the COMMITs the store's connection sends (SQLite's trace callback)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.count = 0
+        store._connection().set_trace_callback(self._seen)
+
+    def _seen(self, statement: str) -> None:
+        if statement.strip().upper() == "COMMIT":
+            self.count += 1
+
+
+def calls(count: int, tool: str, turn: str = "t1") -> list[ToolCall]:
+    return [ToolCall(id=f"c{i}", name=tool, arguments={"n": i}, dialect="d", conversation="s",
+                     turn=turn) for i in range(count)]
+
+
+def toolbox(tmp_path: Path, **options: Any) -> tuple[Toolbox, SqliteStore]:
+    store = SqliteStore(tmp_path / "results.db")
+    box = Toolbox(store=store, **options)
+
+    @box.tool
+    def plain(n: int) -> int:
+        return n
+
+    @box.tool(side_effects=True)
+    def effect(n: int) -> int:
+        return n
+
+    @box.tool(inline=True, side_effects=True)
+    def quick_effect(n: int) -> int:
+        return n
+
+    return box, store
+
+
+@pytest.mark.parametrize("form", ["execute", "aexecute"])
+def test_eight_new_calls_without_side_effects_cost_two_commits(tmp_path: Path,
+                                                              form: str) -> None:
+    box, store = toolbox(tmp_path)
+    commits = Commits(store)
+    if form == "execute":
+        results = box.execute(calls(8, "plain"))
+    else:
+        import asyncio
+
+        results = asyncio.run(box.aexecute(calls(8, "plain")))
+    assert [r.output for r in results] == list(range(8))
+    assert commits.count == 2  # the claim, the results
+    box.execute(calls(8, "plain"))  # a replay: the claim reads, nothing is written
+    assert commits.count == 3
+
+
+def test_side_effects_run_one_after_another_share_commits(tmp_path: Path) -> None:
+    """In one thread, each result goes with the next call's mark: claim + 8 marks + 1."""
+    box, store = toolbox(tmp_path, executor=InlineExecutor())
+    commits = Commits(store)
+    assert [r.output for r in box.execute(calls(8, "effect"))] == list(range(8))
+    assert commits.count == 10
+    inline, _ = toolbox(tmp_path)  # inline tools in the default executor: the same
+    other = Commits(inline.store)  # type: ignore[arg-type]
+    assert [r.output for r in inline.execute(calls(8, "quick_effect", "t2"))] == list(range(8))
+    assert other.count == 10
+
+
+def test_a_side_effect_is_marked_started_before_its_handler_runs(tmp_path: Path) -> None:
+    box, _store = toolbox(tmp_path)
+    seen: list[tuple[str, str]] = []
+    reader = sqlite3.connect(tmp_path / "results.db")
+
+    @box.tool(side_effects=True)
+    def look(n: int) -> str:
+        row = reader.execute("SELECT state, call_id FROM toolbridge_calls WHERE call_id = ?",
+                             (f"c{n}",)).fetchone()
+        seen.append(row)
+        return "ok"
+
+    box.execute([ToolCall(id="c0", name="look", arguments={"n": 0}, dialect="d",
+                          conversation="s")])
+    assert seen == [("started", "c0")]  # committed: another connection sees it
+
+
+def test_a_side_effects_result_is_stored_before_the_slowest_call_ends(tmp_path: Path) -> None:
+    box, _store = toolbox(tmp_path)
+    release = threading.Event()
+    reader = sqlite3.connect(tmp_path / "results.db", check_same_thread=False)
+    stored_meanwhile: list[Any] = []
+
+    @box.tool(side_effects=True, timeout=30)
+    def slow(n: int) -> int:
+        release.wait(10)
+        return n
+
+    @box.tool(side_effects=True, timeout=30)
+    def fast(n: int) -> int:
+        return n
+
+    def watch() -> None:
+        for _ in range(500):
+            row = reader.execute("SELECT state FROM toolbridge_calls WHERE call_id = 'c1'"
+                                 ).fetchone()
+            if row and row[0] == "completed":
+                stored_meanwhile.append(row)
+                break
+            threading.Event().wait(0.01)
+        release.set()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    payload = [ToolCall(id="c0", name="slow", arguments={"n": 0}, dialect="d",
+                        conversation="s"),
+               ToolCall(id="c1", name="fast", arguments={"n": 1}, dialect="d",
+                        conversation="s")]
+    assert [r.output for r in box.execute(payload)] == [0, 1]
+    watcher.join()
+    assert stored_meanwhile == [("completed",)]  # while "slow" still ran
+
+
+class _HeldStore(SqliteStore):
+    """A store whose first write waits until released: the writes that come meanwhile."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+        self.writes: list[int] = []
+
+    def write(self, *, started: Sequence[tuple[StoreKey, str]] = (),
+              completed: Sequence[StoreCompletion] = (),
+              released: Sequence[tuple[StoreKey, str]] = ()) -> list[bool]:
+        self.writes.append(len(started) + len(completed) + len(released))
+        if len(self.writes) == 1:
+            self.entered.set()
+            self.gate.wait(10)
+        return super().write(started=started, completed=completed, released=released)
+
+
+def test_marks_wanted_while_a_commit_is_written_share_the_next_one(tmp_path: Path) -> None:
+    store = _HeldStore(tmp_path / "results.db")
+    box = Toolbox(store=store)
+
+    @box.tool(side_effects=True)
+    def effect(n: int) -> int:
+        return n
+
+    planned = calls(7, "effect")
+    journal = Journal(store, 16)
+    payload = box._pipeline._payload({})
+    payload.journal = journal
+    _, pcs = plan(payload, box._tools, planned, {}, None)
+    answers = store.claim(journal.requests(pcs))
+    run, _, _ = journal.claimed(pcs, answers)
+    started: list[bool] = []
+    first = threading.Thread(target=lambda: started.append(journal.start(run[0])))
+    first.start()
+    assert store.entered.wait(10)
+    others = [threading.Thread(target=lambda pc=pc: started.append(journal.start(pc)))
+              for pc in run[1:]]
+    for thread in others:
+        thread.start()
+    while len(journal._started) < 6:  # all six wait for the next commit
+        threading.Event().wait(0.005)
+    store.gate.set()
+    for thread in [first, *others]:
+        thread.join()
+    assert started == [True] * 7
+    assert store.writes == [1, 6]  # two commits for seven marks
+    journal.finish(pcs)
+    toolbridge.store.end_owner(run[0].owner or "")
