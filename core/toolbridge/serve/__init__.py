@@ -1,5 +1,13 @@
-"""Serving conversations through a dialect: the `Transcript` a conversation driver records."""
+"""Serving conversations through any dialect: the driver, its settings, and the `Transcript`.
 
-from ._transcript import Transcript, TranscriptEntry
+`aconverse` holds a scripted conversation (user messages in, transcript out) and `aserve`
+answers what an existing conversation waits for, on any dialect that gives a
+`toolbridge.plugin.Backend`; `Worker` serves many conversations of one backend at once.
+`ScriptedBackend` is the in-memory double of the Backend seam.
+"""
 
-__all__ = ["Transcript", "TranscriptEntry"]
+from ._settings import AnswerReport, DriverSettings
+from ._transcript import EntryKind, Status, Transcript, TranscriptEntry
+
+__all__ = ["AnswerReport", "DriverSettings", "EntryKind", "Status", "Transcript",
+           "TranscriptEntry"]
