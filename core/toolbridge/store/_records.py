@@ -11,7 +11,16 @@ from __future__ import annotations
 import abc
 import threading
 
-__all__ = ["MemoryRecords", "Records"]
+__all__ = ["MemoryRecords", "Records", "check_value"]
+
+
+def check_value(value: object) -> None:
+    """A record value is text without NUL characters (PostgreSQL text cannot hold them; a
+    JSON document never has one raw)."""
+    if not isinstance(value, str):
+        raise TypeError(f"a record value is text, not {type(value).__name__}")
+    if "\0" in value:
+        raise ValueError("a record value cannot contain NUL characters")
 
 
 class Records(abc.ABC):
@@ -27,7 +36,7 @@ class Records(abc.ABC):
 
     @abc.abstractmethod
     def put(self, namespace: str, key: str, value: str) -> None:
-        """Set the value (replacing any)."""
+        """Set the value (replacing any); text without NUL characters."""
 
     @abc.abstractmethod
     def delete(self, namespace: str, key: str) -> bool:
@@ -53,8 +62,7 @@ class MemoryRecords(Records):
             return self._values.get((namespace, key))
 
     def put(self, namespace: str, key: str, value: str) -> None:
-        if not isinstance(value, str):
-            raise TypeError(f"a record value is text, not {type(value).__name__}")
+        check_value(value)
         with self._lock:
             self._values[(namespace, key)] = value
 
