@@ -179,7 +179,7 @@ class SSEParser:
             return DONE
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # a 1,000-deep event is not an event we read
             raise WireFormatError(DIALECT, "<event>", "event data is not JSON",
                                   text[:2000]) from None
 

@@ -15,7 +15,7 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 from toolbridge.schema import convert_schema
 
@@ -93,23 +93,6 @@ def _text(value: Any, field: str, body: Any) -> str:
     return value
 
 
-def _arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
-    """Decoded arguments, the raw text, and why decoding failed (if it did)."""
-    if isinstance(raw, Mapping):  # some SDK-built payloads already hold an object
-        return dict(raw), None, None
-    if raw is None or raw == "":
-        return {}, raw, None
-    if not isinstance(raw, str):
-        return {}, None, f"arguments must be a JSON string, got {type(raw).__name__}"
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        return {}, raw, f"arguments are not valid JSON ({exc}): {raw[:200]}"
-    if not isinstance(value, dict):
-        return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, raw, None
-
-
 def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     """The function calls a run (or a ``thread.run.requires_action`` event) waits on."""
     run, at = run_of(payload)
@@ -150,7 +133,8 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
             raise WireFormatError(DIALECT, f"{at}[{i}].function", "missing or not an object",
                                   payload)
         name = _text(function.get("name"), f"{at}[{i}].function.name", payload)
-        arguments, raw, error = _arguments(function.get("arguments"))
+        # JSON text (an object, as some SDK-built payloads hold, is taken too), bounded.
+        arguments, raw, error = read_arguments(function.get("arguments"))
         calls.append(ToolCall(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=thread_id, turn=run_id,

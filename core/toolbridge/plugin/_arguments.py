@@ -27,10 +27,11 @@ class Arguments(NamedTuple):
     """Why the arguments cannot be used (give it to `ToolCall.argument_error`), else ``None``."""
 
 
-def read_arguments(value: Any, *, what: str = "arguments") -> Arguments:
+def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") -> Arguments:
     """Decode one call's ``value``: a JSON object's text, or an already decoded object.
 
-    Empty text and ``None`` mean no arguments. Text over `MAX_ARGUMENT_BYTES`, nesting deeper
+    Empty text means no arguments, and so does ``None`` unless ``none`` is false (a wire
+    where arguments are required). Text over `MAX_ARGUMENT_BYTES`, nesting deeper
     than `MAX_NESTING_DEPTH`, invalid JSON, JSON that is not an object, or any failure of the
     decoder itself (``RecursionError``, ``MemoryError``) gives ``Arguments({}, raw, error)``:
     never an exception. An object is copied (the payload stays the caller's).
@@ -38,7 +39,7 @@ def read_arguments(value: Any, *, what: str = "arguments") -> Arguments:
     if isinstance(value, Mapping):
         decoded: Any = value
         raw = None
-    elif value is None:
+    elif value is None and none:
         return Arguments({}, None, None)
     elif isinstance(value, str):
         raw = value
