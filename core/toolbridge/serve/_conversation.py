@@ -67,6 +67,8 @@ class Conversation:
         """The latest step with calls (its calls are submitted together unless partial)."""
         self._step_keys: list[Key] = []
         self._submitting: asyncio.Task[None] | None = None
+        self._sending: set[Key] = set()
+        """The calls of the submission in flight (a step read meanwhile may still list them)."""
         self._reader: asyncio.Task[None] | None = None
         self._saved: tuple[Step, Mapping[str, Any]] | None = None
         """The answer being sent, kept (and persisted) when the backend cannot list pending
@@ -151,6 +153,7 @@ class Conversation:
         if kind == "submitted":
             _, keys, next_step = item
             self._submitting = None
+            self._sending = set()
             self._mark_submitted(keys)
             self._recoveries = 0
             if next_step is not None:
@@ -162,6 +165,7 @@ class Conversation:
             _, error, origin = item
             if origin == "submit":
                 self._submitting = None
+                self._sending = set()
             elif origin == "next":
                 self._reader = None
             return await self._recover(error)
@@ -177,7 +181,8 @@ class Conversation:
             for key in keys:
                 self._submitted.pop(key, None)
         fresh = [c for c, k in zip(pending.calls, keys, strict=True)
-                 if k not in self._inflight and k not in self._submitted and k not in self._ready]
+                 if k not in self._inflight and k not in self._submitted and k not in self._ready
+                 and k not in self._sending]
         if fresh:
             if any((c.turn, c.id) not in self._recorded for c in fresh):
                 self._recoveries = 0  # progress: calls never seen before
@@ -305,6 +310,7 @@ class Conversation:
         if not self.backend.lists_pending:
             self._saved = (step, body)
             await self.checkpoints.sending(self.backend, self.turn_index, step, body)
+        self._sending = set(keys)
         self._submitting = asyncio.create_task(self._submit(step, body, keys))
         return None
 

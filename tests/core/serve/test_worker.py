@@ -111,7 +111,7 @@ def test_agents_sessions_are_discovered_by_metadata() -> None:
             running = asyncio.create_task(worker.run(discover=True))
             for _ in range(400):
                 await asyncio.sleep(0.01)
-                if all(emu.state.sessions[s].status == "idle" for s in mine):
+                if len(ended) == len(mine):
                     break
             running.cancel()
             with pytest.raises(asyncio.CancelledError):
