@@ -231,7 +231,8 @@ class ScriptedBackend(Backend):
 
 
 class ScriptedConnection(Connection):
-    """Hands out the `ScriptedBackend`s it was given (or makes new ones from ``script``)."""
+    """Hands out the `ScriptedBackend`s it was given, or makes new ones from ``script``
+    (``options`` go to each: ``tools`` the scripted model may call, the backend's flags)."""
 
     def __init__(self, backends: Mapping[str, ScriptedBackend] | None = None, *,
                  script: Script | Mapping[str, Any] | None = None, **options: Any) -> None:
