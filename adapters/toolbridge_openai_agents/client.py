@@ -1,5 +1,9 @@
 """HTTP clients for Agents API sessions (httpx): `AgentsClient` (sync), `AsyncAgentsClient`.
 
+Event streams hold a connection each for as long as they are open; they get a pool of their
+own, so the requests' pool stays as small as the requests in flight (httpx walks its whole
+pool for every request).
+
 Results are sent one event per request, each with its own ``Idempotency-Key`` reused on every
 retry (429/5xx with Retry-After, transport errors, and the ``Unknown pending tool call`` race).
 Event streams are de-duplicated by ``event_id``; `follow_session` reconnects after a drop and
@@ -121,6 +125,8 @@ class AgentsClient(_Requests):
         self._owns = http_client is None
         self._http = http_client or httpx.Client(timeout=self.config.timeout,
                                                  limits=self.config.limits())
+        self._streams = http_client or httpx.Client(timeout=self.config.timeout,
+                                                    limits=self.config.stream_limits())
 
     def _send(self, request: httpx.Request, what: str) -> httpx.Response:
         response = send_with_retries(self._http, request, self.config.retry)
@@ -214,7 +220,7 @@ class AgentsClient(_Requests):
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
             try:
-                response = self._http.send(request, stream=True)
+                response = self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
                 if attempt >= policy.max_attempts:
                     raise BackendError(f"{what}: {exc!r}") from None
@@ -255,6 +261,7 @@ class AgentsClient(_Requests):
     def close(self) -> None:
         if self._owns:
             self._http.close()
+            self._streams.close()
 
     def __enter__(self) -> AgentsClient:
         return self
@@ -275,6 +282,8 @@ class AsyncAgentsClient(_Requests):
         self._owns = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=self.config.timeout,
                                                       limits=self.config.limits())
+        self._streams = http_client or httpx.AsyncClient(timeout=self.config.timeout,
+                                                         limits=self.config.stream_limits())
 
     async def _send(self, request: httpx.Request, what: str) -> httpx.Response:
         response = await asend_with_retries(self._http, request, self.config.retry)
@@ -360,7 +369,7 @@ class AsyncAgentsClient(_Requests):
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
                 if attempt >= policy.max_attempts:
                     raise BackendError(f"{what}: {exc!r}") from None
@@ -400,6 +409,7 @@ class AsyncAgentsClient(_Requests):
     async def aclose(self) -> None:
         if self._owns:
             await self._http.aclose()
+            await self._streams.aclose()
 
     async def __aenter__(self) -> AsyncAgentsClient:
         return self
