@@ -148,7 +148,7 @@ def toolbox(toolbridge: Any, gate: asyncio.Event | None = None, seen: list[int] 
 async def run_toolbridge(base_url: str, ids: list[str], starts: list[float], until: float,
                          gate: asyncio.Event | None, seen: list[int]) -> None:
     import toolbridge
-    from toolbridge.serve import Job, Worker
+    from toolbridge.serve import Worker
 
     box = toolbox(toolbridge, gate, seen, len(ids))
     worker = Worker(box, "openai-agents", {"base_url": base_url, "api_key": "bench"},

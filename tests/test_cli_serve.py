@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from openai import OpenAI
 
 from toolbridge.cli._demo import DEMO_SCRIPT

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-
-import pytest
 import subprocess
 import sys
+
+import pytest
 
 
 def test_demo_runs_on_all_three_backends() -> None:

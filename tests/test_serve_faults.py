@@ -209,7 +209,8 @@ def test_a_driver_stopped_between_the_tools_and_the_submit_resumes(
         monkeypatch.setattr(cls, "submit", stop_on_second_round)
         asyncio.run(asyncio.wait_for(first(), 30))
         monkeypatch.setattr(cls, "submit", submit)
-        assert runs == {"lookup:a": 1, "charge": 1, "lookup:b": 1}
+        # charge ran (Agents submits each result as it is ready: lookup b may not have)
+        assert runs["lookup:a"] == runs["charge"] == 1 and runs.get("lookup:b", 0) <= 1
         box = make_toolbox(runs, store=store)
         if dialect == "openai-agents":
             [session] = emu.state.sessions

@@ -3,8 +3,9 @@
 Counted, and all must be 0: lost results (a handler ran but the backend never took its
 result), duplicate side effects (a handler ran twice for one call: each tool writes a
 ledger), unhandled exceptions (anything the driver did not turn into a typed outcome), and
-hangs (conversations still running when none has ended for `STALL` seconds). A conversation may end ``failed`` only
-with a typed error (a lost CES reply, a user message whose sending failed).
+hangs (conversations still running when none has ended for `STALL` seconds). A conversation
+may end ``failed`` only with a typed error (a lost CES reply, a user message whose sending
+failed).
 
 Default: 300 conversations (a few seconds per dialect); ``TOOLBRIDGE_SLOW_SCALE=N`` runs
 300 x N, ``TOOLBRIDGE_SOAK_CONVERSATIONS=2000`` an exact number.

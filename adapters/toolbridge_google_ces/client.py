@@ -23,6 +23,7 @@ from toolbridge.http import (
     RetryPolicy,
     Secret,
     asend_with_retries,
+    exclusive_transport,
     raise_for_backend,
     send_with_retries,
 )
@@ -283,7 +284,10 @@ class AsyncCesClient(_Base):
                  http: httpx.AsyncClient | None = None) -> None:
         super().__init__(base_url=base_url, token=token, universe_domain=universe_domain,
                          retry=retry, timeout=timeout)
-        self._http = http or httpx.AsyncClient(timeout=timeout)
+        # A connection per request in flight: httpx's pool makes concurrent requests (of a
+        # worker's many sessions) race for one connection.
+        self._http = http or httpx.AsyncClient(
+            timeout=timeout, transport=exclusive_transport())
         self._owns_http = http is None
 
     async def aclose(self) -> None:

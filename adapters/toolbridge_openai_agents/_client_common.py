@@ -81,8 +81,8 @@ class ClientConfig:
         return httpx.Limits(max_connections=None, max_keepalive_connections=64)
 
     def stream_limits(self) -> httpx.Limits:
-        """The event streams' pool: one connection per live stream, uncapped, none kept
-        (a closed stream's connection is not reused)."""
+        """The sync client's event-stream pool: one connection per live stream, uncapped,
+        none kept (a closed stream's connection is not reused)."""
         return httpx.Limits(max_connections=None, max_keepalive_connections=0)
 
     def stream_timeout(self) -> httpx.Timeout:

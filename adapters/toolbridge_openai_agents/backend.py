@@ -104,18 +104,35 @@ class AgentsBackend(Backend):
         self.client = connection.client
         self.dialect = connection.dialect
         self.conversation = session_id or ""
-        self._events: AsyncGenerator[dict[str, Any], None] | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._opening: asyncio.Event | None = None
+        """Set while `send` opens the stream (the driver may already be waiting in `next`)."""
+        self._queue: asyncio.Queue[Step | BaseException] = asyncio.Queue()
+        """Steps the event stream brought (only events that make a step wake the driver)."""
         self._serving = False
         self._turn_id: str | None = None
         self._turn_ended = False
         self._started = False
         """Evidence that the awaited turn began (turn created, an active status, activity)."""
         self._last_active_at: Any = None
+        """The session's ``last_active_at`` when the awaited turn's message was sent."""
+        self._seen_active_at: Any = None
         self._reply: str | None = None
 
     # ------------------------------------------------------------------ the seam
     async def send(self, message: str) -> Step | None:
-        await self._close_events()
+        self._serving = False
+        self._turn_id, self._turn_ended, self._started, self._reply = None, False, False, None
+        self._last_active_at = self._seen_active_at
+        opening = self._opening = asyncio.Event()
+        try:
+            await self._send(message)
+        finally:
+            self._opening = None
+            opening.set()
+        return None
+
+    async def _send(self, message: str) -> None:
         options = self.connection.options
         if not self.conversation:
             stream = await self.client.create_session_stream(
@@ -123,6 +140,9 @@ class AgentsBackend(Backend):
                 model=options.model, instructions=options.instructions,
                 metadata=options.metadata)
             self.conversation, self._last_active_at = await _created(stream)
+            self._start(stream)
+        elif self._live():  # the stream of earlier turns is still open: it sees this one
+            await self.client.send_message(self.conversation, message)
         else:  # the stream is opened first, so no event of the turn is missed
             stream = await self.client.stream_events(self.conversation)
             try:
@@ -130,10 +150,7 @@ class AgentsBackend(Backend):
             except BaseException:
                 await stream.aclose()
                 raise
-        self._serving = False
-        self._turn_id, self._turn_ended, self._started, self._reply = None, False, False, None
-        self._events = self._source(stream)
-        return None
+            self._start(stream)
 
     async def resume(self) -> Step | None:
         if not self.conversation:
@@ -142,17 +159,18 @@ class AgentsBackend(Backend):
         return None
 
     async def next(self) -> Step:
-        if self._events is None:
-            self._events = self._source(None)
-        try:
-            while True:
-                event = await self._events.__anext__()
-                step = self._see(event)
-                if step is not None:
-                    return await self._with_reply(step)
-        except BaseException:
-            self._events = None  # a broken or cancelled generator is not read again
-            raise
+        while True:
+            while self._opening is not None:  # `send` is opening the stream: read that one
+                await self._opening.wait()
+            if not self.conversation:
+                raise UsageError(f"{DIALECT}: no session to read events from yet")
+            if self._queue.empty() and (self._pump is None or self._pump.done()):
+                self._start(None)  # (re)connect: follow_session re-reads the session first
+            item = await self._queue.get()
+            if isinstance(item, BaseException):
+                self._pump = None  # it ended: the next call reconnects (and re-reads)
+                raise item
+            return await self._with_reply(item)
 
     async def submit(self, step: Step, body: Mapping[str, Any]) -> Step | None:
         events = list(body.get("events", []))
@@ -178,7 +196,10 @@ class AgentsBackend(Backend):
         return self._waiting(session, fresh=True)
 
     async def aclose(self) -> None:
-        await self._close_events()
+        pump, self._pump = self._pump, None
+        if pump is not None:
+            pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
 
     # ------------------------------------------------------------------ events
     def _source(self, first: AsyncEventStream | None) -> AsyncGenerator[dict[str, Any], None]:
@@ -196,10 +217,33 @@ class AgentsBackend(Backend):
 
         return events()
 
-    async def _close_events(self) -> None:
-        events, self._events = self._events, None
-        if events is not None:
-            await events.aclose()
+    def _live(self) -> bool:
+        """Whether an event stream is being read; when it ended, what it left is dropped (it
+        predates the message about to be sent)."""
+        if self._pump is not None and not self._pump.done():
+            return True
+        self._pump, self._queue = None, asyncio.Queue()
+        return False
+
+    def _start(self, first: AsyncEventStream | None) -> None:
+        """Read events into the queue from now on, for as long as this backend lives (one
+        stream across turns: reconnecting, and re-reading the session, after a drop)."""
+        source = self._source(first)
+        queue = self._queue = asyncio.Queue()
+
+        async def pump() -> None:
+            try:
+                async with aclosing(source) as events:
+                    async for event in events:
+                        step = self._see(event)
+                        if step is not None:
+                            queue.put_nowait(step)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                queue.put_nowait(exc)
+
+        self._pump = asyncio.create_task(pump())
 
     def _see(self, event: Mapping[str, Any]) -> Step | None:
         """Track the turn; the step an event calls for, if any."""
@@ -209,8 +253,10 @@ class AgentsBackend(Backend):
             if self._turn_id is None and not turn.get("subagent_id"):
                 self._turn_id = str(event.get("turn_id"))
                 self._started = True
-        elif kind in _TURN_ENDS and event.get("turn_id") == self._turn_id:
-            self._turn_ended = True
+        elif kind in _TURN_ENDS and (event.get("turn_id") == self._turn_id or (
+                self._turn_id is None and self._started
+                and not (event.get("turn") or {}).get("subagent_id"))):
+            self._turn_ended = True  # ours (its creation may have come before a reconnect)
         elif kind == "agent.session.turn.item.done":
             item = event.get("item") or {}
             if item.get("type") == "message" and item.get("phase") != "commentary":
@@ -219,6 +265,7 @@ class AgentsBackend(Backend):
         session = event.get("session")
         if not isinstance(session, Mapping) or session.get("id") != self.conversation:
             return None
+        self._seen_active_at = session.get("last_active_at")
         resync = str(event.get("event_id", "")).startswith("resync-")
         if resync:
             if session.get("status") in _ACTIVE or (
@@ -275,3 +322,4 @@ async def _created(stream: AsyncEventStream) -> tuple[str, Any]:
         if isinstance(event.get("session_id"), str):
             return str(event["session_id"]), None
     raise UsageError(f"{DIALECT}: the create stream ended before naming the session")
+

@@ -1,8 +1,9 @@
 """HTTP clients for Agents API sessions (httpx): `AgentsClient` (sync), `AsyncAgentsClient`.
 
-Event streams hold a connection each for as long as they are open; they get a pool of their
-own, so the requests' pool stays as small as the requests in flight (httpx walks its whole
-pool for every request).
+The async client gives every request in flight a connection of its own
+(`toolbridge.http.exclusive_transport`: httpx's pool makes concurrent requests race for one
+connection), and event streams, which hold a connection each while open, a transport of their
+own that keeps none idle.
 
 Results are sent one event per request, each with its own ``Idempotency-Key`` reused on every
 retry (429/5xx with Retry-After, transport errors, and the ``Unknown pending tool call`` race).
@@ -20,7 +21,13 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError
-from toolbridge.http import Secret, asend_with_retries, raise_for_backend, send_with_retries
+from toolbridge.http import (
+    Secret,
+    asend_with_retries,
+    exclusive_transport,
+    raise_for_backend,
+    send_with_retries,
+)
 
 from ._client_common import (
     ClientConfig,
@@ -280,10 +287,12 @@ class AsyncAgentsClient(_Requests):
                  api_key: str | Secret | None = None, **options: Any) -> None:
         self.config = ClientConfig(api_key=api_key, **options)
         self._owns = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=self.config.timeout,
-                                                      limits=self.config.limits())
-        self._streams = http_client or httpx.AsyncClient(timeout=self.config.timeout,
-                                                         limits=self.config.stream_limits())
+        # A connection per request in flight (httpcore's pool makes concurrent requests of
+        # many sessions race for one connection); event streams in a pool of their own.
+        self._http = http_client or httpx.AsyncClient(
+            timeout=self.config.timeout, transport=exclusive_transport(keep=64))
+        self._streams = http_client or httpx.AsyncClient(
+            timeout=self.config.timeout, transport=exclusive_transport(keep=0))
 
     async def _send(self, request: httpx.Request, what: str) -> httpx.Response:
         response = await asend_with_retries(self._http, request, self.config.retry)

@@ -13,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from toolbridge.cli._options import parse_fault_options
 from toolbridge import UsageError
+from toolbridge.cli._options import parse_fault_options
 from toolbridge.emulation import (
     Emulator,
     Faults,

@@ -45,8 +45,8 @@ EXPECTED: dict[str, set[str]] = {
         "open_store", "owner_alive",
     },
     "toolbridge.http": {
-        "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "raise_for_backend",
-        "send_with_retries",
+        "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
+        "raise_for_backend", "send_with_retries",
     },
     "toolbridge.serve": {
         "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",

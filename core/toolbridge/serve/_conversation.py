@@ -1,24 +1,27 @@
 """One conversation through the driver: steps in, answers out, one recovery rule.
 
 `Conversation.turn` plays one user message; `Conversation.serve` answers what an existing
-conversation waits for. Both run one loop over an inbox fed by the backend's steps (a reader
-task for streaming backends), the call batches running through the toolbox, and submissions.
+conversation waits for. Work happens where its input arrives, with as few task switches as a
+call allows: the reader (for streaming backends) turns each step into call tasks; a call
+task, when its result completes what can be submitted, submits it itself (one submission at a
+time per conversation, later results joining the next); a submission's answer that carries
+the next step starts that step's calls. The turn's own task only waits for the end, and runs
+the recovery after a failure.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, ReplyLostError, ServeError, UsageError
 from ..model import ToolCall, ToolResult
 from ..plugin import Backend, Step
-from ..runtime import output_text
 from ._checkpoints import Checkpoints
+from ._record import Key, Recorder, remember
 
 if TYPE_CHECKING:
     from ..toolbox import Toolbox
@@ -28,21 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["Conversation"]
 
 log = logging.getLogger("toolbridge.serve")
-
-Key = tuple[str, str]
-"""(turn, call id): a call of one conversation."""
-_KEEP = 1024
-"""Submitted calls remembered per conversation (a stale step older than that is answered
-from the store again, and the backend refuses the duplicate)."""
-
-
-class _Done:
-    """The end of the loop: how the turn (or the serving) ended."""
-
-    __slots__ = ("step",)
-
-    def __init__(self, step: Step) -> None:
-        self.step = step
 
 
 class Conversation:
@@ -56,23 +44,27 @@ class Conversation:
         self.settings = settings
         self.checkpoints = checkpoints
         self.turn_index = 0
+        self._record = Recorder(transcript, settings)
         self._inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
-        self._inflight: dict[Key, asyncio.Task[None]] = {}
-        self._submitted: dict[Key, None] = {}
-        """Calls submitted, oldest first (a set that keeps its order, bounded)."""
-        self._recorded: dict[Key, None] = {}
-        """Calls whose result the transcript shows (bounded the same way)."""
+        """What the turn's task waits for: ``("final", step)`` or ``("failed", error)``."""
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._reader: asyncio.Task[None] | None = None
+        self._inflight: set[Key] = set()
         self._ready: dict[Key, ToolResult] = {}
+        self._submitted: dict[Key, None] = {}
+        """Calls submitted, oldest first (an ordered set, bounded)."""
         self._step: Step | None = None
         """The latest step with calls (its calls are submitted together unless partial)."""
         self._step_keys: list[Key] = []
-        self._submitting: asyncio.Task[None] | None = None
+        self._submitting = False
         self._sending: set[Key] = set()
         """The calls of the submission in flight (a step read meanwhile may still list them)."""
-        self._reader: asyncio.Task[None] | None = None
         self._saved: tuple[Step, Mapping[str, Any]] | None = None
         """The answer being sent, kept (and persisted) when the backend cannot list pending
         calls: resent after a failure."""
+        self._resend = False
+        """`_saved` is to be sent again (first, before any new results)."""
+        self._ended = False
         self._recoveries = 0
         self._rounds = 0
 
@@ -80,9 +72,12 @@ class Conversation:
     async def turn(self, message: str) -> Step:
         """Send ``message`` and answer calls until the turn ends; the final step."""
         self.transcript.add("user", message)
+        if self.backend.streams:  # reading already while the message goes out
+            self._start_reader()
         try:
             first = await self.backend.send(message)
         except Exception as exc:
+            await self._stop()
             if isinstance(exc, UsageError) or not isinstance(exc, BackendError):
                 raise
             # Never sent twice: the client already retried where that was safe.
@@ -115,61 +110,69 @@ class Conversation:
             return await self._drive(None, resend=True)
         return await self._drive(step)
 
-    # ------------------------------------------------------------------ the loop
+    def finish_turn(self, final: Step) -> None:
+        """Record the turn's reply and move to the next turn."""
+        self.turn_index += 1
+        if final.reply is not None:
+            self.transcript.add("reply", final.reply, final.detail if isinstance(
+                final.detail, Mapping) else None)
+
+    # ------------------------------------------------------------------ the turn's task
     async def _drive(self, first: Step | None, *, resend: bool = False) -> Step:
-        self._rounds = 0
-        self._recoveries = 0
-        if self.backend.streams:
+        self._rounds = self._recoveries = 0
+        self._ended = False
+        if self.backend.streams and self._reader is None:
             self._start_reader()
         try:
             if resend:
                 self._resubmit()
             elif first is not None:
-                done = await self._on_step(first)
-                if done is not None:
-                    return await self._settle(done)
+                await self._deliver(first)
             elif not self.backend.streams:  # nothing waits, and nothing will arrive
                 return await self._settle(Step("completed"))
             while True:
                 item = await self._inbox.get()
-                done = await self._handle(item)
+                if item[0] == "final":
+                    return await self._settle(item[1])
+                done = await self._recover(item[1])
                 if done is not None:
                     return await self._settle(done)
         finally:
             await self._stop()
 
-    async def _handle(self, item: tuple[Any, ...]) -> Step | None:
-        kind = item[0]
-        if kind == "step":
-            return await self._on_step(item[1])
-        if kind == "answered":
-            current = set(self._step_keys)
-            for result in item[1]:
-                key = (result.call.turn, result.call.id)
-                self._inflight.pop(key, None)
-                if self.backend.partial_submit or key in current:
-                    self._ready[key] = result
-            return await self._flush()
-        if kind == "submitted":
-            _, keys, next_step = item
-            self._submitting = None
-            self._sending = set()
-            self._mark_submitted(keys)
-            self._recoveries = 0
-            if next_step is not None:
-                done = await self._on_step(next_step)
-                if done is not None:
-                    return done
-            return await self._flush()
-        if kind == "failed":
-            _, error, origin = item
-            if origin == "submit":
-                self._submitting = None
-                self._sending = set()
-            elif origin == "next":
+    def _end(self, step: Step) -> None:
+        if not self._ended:
+            self._ended = True
+            self._inbox.put_nowait(("final", step))
+
+    def _fail(self, error: BaseException) -> None:
+        self._inbox.put_nowait(("failed", error))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # ------------------------------------------------------------------ steps
+    def _start_reader(self) -> None:
+        async def read() -> None:
+            try:
+                while True:
+                    await self._deliver(await self.backend.next())
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
                 self._reader = None
-            return await self._recover(error)
-        raise AssertionError(f"unknown inbox item {kind!r}")
+                self._fail(exc)
+
+        self._reader = self._spawn(read())
+
+    async def _deliver(self, step: Step) -> None:
+        """Handle a step wherever it arrived (the reader, a submission's answer, a recovery)."""
+        done = await self._on_step(step)
+        if done is not None:
+            self._end(done)
 
     async def _on_step(self, step: Step) -> Step | None:
         """Start answering a step's new calls; the final step when the turn ended."""
@@ -180,11 +183,11 @@ class Conversation:
         if step.fresh:
             for key in keys:
                 self._submitted.pop(key, None)
-        fresh = [c for c, k in zip(pending.calls, keys, strict=True)
-                 if k not in self._inflight and k not in self._submitted and k not in self._ready
-                 and k not in self._sending]
-        if fresh:
-            if any((c.turn, c.id) not in self._recorded for c in fresh):
+        new = [c for c, k in zip(pending.calls, keys, strict=True)
+               if k not in self._inflight and k not in self._submitted and k not in self._ready
+               and k not in self._sending]
+        if new:
+            if any(not self._record.seen(c) for c in new):
                 self._recoveries = 0  # progress: calls never seen before
             if not self.backend.partial_submit or self._step is None or not (
                     set(keys) & set(self._step_keys)):
@@ -196,33 +199,32 @@ class Conversation:
             await self.checkpoints.received(self.backend, self.turn_index, step)
         if not self.backend.partial_submit:
             self._step, self._step_keys = step, keys
-            self._ready = {k: r for k, r in self._ready.items() if k in set(keys)}
-        elif fresh:
-            self._step = step
-            self._step_keys = keys
-        if fresh:
-            self._start_calls(step, fresh)
+            current = set(keys)
+            self._ready = {k: r for k, r in self._ready.items() if k in current}
+        elif new:
+            self._step, self._step_keys = step, keys
+        if new:
+            self._start_calls(step, new)
         if pending.unhandled and not self._inflight and not self._ready and all(
                 k in self._submitted for k in keys):
             kinds = ", ".join(sorted({str(a.get("type")) for a in pending.unhandled}))
             return Step("incomplete", error=f"waits on action(s) left to the caller: {kinds}",
                         detail=[dict(a) for a in pending.unhandled])
-        return await self._flush()
+        self._kick()
+        return None
 
     # ------------------------------------------------------------------ calls
     def _start_calls(self, step: Step, calls: list[ToolCall]) -> None:
         for call in calls:
-            if (call.turn, call.id) not in self._recorded:
-                self._record_call(call)
+            self._record.call(call)
         refused, startable = self._refuse_late(step, calls)
         batches = [[c] for c in startable] if self.backend.partial_submit else (
             [startable] if startable else [])
         for batch in batches:
-            task = asyncio.create_task(self._answer(batch, step))
-            for call in batch:
-                self._inflight[(call.turn, call.id)] = task
+            self._inflight.update((c.turn, c.id) for c in batch)
+            self._spawn(self._answer(batch))
         if refused:
-            self._inbox.put_nowait(("answered", refused, step))
+            self._take(refused)
 
     def _refuse_late(self, step: Step, calls: list[ToolCall]
                      ) -> tuple[list[ToolResult], list[ToolCall]]:
@@ -241,7 +243,7 @@ class Conversation:
                 f"too soon for it to finish (timeout {estimate or 0:g} s plus a "
                 f"{step.margin:g} s margin)")))
         for result in refused:
-            self._record_result(result, 0.0)
+            self._record.result(result, 0.0)
         return refused, startable
 
     def _estimate(self, name: str) -> float | None:
@@ -251,82 +253,93 @@ class Conversation:
         value = timeout if timeout is not None else self.toolbox.timeout
         return float(value) if value is not None else None
 
-    async def _answer(self, calls: list[ToolCall], step: Step) -> None:
+    async def _answer(self, calls: list[ToolCall]) -> None:
+        """Run a batch through the toolbox; then submit, if nothing else is submitting."""
         started = time.perf_counter()
         try:
             results = await self.toolbox.aexecute(calls, **self.settings.context)
         except Exception as exc:
-            self._inbox.put_nowait(("failed", exc, "calls"))
+            self._inflight.difference_update((c.turn, c.id) for c in calls)
+            self._fail(exc)
             return
         seconds = (time.perf_counter() - started) / max(len(calls), 1)
         for result in results:
-            self._record_result(result, seconds)
-        self._inbox.put_nowait(("answered", results, step))
+            self._record.result(result, seconds)
+        self._take(results)
+        if self._submittable() and not self._submitting:
+            await self._submit()  # this task submits: no task switch before the request
 
-    def _record_call(self, call: ToolCall) -> None:
-        if not self.transcript.keep:
-            return
-        shown = call.raw_arguments if call.raw_arguments is not None else json.dumps(
-            call.arguments, ensure_ascii=False, separators=(",", ":"), default=str)
-        data: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
-        if call.argument_error is not None:
-            data["argument_error"] = call.argument_error
-        self.transcript.add("call", f"{call.name}({shown})", data)
-
-    def _record_result(self, result: ToolResult, seconds: float) -> None:
-        """The transcript's entry and the progress report, once per call (a call answered
-        again after a recovery, from the store, is not shown twice)."""
-        key = (result.call.turn, result.call.id)
-        if key in self._recorded:
-            return
-        _remember(self._recorded, key)
-        if result.success:
-            text = output_text(result.output)
-            data: dict[str, Any] = {"id": result.call.id, "success": True,
-                                    "output": result.output if not hasattr(
-                                        result.output, "model_dump") else text}
-        else:
-            text = f"error: {result.error}"
-            data = {"id": result.call.id, "success": False, "error": result.error}
-        self.transcript.add("result", text, data)
-        report = self.settings.on_answer
-        if report is not None:
-            report(self.transcript, result, seconds)
+    def _take(self, results: list[ToolResult]) -> None:
+        current = set(self._step_keys)
+        for result in results:
+            key = (result.call.turn, result.call.id)
+            self._inflight.discard(key)
+            if self.backend.partial_submit or key in current:
+                self._ready[key] = result
 
     # ------------------------------------------------------------------ submitting
-    async def _flush(self) -> Step | None:
-        """Submit what is ready, unless a submission is in flight (one at a time)."""
-        if self._submitting is not None or not self._ready or self._step is None:
-            return None
-        if self.backend.partial_submit:
-            keys = list(self._ready)
-        else:
-            if any(k not in self._ready for k in self._step_keys):
-                return None
-            keys = list(self._step_keys)
+    def _submittable(self) -> bool:
+        if not self._ready or self._step is None:
+            return False
+        return self.backend.partial_submit or all(k in self._ready for k in self._step_keys)
+
+    def _kick(self) -> None:
+        """Submit what is ready, from a task of its own (the caller goes on reading)."""
+        if self._submittable() and not self._submitting:
+            self._submitting = True
+            self._spawn(self._submit(claimed=True))
+
+    async def _submit(self, *, claimed: bool = False) -> None:
+        """Submit ready results until none are left (one submission at a time); the answer
+        to each may carry the next step. A saved answer (a resend) goes first."""
+        if self._submitting and not claimed:
+            return
+        self._submitting = True
+        try:
+            while True:
+                if self._resend and self._saved is not None:
+                    step, body = self._saved
+                    keys: list[Key] = []
+                    self._resend = False
+                elif self._submittable():
+                    step, body, keys = await self._batch()
+                else:
+                    return
+                self._sending = set(keys)
+                try:
+                    next_step = await self.backend.submit(step, body)
+                except Exception as exc:
+                    self._sending = set()
+                    self._fail(exc)
+                    return
+                self._sending, self._saved = set(), None  # delivered: never to be resent
+                for key in keys:
+                    remember(self._submitted, key)
+                self._recoveries = 0
+                if next_step is not None:
+                    await self._deliver(next_step)
+        finally:
+            self._submitting = False
+
+    async def _batch(self) -> tuple[Step, Mapping[str, Any], list[Key]]:
+        keys = list(self._ready) if self.backend.partial_submit else list(self._step_keys)
         results = [self._ready.pop(k) for k in keys]
+        assert self._step is not None
         step = self._step
         body = self.backend.dialect.write_results(results)
         if not self.backend.lists_pending:
             self._saved = (step, body)
             await self.checkpoints.sending(self.backend, self.turn_index, step, body)
-        self._sending = set(keys)
-        self._submitting = asyncio.create_task(self._submit(step, body, keys))
-        return None
+        return step, body, keys
 
     def _resubmit(self) -> None:
+        """Send the saved answer again (the backend could not tell whether it landed)."""
         assert self._saved is not None
-        step, body = self._saved
-        self._step = step
-        self._submitting = asyncio.create_task(self._submit(step, body, []))
-
-    async def _submit(self, step: Step, body: Mapping[str, Any], keys: list[Key]) -> None:
-        try:
-            next_step = await self.backend.submit(step, body)
-        except Exception as exc:
-            self._inbox.put_nowait(("failed", exc, "submit"))
-            return
-        self._inbox.put_nowait(("submitted", keys, next_step))
+        self._step = self._saved[0]
+        self._resend = True
+        if not self._submitting:
+            self._submitting = True
+            self._spawn(self._submit(claimed=True))
 
     # ------------------------------------------------------------------ recovery
     async def _recover(self, error: BaseException) -> Step | None:
@@ -354,7 +367,7 @@ class Conversation:
         try:
             state = await self.backend.state()
         except Exception as exc:
-            self._inbox.put_nowait(("failed", exc, "state"))
+            self._fail(exc)
             return None
         if self.backend.streams and self._reader is None:
             self._start_reader()
@@ -362,29 +375,17 @@ class Conversation:
             if self._saved is None:
                 return Step("failed", error=f"{error} (the backend cannot tell what is "
                             "pending, and no answer was waiting to be resent)", detail=error)
-            if self._submitting is None:
-                self._resubmit()
+            self._resubmit()
             return None
-        return await self._on_step(state if state.fresh else Step(
+        fresh = state if state.fresh else Step(
             state.status, state.payload, state.reply, state.error, state.detail, True,
-            state.deadline, state.margin))
+            state.deadline, state.margin)
+        return await self._on_step(fresh)
 
     # ------------------------------------------------------------------ plumbing
-    def _start_reader(self) -> None:
-        async def read() -> None:
-            try:
-                while True:
-                    self._inbox.put_nowait(("step", await self.backend.next()))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self._inbox.put_nowait(("failed", exc, "next"))
-
-        self._reader = asyncio.create_task(read())
-
     async def _settle(self, final: Step) -> Step:
         """Let calls in flight finish (their results are stored) before the turn ends."""
-        pending = [t for t in {*self._inflight.values(), self._submitting} if t is not None]
+        pending = [t for t in self._tasks if t is not self._reader]
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
         if final.status == "completed" or not self.backend.lists_pending:
@@ -392,37 +393,19 @@ class Conversation:
         return final
 
     async def _stop(self) -> None:
-        tasks = [t for t in (self._reader, self._submitting, *self._inflight.values())
-                 if t is not None and not t.done()]
+        tasks = [t for t in self._tasks if not t.done()]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        self._reader = self._submitting = None
+        self._tasks.clear()
+        self._reader = None
         self._inflight.clear()
         self._ready.clear()
         self._step, self._step_keys, self._saved = None, [], None
+        self._submitting, self._sending, self._resend = False, set(), False
         self._inbox = asyncio.Queue()
-
-    def _mark_submitted(self, keys: list[Key]) -> None:
-        """Remember submitted calls (the newest `_KEEP`), to skip them in stale steps."""
-        for key in keys:
-            _remember(self._submitted, key)
 
     def _note_conversation(self) -> None:
         if self.backend.conversation and not self.transcript.conversation:
             self.transcript.conversation = self.backend.conversation
-
-    def finish_turn(self, final: Step) -> None:
-        """Record the turn's reply and move to the next turn."""
-        self.turn_index += 1
-        if final.reply is not None:
-            self.transcript.add("reply", final.reply, final.detail if isinstance(
-                final.detail, Mapping) else None)
-
-
-def _remember(keys: dict[Key, None], key: Key) -> None:
-    """Add ``key`` to an ordered, bounded set (the oldest beyond `_KEEP` are forgotten)."""
-    keys[key] = None
-    while len(keys) > _KEEP:
-        del keys[next(iter(keys))]

@@ -11,8 +11,12 @@ from agents_support import FAST, RACE, SCRIPT, weather_toolbox
 
 import toolbridge
 from toolbridge.testing import emulator
-from toolbridge_openai_agents import AsyncAgentsClient, arun_conversation, aserve_session
-from toolbridge_openai_agents import AgentsOptions
+from toolbridge_openai_agents import (
+    AgentsOptions,
+    AsyncAgentsClient,
+    arun_conversation,
+    aserve_session,
+)
 from toolbridge_openai_agents._emulator_session import EmuSession
 from toolbridge_openai_agents.backend import AgentsBackend
 
