@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 def test_demo_runs_on_all_three_backends() -> None:
     env = {**os.environ, "PYTHONWARNINGS": "error::ResourceWarning"}
@@ -29,3 +31,19 @@ def test_demo_real_without_credentials_says_what_is_missing() -> None:
     assert out.returncode != 0
     assert "OPENAI_API_KEY" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_demo_exits_1_when_a_conversation_does_not_complete(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import toolbridge.cli._demo as demo
+    from toolbridge.cli import main
+
+    bad = {"turns": [{"rounds": [[{"name": "no_such_tool", "arguments": {}}]]}]}
+    monkeypatch.setattr(demo, "DEMO_SCRIPT", bad)  # the emulated model fails the turn
+    for dialect in ("openai-agents", "openai-assistants"):
+        assert main(["demo", "--dialect", dialect]) == 1
+        out = capsys.readouterr().out
+        assert "\n  status failed" in out, out
+    assert main(["demo", "--dialect", "openai-agents", "--json"]) == 1
+    [shown] = __import__("json").loads(capsys.readouterr().out)
+    assert shown["status"] == "failed" and "script error" in shown["error"]["message"]

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import pytest
 
-from toolbridge import BackendError, Toolbox, Transcript
+from toolbridge import Toolbox, Transcript
 from toolbridge.testing import converse, installed_dialects
 
 BUILT_IN = ["google-ces", "openai-agents", "openai-assistants"]
@@ -98,7 +98,7 @@ def test_a_bad_call_gets_an_error_result_and_the_conversation_goes_on(
         dialect: str, kind: str) -> None:
     call, expected = BAD_CALLS[kind]
     toolbox, ran = make_toolbox()
-    transcript = converse(dialect, toolbox, ["Weather?"], script=script([call]))
+    transcript = converse(toolbox, dialect, ["Weather?"], script=script([call]))
     assert expected in results(transcript)[0], transcript.render()
     assert expected in error_of(received(transcript)[0])  # what the model was told
     assert ("get_weather", "Lima") not in ran  # the bad call never reached the handler
@@ -110,7 +110,7 @@ def test_a_bad_call_does_not_sink_its_parallel_neighbour(dialect: str) -> None:
     call, _ = BAD_CALLS["wrong_types"]
     neighbour = {"name": "create_ticket", "arguments": {"subject": "late"}}
     toolbox, ran = make_toolbox()
-    transcript = converse(dialect, toolbox, ["Weather?"], script=script([call, neighbour]))
+    transcript = converse(toolbox, dialect, ["Weather?"], script=script([call, neighbour]))
     outputs = received(transcript)
     assert "invalid arguments" in error_of(outputs[0])
     assert outputs[1] == "ticket: late" and ran.count(("create_ticket", "late")) == 1
@@ -119,9 +119,11 @@ def test_a_bad_call_does_not_sink_its_parallel_neighbour(dialect: str) -> None:
 
 def test_broken_json_on_ces_is_a_script_error() -> None:
     toolbox, _ = make_toolbox()
-    with pytest.raises(BackendError, match="cannot be expressed") as caught:
-        converse("google-ces", toolbox, ["Weather?"], script=script([BAD_CALLS["broken_json"][0]]))
-    assert "emulator script error" in str(caught.value)
+    transcript = converse(toolbox, "google-ces", ["Weather?"],
+                          script=script([BAD_CALLS["broken_json"][0]]))
+    assert transcript.status == "failed", transcript.render()
+    assert "cannot be expressed" in str(transcript.error)
+    assert "emulator script error" in str(transcript.error)
 
 
 @pytest.mark.parametrize("dialect", BUILT_IN)
@@ -131,7 +133,7 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
               "misbehave": "hallucinated_id"}
     neighbour = {"name": "create_ticket", "arguments": {"subject": "other"}}
     toolbox, ran = make_toolbox()
-    transcript = converse(dialect, toolbox, ["Ticket?"],
+    transcript = converse(toolbox, dialect, ["Ticket?"],
                           script=script([first], [reused, neighbour]))
     assert ("create_ticket", "twice") not in ran
     assert ran.count(("create_ticket", "late")) == ran.count(("create_ticket", "other")) == 1

@@ -32,7 +32,7 @@ def test_installed_dialects_are_those_with_an_emulator_and_a_driver(echo_dialect
 
 
 def test_converse_takes_one_message_as_text() -> None:
-    transcript = converse("openai-agents", make_toolbox(), "Say hi", script=SCRIPT)
+    transcript = converse(make_toolbox(), "openai-agents", "Say hi", script=SCRIPT)
     assert [e.text for e in transcript.of_kind("user")] == ["Say hi"]
     assert transcript.reply == 'said ["hi"]'
 
@@ -40,7 +40,7 @@ def test_converse_takes_one_message_as_text() -> None:
 async def test_aconverse_on_a_running_emulator_from_the_fixture(
         toolbridge_emulator: Any) -> None:
     emu = toolbridge_emulator("google-ces", script=SCRIPT)
-    transcript = await aconverse("google-ces", make_toolbox(), ["Say hi"], running=emu)
+    transcript = await aconverse(make_toolbox(), "google-ces", ["Say hi"], running=emu)
     assert transcript.reply == 'said ["hi"]'
     assert emu.journal.entries("POST", ":runSession")
 
@@ -48,11 +48,11 @@ async def test_aconverse_on_a_running_emulator_from_the_fixture(
 def test_converse_refuses_contradictory_options(toolbridge_emulator: Any) -> None:
     emu = toolbridge_emulator("openai-agents")
     with pytest.raises(UsageError, match="give script= and faults= to the emulator"):
-        converse("openai-agents", make_toolbox(), "hi", running=emu, script=SCRIPT)
+        converse(make_toolbox(), "openai-agents", "hi", running=emu, script=SCRIPT)
     with pytest.raises(UsageError, match="base_url"):
-        converse("openai-agents", make_toolbox(), "hi", base_url="http://example.invalid")
+        converse(make_toolbox(), "openai-agents", "hi", base_url="http://example.invalid")
 
 
 async def test_the_blocking_form_says_to_await_inside_a_loop() -> None:
     with pytest.raises(UsageError, match=r"await toolbridge\.testing\.aconverse"):
-        converse("openai-agents", make_toolbox(), "hi")
+        converse(make_toolbox(), "openai-agents", "hi")

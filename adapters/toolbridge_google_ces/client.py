@@ -18,11 +18,12 @@ from urllib.parse import quote
 
 import httpx
 
-from toolbridge import BackendError, Toolbox, UsageError
+from toolbridge import BackendError, Toolbox, ToolDefinition, UsageError
 from toolbridge.http import (
     RetryPolicy,
     Secret,
     asend_with_retries,
+    exclusive_transport,
     raise_for_backend,
     send_with_retries,
 )
@@ -157,8 +158,9 @@ class _Base:
         return response.json()
 
     @staticmethod
-    def _plan(toolbox: Toolbox, app: str, existing: Sequence[Mapping[str, Any]],
-              policy: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], SyncReport]:
+    def _plan(toolbox: Toolbox | Sequence[ToolDefinition], app: str,
+              existing: Sequence[Mapping[str, Any]], policy: Any
+              ) -> tuple[list[tuple[str, str, dict[str, Any]]], SyncReport]:
         """(action, tool id or name, resource) steps making ``app`` hold the toolbox's tools."""
         if not wire.APP_RE.match(app):
             raise UsageError(f"app {app!r} must look like projects/P/locations/L/apps/A")
@@ -261,7 +263,8 @@ class CesClient(_Base):
     def delete_tool(self, name: str) -> None:
         self._send("DELETE", name, "delete tool")
 
-    def sync_tools(self, toolbox: Toolbox, app: str, *, policy: Any = "describe") -> SyncReport:
+    def sync_tools(self, toolbox: Toolbox | Sequence[ToolDefinition], app: str, *,
+                   policy: Any = "describe") -> SyncReport:
         """Create or update one client-function tool in ``app`` per toolbox tool."""
         steps, report = self._plan(toolbox, app, self.list_tools(app), policy)
         for action, key, resource in steps:
@@ -282,7 +285,10 @@ class AsyncCesClient(_Base):
                  http: httpx.AsyncClient | None = None) -> None:
         super().__init__(base_url=base_url, token=token, universe_domain=universe_domain,
                          retry=retry, timeout=timeout)
-        self._http = http or httpx.AsyncClient(timeout=timeout)
+        # A connection per request in flight: httpx's pool makes concurrent requests (of a
+        # worker's many sessions) race for one connection.
+        self._http = http or httpx.AsyncClient(
+            timeout=timeout, transport=exclusive_transport())
         self._owns_http = http is None
 
     async def aclose(self) -> None:
@@ -343,7 +349,7 @@ class AsyncCesClient(_Base):
     async def delete_tool(self, name: str) -> None:
         await self._send("DELETE", name, "delete tool")
 
-    async def sync_tools(self, toolbox: Toolbox, app: str, *,
+    async def sync_tools(self, toolbox: Toolbox | Sequence[ToolDefinition], app: str, *,
                          policy: Any = "describe") -> SyncReport:
         steps, report = self._plan(toolbox, app, await self.list_tools(app), policy)
         for action, key, resource in steps:

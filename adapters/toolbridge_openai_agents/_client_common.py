@@ -77,8 +77,13 @@ class ClientConfig:
         return out
 
     def limits(self) -> httpx.Limits:
-        # One connection per live event stream: the pool must not cap them.
+        """The requests' pool: connections kept for reuse, none capped."""
         return httpx.Limits(max_connections=None, max_keepalive_connections=64)
+
+    def stream_limits(self) -> httpx.Limits:
+        """The sync client's event-stream pool: one connection per live stream, uncapped,
+        none kept (a closed stream's connection is not reused)."""
+        return httpx.Limits(max_connections=None, max_keepalive_connections=0)
 
     def stream_timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout, read=None)
@@ -179,7 +184,7 @@ class SSEParser:
             return DONE
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # a 1,000-deep event is not an event we read
             raise WireFormatError(DIALECT, "<event>", "event data is not JSON",
                                   text[:2000]) from None
 

@@ -1,5 +1,10 @@
 """HTTP clients for Agents API sessions (httpx): `AgentsClient` (sync), `AsyncAgentsClient`.
 
+The async client gives every request in flight a connection of its own
+(`toolbridge.http.exclusive_transport`: httpx's pool makes concurrent requests race for one
+connection), and event streams, which hold a connection each while open, a transport of their
+own that keeps none idle.
+
 Results are sent one event per request, each with its own ``Idempotency-Key`` reused on every
 retry (429/5xx with Retry-After, transport errors, and the ``Unknown pending tool call`` race).
 Event streams are de-duplicated by ``event_id``; `follow_session` reconnects after a drop and
@@ -16,7 +21,13 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError
-from toolbridge.http import Secret, asend_with_retries, raise_for_backend, send_with_retries
+from toolbridge.http import (
+    Secret,
+    asend_with_retries,
+    exclusive_transport,
+    raise_for_backend,
+    send_with_retries,
+)
 
 from ._client_common import (
     ClientConfig,
@@ -92,6 +103,16 @@ class _Requests:
         return f"<{type(self).__name__} {self.config!r}>"
 
 
+def _list_params(metadata: Mapping[str, str] | None, after: str | None, limit: int,
+                 order: str) -> dict[str, Any]:
+    params: dict[str, Any] = {"limit": limit, "order": order}
+    if after:
+        params["after"] = after
+    for key, value in (metadata or {}).items():
+        params[f"metadata[{key}]"] = value
+    return params
+
+
 def _events_of(body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     if isinstance(body, Mapping):
         return list(body.get("events", []))
@@ -111,6 +132,8 @@ class AgentsClient(_Requests):
         self._owns = http_client is None
         self._http = http_client or httpx.Client(timeout=self.config.timeout,
                                                  limits=self.config.limits())
+        self._streams = http_client or httpx.Client(timeout=self.config.timeout,
+                                                    limits=self.config.stream_limits())
 
     def _send(self, request: httpx.Request, what: str) -> httpx.Response:
         response = send_with_retries(self._http, request, self.config.retry)
@@ -182,6 +205,14 @@ class AgentsClient(_Requests):
         """Cancel the active turn."""
         self.send_events(session_id, [{"type": "agent.session.input.cancel"}])
 
+    def list_sessions(self, *, metadata: Mapping[str, str] | None = None,
+                      after: str | None = None, limit: int = 20, order: str = "desc"
+                      ) -> dict[str, Any]:
+        """One page of sessions (``metadata[key]=value`` filters): ``{"data", "has_more"}``."""
+        return session_body(self._send(self._build(
+            "GET", "/agents/sessions", params=_list_params(metadata, after, limit, order)),
+            "list sessions"), "list sessions")
+
     def list_items(self, session_id: str, *, after: str | None = None, limit: int = 20,
                    order: str = "desc") -> dict[str, Any]:
         """One page of history: ``{"data": [...], "has_more": bool}``."""
@@ -196,7 +227,7 @@ class AgentsClient(_Requests):
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
             try:
-                response = self._http.send(request, stream=True)
+                response = self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
                 if attempt >= policy.max_attempts:
                     raise BackendError(f"{what}: {exc!r}") from None
@@ -237,6 +268,7 @@ class AgentsClient(_Requests):
     def close(self) -> None:
         if self._owns:
             self._http.close()
+            self._streams.close()
 
     def __enter__(self) -> AgentsClient:
         return self
@@ -255,8 +287,12 @@ class AsyncAgentsClient(_Requests):
                  api_key: str | Secret | None = None, **options: Any) -> None:
         self.config = ClientConfig(api_key=api_key, **options)
         self._owns = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=self.config.timeout,
-                                                      limits=self.config.limits())
+        # A connection per request in flight (httpcore's pool makes concurrent requests of
+        # many sessions race for one connection); event streams in a pool of their own.
+        self._http = http_client or httpx.AsyncClient(
+            timeout=self.config.timeout, transport=exclusive_transport(keep=64))
+        self._streams = http_client or httpx.AsyncClient(
+            timeout=self.config.timeout, transport=exclusive_transport(keep=0))
 
     async def _send(self, request: httpx.Request, what: str) -> httpx.Response:
         response = await asend_with_retries(self._http, request, self.config.retry)
@@ -322,6 +358,13 @@ class AsyncAgentsClient(_Requests):
     async def cancel(self, session_id: str) -> None:
         await self.send_events(session_id, [{"type": "agent.session.input.cancel"}])
 
+    async def list_sessions(self, *, metadata: Mapping[str, str] | None = None,
+                            after: str | None = None, limit: int = 20, order: str = "desc"
+                            ) -> dict[str, Any]:
+        return session_body(await self._send(self._build(
+            "GET", "/agents/sessions", params=_list_params(metadata, after, limit, order)),
+            "list sessions"), "list sessions")
+
     async def list_items(self, session_id: str, *, after: str | None = None, limit: int = 20,
                          order: str = "desc") -> dict[str, Any]:
         params: dict[str, Any] = {"limit": limit, "order": order}
@@ -335,7 +378,7 @@ class AsyncAgentsClient(_Requests):
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
                 if attempt >= policy.max_attempts:
                     raise BackendError(f"{what}: {exc!r}") from None
@@ -375,6 +418,7 @@ class AsyncAgentsClient(_Requests):
     async def aclose(self) -> None:
         if self._owns:
             await self._http.aclose()
+            await self._streams.aclose()
 
     async def __aenter__(self) -> AsyncAgentsClient:
         return self

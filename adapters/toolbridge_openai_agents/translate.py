@@ -17,7 +17,7 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
+from toolbridge.plugin import read_arguments
 from toolbridge.runtime import output_text
 
 from .wire import MAX_TOOLS_BYTES, TOOL_RESULT
@@ -130,15 +130,8 @@ def calls_from_wire(
         if type(turn_id) is not str or type(call_id) is not str or type(name) is not str or (
                 not (turn_id and call_id and name)):
             turn_id, call_id, name = _checked_ids(prefix, index, turn_id, call_id, name, payload)
-        value = action.get("arguments")
-        if type(value) is dict:  # the common case, decided inline (it is on every call's path)
-            arguments, raw, error = dict(value), None, None  # a copy: the payload stays theirs
-            for item in arguments.values():
-                if type(item) is dict or type(item) is list:  # nested: bound the depth
-                    arguments, raw, error = _arguments(value)
-                    break
-        else:
-            arguments, raw, error = _arguments(value)
+        # An object on the wire; a JSON string is decoded, as the SDK's dispatcher does.
+        arguments, raw, error = read_arguments(action.get("arguments"), none=False)
         # Every field is checked above, so the trusted constructor skips pydantic's
         # validation (it cost as much as the SDK's whole parse of the session). No correlation:
         # the ids a result echoes are the call's own `id`, `turn` and `conversation`.
@@ -158,32 +151,6 @@ def _checked_ids(prefix: str, index: int, turn_id: Any, call_id: Any, name: Any,
             raise WireFormatError(DIALECT, f"{prefix}required_actions[{index}].{field}",
                                   "missing or not a string", body)
     return str(turn_id), str(call_id), str(name)
-
-
-def _arguments(value: Any) -> tuple[dict[str, Any], str | None, str | None]:
-    """Arguments are an object; a JSON string is decoded (like the SDK's dispatcher).
-
-    Text over `MAX_ARGUMENT_BYTES` or arguments nested deeper than `MAX_NESTING_DEPTH` are
-    refused before they are parsed or used: the call gets an error result.
-    """
-    raw = None
-    if isinstance(value, str):
-        raw = value
-        if len(value) > MAX_ARGUMENT_BYTES or len(value.encode("utf-8", "surrogatepass")) > (
-                MAX_ARGUMENT_BYTES):
-            return {}, raw, (f"arguments are more than {MAX_ARGUMENT_BYTES:,} bytes of "
-                                   "text; send less")
-        if nests_deeper_than(value):
-            return {}, raw, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
-        try:
-            value = json.loads(value) if value.strip() else {}
-        except (ValueError, RecursionError) as exc:
-            return {}, raw, f"arguments are not valid JSON: {exc}"
-    if not isinstance(value, dict):
-        return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"
-    if nests_deeper_than(value):
-        return {}, raw, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
-    return dict(value), raw, None  # a copy, as validation made: the payload stays the caller's
 
 
 # ---------------------------------------------------------------------- results

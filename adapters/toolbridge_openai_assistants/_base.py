@@ -203,7 +203,7 @@ class _SSE:
             return None
         try:
             data = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise BackendError(f"openai-assistants: {self.what}: event {name!r} is not "
                                f"JSON: {exc}") from None
         if name == "error":

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, UsageError
-from toolbridge.http import asend_with_retries, send_with_retries
+from toolbridge.http import asend_with_retries, exclusive_transport, send_with_retries
 
 from ._base import (
     _SSE,
@@ -204,7 +204,10 @@ class AsyncAssistantsClient(_Base):
 
     def __init__(self, *, http_client: httpx.AsyncClient | None = None, **options: Any) -> None:
         super().__init__(**options)
-        self._http = http_client or httpx.AsyncClient(timeout=self.timeout)
+        # A connection per request in flight: httpx's pool makes concurrent requests (of a
+        # worker's many runs) race for one connection.
+        self._http = http_client or httpx.AsyncClient(
+            timeout=self.timeout, transport=exclusive_transport())
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -15,13 +15,7 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import (
-    MAX_ARGUMENT_BYTES,
-    MAX_NESTING_DEPTH,
-    PendingCalls,
-    RenderedTools,
-    nests_deeper_than,
-)
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 from toolbridge.schema import convert_schema
 
@@ -98,34 +92,6 @@ def _text(value: Any, field: str, body: Any) -> str:
     return value
 
 
-def _arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
-    """Decoded arguments, the raw text, and why decoding failed (if it did).
-
-    Text over `MAX_ARGUMENT_BYTES` or nested deeper than `MAX_NESTING_DEPTH` is refused before
-    it is parsed: the call gets an error result, the other calls of the run are answered.
-    """
-    if isinstance(raw, Mapping):  # some SDK-built payloads already hold an object
-        if nests_deeper_than(raw):
-            return {}, None, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
-        return dict(raw), None, None
-    if raw is None or raw == "":
-        return {}, raw, None
-    if not isinstance(raw, str):
-        return {}, None, f"arguments must be a JSON string, got {type(raw).__name__}"
-    if len(raw) > MAX_ARGUMENT_BYTES or len(raw.encode("utf-8", "surrogatepass")) > (
-            MAX_ARGUMENT_BYTES):
-        return {}, raw, f"arguments are more than {MAX_ARGUMENT_BYTES:,} bytes of text"
-    if nests_deeper_than(raw):
-        return {}, raw, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        return {}, raw, f"arguments are not valid JSON ({exc}): {raw[:200]}"
-    if not isinstance(value, dict):
-        return {}, raw, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, raw, None
-
-
 def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     """The function calls a run (or a ``thread.run.requires_action`` event) waits on."""
     run, at = run_of(payload)
@@ -166,7 +132,8 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
             raise WireFormatError(DIALECT, f"{at}[{i}].function", "missing or not an object",
                                   payload)
         name = _text(function.get("name"), f"{at}[{i}].function.name", payload)
-        arguments, raw, error = _arguments(function.get("arguments"))
+        # JSON text (an object, as some SDK-built payloads hold, is taken too), bounded.
+        arguments, raw, error = read_arguments(function.get("arguments"))
         calls.append(ToolCall(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=thread_id, turn=run_id,

@@ -31,35 +31,37 @@ def emulator(dialect: str | Dialect, **options: Any) -> Iterator[RunningEmulator
         with emulator("openai-agents", script={"turns": [...]}) as emu:
             client = OpenAI(base_url=emu.base_url + "/v1", api_key="test")
     """
-    emu = get_dialect(dialect).create_emulator(**options)
+    d = get_dialect(dialect)
+    emu = d.create_emulator(d.emulator_options.parse(options))
     with emu.run() as running:
         yield running
 
 
 def installed_dialects() -> list[str]:
-    """The installed dialects that ship an emulator and a conversation driver, sorted.
-
-    What to parametrize a test over to run it on every backend::
+    """The installed dialects that ship an emulator, sorted: what to parametrize a test over
+    to run it on every backend::
 
         @pytest.mark.parametrize("dialect", installed_dialects())
     """
     return [name for name, dialect in dialects().items()
-            if type(dialect).create_emulator is not Dialect.create_emulator
-            and type(dialect).aconverse is not Dialect.aconverse]
+            if type(dialect).create_emulator is not Dialect.create_emulator]
 
 
 async def aconverse(
-    dialect: str | Dialect, toolbox: Toolbox, messages: str | Sequence[str], *,
+    toolbox: Toolbox, dialect: str | Dialect, messages: str | Sequence[str], *,
     script: Script | Mapping[str, Any] | str | Path | None = None,
     faults: Faults | Mapping[str, Any] | None = None, running: RunningEmulator | None = None,
     **options: Any,
 ) -> Transcript:
     """Hold a conversation with ``toolbox`` on ``dialect``'s emulator; return its transcript.
 
-    The emulator is started for the conversation with ``script`` and ``faults``, unless
-    ``running`` is one already started (by `emulator` or the ``toolbridge_emulator`` fixture,
-    to read its journal afterwards). ``options`` go to the dialect's ``aconverse``.
+    The same as `toolbridge.serve.aconverse` (same argument order), against an emulator: it is
+    started for the conversation with ``script`` and ``faults``, unless ``running`` is one
+    already started (by `emulator` or the ``toolbridge_emulator`` fixture, to read its journal
+    afterwards). ``options`` are more of the dialect's serve options (``model=...``).
     """
+    from .serve import aconverse as serve_aconverse
+
     chosen = get_dialect(dialect)
     texts = [messages] if isinstance(messages, str) else list(messages)
     if running is not None and (script is not None or faults is not None):
@@ -67,16 +69,17 @@ async def aconverse(
                          "running=, not to converse")
     if "base_url" in options:
         raise UsageError("converse talks to the emulator, whose base_url it passes; for another "
-                         "backend call the dialect's aconverse")
-    options.setdefault("api_key", "test")
+                         "backend use toolbridge.serve.converse")
     async with _serving(chosen, running, script, faults) as backend:
-        transcript: Transcript = await chosen.aconverse(
-            toolbox, texts, base_url=backend.base_url, **options)
-    return transcript
+        settings = chosen.serve_options.emulated(backend.base_url)
+        if options:
+            settings = chosen.serve_options.parse({**settings.model_dump(exclude_unset=True),
+                                                   **options})
+        return await serve_aconverse(toolbox, chosen, texts, settings)
 
 
 def converse(
-    dialect: str | Dialect, toolbox: Toolbox, messages: str | Sequence[str], *,
+    toolbox: Toolbox, dialect: str | Dialect, messages: str | Sequence[str], *,
     script: Script | Mapping[str, Any] | str | Path | None = None,
     faults: Faults | Mapping[str, Any] | None = None, running: RunningEmulator | None = None,
     **options: Any,
@@ -85,7 +88,7 @@ def converse(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(aconverse(dialect, toolbox, messages, script=script, faults=faults,
+        return asyncio.run(aconverse(toolbox, dialect, messages, script=script, faults=faults,
                                      running=running, **options))
     raise UsageError("converse was called inside a running event loop; use "
                      "await toolbridge.testing.aconverse(...) instead")

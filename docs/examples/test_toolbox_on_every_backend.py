@@ -52,7 +52,7 @@ def no_refunds_yet() -> None:
 
 @every_backend
 def test_refund_flow(dialect: str) -> None:
-    transcript = converse(dialect, toolbox, ["My order A1 is late"], script=SCRIPT)
+    transcript = converse(toolbox, dialect, ["My order A1 is late"], script=SCRIPT)
     results = [entry.text for entry in transcript.of_kind("result")]
     assert results == ['{"id":"A1","status":"shipped"}', "refunded A1 (late)"]
     assert refunds == ["A1"]
@@ -66,7 +66,7 @@ def test_a_model_sending_a_bad_reason_is_told_and_tries_again(dialect: str) -> N
           "misbehave": "invalid_enum"}],
         [{"name": "refund", "arguments": {"order_id": "A1", "reason": "damaged"}}],
     ]}]}
-    transcript = converse(dialect, toolbox, ["Refund A1"], script=script)
+    transcript = converse(toolbox, dialect, ["Refund A1"], script=script)
     told, retried = (entry.text for entry in transcript.of_kind("result"))
     assert "invalid arguments for refund" in told and "reason" in told
     assert retried == "refunded A1 (damaged)"
@@ -76,6 +76,6 @@ def test_a_model_sending_a_bad_reason_is_told_and_tries_again(dialect: str) -> N
 @every_backend
 def test_the_backend_accepted_every_request(dialect: str, toolbridge_emulator: Any) -> None:
     emu = toolbridge_emulator(dialect, script=SCRIPT)
-    converse(dialect, toolbox, ["My order A1 is late"], running=emu)
+    converse(toolbox, dialect, ["My order A1 is late"], running=emu)
     statuses = [entry.status for entry in emu.journal.entries()]
     assert statuses and all(200 <= status < 300 for status in statuses)

@@ -5,8 +5,9 @@ dialect name. Needs the ``emulators`` extra (starlette, uvicorn) to serve.
 """
 
 from ._base import Emulator
-from ._faults import FailRule, Faults, faults_from
+from ._faults import FailRule, Faults, StreamFaults, faults_from
 from ._journal import Journal, JournalEntry
+from ._options import EmulatorOptions
 from ._script import MISBEHAVIOURS, Misbehaviour, Script, ScriptCall, ScriptError, ScriptTurn
 from ._scripted import ModelCall, ScriptedModel
 from ._server import EmulatorServer, RunningEmulator, StreamDropped, instrument, serve, sse_frames
@@ -14,6 +15,7 @@ from ._server import EmulatorServer, RunningEmulator, StreamDropped, instrument,
 __all__ = [
     "MISBEHAVIOURS",
     "Emulator",
+    "EmulatorOptions",
     "EmulatorServer",
     "FailRule",
     "Faults",
@@ -28,6 +30,7 @@ __all__ = [
     "ScriptTurn",
     "ScriptedModel",
     "StreamDropped",
+    "StreamFaults",
     "faults_from",
     "instrument",
     "serve",

@@ -1,16 +1,20 @@
-"""Shared HTTP plumbing for adapter clients: secrets, bounded retries honouring Retry-After, SSE.
+"""Shared HTTP plumbing for adapter clients: secrets, bounded retries honouring Retry-After, SSE,
+and `exclusive_transport` (a connection per request in flight, for clients of many
+conversations).
 
 What a dialect author's client imports. httpx is imported on first use, not by this module.
 """
 
 from ._retries import RetryPolicy, Secret, asend_with_retries, raise_for_backend, send_with_retries
 from ._sse import SSEDecoder
+from ._transport import exclusive_transport
 
 __all__ = [
     "RetryPolicy",
     "SSEDecoder",
     "Secret",
     "asend_with_retries",
+    "exclusive_transport",
     "raise_for_backend",
     "send_with_retries",
 ]

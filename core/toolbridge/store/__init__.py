@@ -7,6 +7,8 @@ calls started and stores their results, which answer every later delivery of the
 one machine; `PostgresStore` is shared by several machines (loaded on first use: it needs
 ``toolbridge[postgres]``). `open_store` builds any of them from a URL; `fingerprint`,
 `new_owner`, `end_owner` and `owner_alive` are what a store implementation keeps and checks.
+`ResultStore.records` gives the `Records` beside a store's calls (key/value text in the same
+database: the serve driver's checkpoints, the migration ledger).
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ from ._base import (
 from ._memory import MemoryStore
 from ._open import open_store
 from ._owners import end_owner, new_owner, owner_alive
+from ._records import MemoryRecords, Records
 from ._sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from ._postgres import PostgresStore
 
 __all__ = [
-    "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreCall", "StoreClaim",
+    "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore", "SqliteStore",
+    "StoreCall", "StoreClaim",
     "StoreCompletion", "StoreKey", "StoredResult", "end_owner", "fingerprint", "new_owner",
     "open_store", "owner_alive",
 ]

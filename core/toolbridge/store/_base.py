@@ -6,17 +6,21 @@ import abc
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from pydantic_core import to_json
 
 from ..model import Content
 from ._owners import owner_alive
 
+if TYPE_CHECKING:
+    from ._records import Records
+
 __all__ = [
     "ResultStore", "StoreCall", "StoreClaim", "StoreCompletion", "StoreKey", "StoredResult",
     "fingerprint",
 ]
+
 
 def _sorted(value: Any) -> Any:
     """``value`` with every object's keys in sorted order."""
@@ -165,6 +169,12 @@ class ResultStore(abc.ABC):
 
     def close(self) -> None:  # noqa: B027  (optional for stores without resources)
         """Release resources."""
+
+    def records(self) -> Records | None:
+        """This store's `Records` (key/value text beside the calls, same database), or
+        ``None`` when it keeps none (the default for third-party stores; the serve driver
+        then keeps its checkpoints in memory and warns)."""
+        return None
 
     # ------------------------------------------------------------------ one call at a time
     def claim_one(self, key: StoreKey, tool: str, arguments: Mapping[str, Any]) -> StoreClaim:

@@ -22,6 +22,7 @@ from ._base import (
     fingerprint,
 )
 from ._owners import new_owner, owner_alive
+from ._records import MemoryRecords
 
 __all__ = ["MemoryStore"]
 
@@ -78,6 +79,7 @@ class MemoryStore(ResultStore):
         self._calls: dict[Key, Stored] = {}
         self._completed: deque[Key] = deque()
         self._completed_at: deque[float] = deque()  # when each of `_completed` completed
+        self._records: MemoryRecords | None = None
 
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
@@ -169,6 +171,12 @@ class MemoryStore(ResultStore):
                 times.popleft()
                 dropped += self._drop_completed(completed.popleft())
         return dropped
+
+    def records(self) -> MemoryRecords:
+        """Records in this process's memory, like the calls."""
+        if self._records is None:
+            self._records = MemoryRecords()
+        return self._records
 
     def __len__(self) -> int:
         return len(self._calls)

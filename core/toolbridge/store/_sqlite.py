@@ -22,6 +22,7 @@ from ._base import (
     fingerprint,
 )
 from ._owners import end_owner, new_owner, owner_alive
+from ._records import Records
 from ._sqlite_schema import prepare
 
 if TYPE_CHECKING:  # imported on first use: keeps `import toolbridge` light
@@ -85,6 +86,7 @@ class SqliteStore(ResultStore):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
+        self._records: Records | None = None
         with self._lock:
             self._retry(self._connection)
 
@@ -189,7 +191,18 @@ class SqliteStore(ResultStore):
             "DELETE FROM toolbridge_calls WHERE state = 'completed' AND completed_at < ?",
             (cutoff,)).rowcount))
 
+    def records(self) -> Records:
+        """Records in a ``toolbridge_records`` table of this store's file."""
+        if self._records is None:
+            from ._records_sqlite import SqliteRecords
+
+            self._records = SqliteRecords(self.path, timeout=self.timeout,
+                                          synchronous=self.synchronous)
+        return self._records
+
     def close(self) -> None:
+        if self._records is not None:
+            self._records.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

@@ -1,0 +1,205 @@
+"""Soak: many conversations on the three dialects at once, random faults, one SQLite store.
+
+Counted, and all must be 0: lost results (a handler ran but the backend never took its
+result), duplicate side effects (a handler ran twice for one call: each tool writes a
+ledger), unhandled exceptions (anything the driver did not turn into a typed outcome), and
+hangs (conversations still running when none has ended for `STALL` seconds). A conversation
+may end ``failed`` only with a typed error (a lost CES reply, a user message whose sending
+failed).
+
+Default: 300 conversations (a few seconds per dialect); ``TOOLBRIDGE_SLOW_SCALE=N`` runs
+300 x N, ``TOOLBRIDGE_SOAK_CONVERSATIONS=2000`` an exact number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolbridge
+from toolbridge.http import RetryPolicy
+from toolbridge.serve import DriverSettings, Job, Transcript, Worker
+from toolbridge.testing import emulator
+
+SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
+CONVERSATIONS = int(os.environ.get("TOOLBRIDGE_SOAK_CONVERSATIONS", str(300 * SCALE)))
+DIALECTS = ("openai-agents", "openai-assistants", "google-ces")
+FAST = RetryPolicy(max_attempts=4, backoff=0.002, max_delay=0.02)
+SCRIPT = {"turns": [
+    {"rounds": [[{"name": "lookup", "arguments": {"key": "a"}}],
+                [{"name": "charge", "arguments": {"amount": 2}},
+                 {"name": "lookup", "arguments": {"key": "b"}}]],
+     "reply": "done {outputs}"},
+    {"rounds": [[{"name": "charge", "arguments": {"amount": 5}}]], "reply": "again {outputs}"},
+]}
+REQUESTS_PER_CONVERSATION = 12
+STALL = 30.0
+"""Seconds without any conversation ending that count as a hang."""
+
+
+class Ledger:
+    """What the tools did: one line per handler run, by call id."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runs: Counter[tuple[str, str]] = Counter()
+
+    def record(self, context: toolbridge.ToolContext) -> None:
+        with self.lock:
+            self.runs[(context.dialect, context.call_id)] += 1
+
+
+def make_toolbox(ledger: Ledger, store: str) -> toolbridge.Toolbox:
+    box = toolbridge.Toolbox(store=store, timeout=10)
+
+    @box.tool
+    def lookup(key: str, context: toolbridge.ToolContext) -> str:
+        """Look a key up."""
+        ledger.record(context)
+        return f"value of {key}"
+
+    @box.tool(side_effects=True)
+    async def charge(amount: int, context: toolbridge.ToolContext) -> str:
+        """Charge an amount."""
+        ledger.record(context)
+        await asyncio.sleep(random.random() / 500)
+        return f"charged {amount}"
+
+    return box
+
+
+def faults(dialect: str, rng: random.Random, conversations: int, stream_faults: bool
+           ) -> dict[str, Any]:
+    """About one request in 25 fails (before or after it is processed), plus stream faults."""
+    count = conversations * REQUESTS_PER_CONVERSATION
+    chosen = sorted(rng.sample(range(2, count), k=max(1, count // 25)))
+    rules = [{"nth": n, "status": rng.choice([429, 500, 502, 503]), "retry_after": 0.001,
+              "after_processing": rng.random() < 0.5} for n in chosen]
+    given: dict[str, Any] = {"fail_requests": rules, "latency_ms": rng.choice([0, 1, 2])}
+    if stream_faults and dialect != "google-ces":
+        given.update(drop_stream_after=rng.randint(3, 9), duplicate_events=rng.randint(2, 6))
+        if dialect == "openai-agents":
+            given["registration_race"] = True
+    return given
+
+
+def accepted(dialect: str, emu: Any) -> set[str]:
+    """The call ids whose result the emulated backend took."""
+    if dialect == "openai-agents":
+        return {call_id for _, call_id in emu.state.result_at}
+    if dialect == "google-ces":
+        return {c for s in emu.state.sessions.values() for c in s.answered}
+    took = set()
+    for entry in emu.journal.entries("POST", "submit_tool_outputs"):
+        processed = entry.dropped == 200 or (entry.dropped is None and entry.status == 200)
+        if processed and isinstance(entry.body, dict):
+            took |= {o["tool_call_id"] for o in entry.body.get("tool_outputs", [])}
+    return took
+
+
+class Unhandled(logging.Handler):
+    """Every log record carrying an exception: the driver logs nothing with a traceback
+    unless something escaped its typed outcomes."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.records.append(record)
+
+
+@contextlib.contextmanager
+def watching() -> Iterator[Unhandled]:
+    handler = Unhandled()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+
+
+async def soak_one(dialect: str, box: toolbridge.Toolbox, emu: Any, count: int,
+                   stream: bool) -> tuple[list[Transcript], int]:
+    options: Any = toolbridge.get_dialect(dialect).serve_options.emulated(emu.base_url)
+    extra: dict[str, Any] = {"retry": FAST}
+    if dialect == "openai-agents":
+        extra["race_delays"] = (0.002, 0.005, 0.01)
+    if dialect == "openai-assistants":
+        extra.update(stream=stream, poll_interval=0.005)
+    options = options.model_copy(update=extra)
+    ended: list[Transcript] = []
+    settings = DriverSettings(keep=False, recovery=RetryPolicy(max_attempts=8, backoff=0.002,
+                                                               max_delay=0.02))
+    worker = Worker(box, dialect, options, concurrency=12, settings=settings,
+                    on_done=ended.append)
+    jobs = [Job(None, ("first", "second")) for _ in range(count)]
+    running = asyncio.create_task(worker.run(jobs))
+    seen, quiet = 0, 0.0
+    while not running.done() and quiet < STALL:  # a hang: no conversation ends for STALL s
+        await asyncio.wait([running], timeout=0.5)
+        quiet = 0.0 if len(ended) > seen else quiet + 0.5
+        seen = len(ended)
+    if not running.done():
+        running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    return ended, count - len(ended)
+
+
+@pytest.mark.slow
+def test_soak(tmp_path: Path) -> None:
+    rng = random.Random(13)
+    ledger = Ledger()
+    box = make_toolbox(ledger, f"sqlite:///{tmp_path / 'results.db'}")
+    per_dialect = max(CONVERSATIONS // (2 * len(DIALECTS)), 1)
+    report: dict[str, Any] = {}
+    lost: list[tuple[str, str]] = []
+    hangs = 0
+    outcomes: Counter[str] = Counter()
+    with watching() as unhandled, contextlib.ExitStack() as stack:
+        emulators = {(d, s): stack.enter_context(emulator(d, script=SCRIPT, faults=faults(
+            d, rng, per_dialect, s))) for d in DIALECTS for s in (False, True)}
+
+        async def everything() -> list[tuple[list[Transcript], int]]:
+            return list(await asyncio.gather(*(
+                soak_one(d, box, emu, per_dialect, stream) for (d, stream), emu in
+                emulators.items())))
+
+        results = asyncio.run(everything())
+        for dialect in DIALECTS:  # a call run in a conversation that ended
+            took = set().union(*(accepted(d, emu) for (d, _), emu in emulators.items()
+                                 if d == dialect))
+            lost += [(dialect, c) for (d, c) in ledger.runs if d == dialect and c not in took]
+        for ((dialect, _), _emu), (ended, hung) in zip(emulators.items(), results, strict=True):
+            hangs += hung
+            for t in ended:
+                kind = t.status if t.error is None else f"{t.status}:{type(t.error).__name__}"
+                outcomes[f"{dialect} {kind}"] += 1
+            for t in ended:
+                assert t.status in ("completed", "failed"), t.render()
+                if t.status == "failed":  # typed, and never a bare crash of the driver
+                    assert isinstance(t.error, toolbridge.BackendError), t.render()
+                    assert "unexpected" not in str(t.error), t.render()
+    duplicates = {k: n for k, n in ledger.runs.items() if n > 1}
+    report = {"conversations": per_dialect * 2 * len(DIALECTS), "lost": len(lost),
+              "duplicates": len(duplicates), "unhandled": len(unhandled.records),
+              "hangs": hangs, "outcomes": dict(sorted(outcomes.items()))}
+    print(report)
+    assert lost == [], report
+    assert duplicates == {}, report
+    assert unhandled.records == [], [r.getMessage() for r in unhandled.records[:3]]
+    assert hangs == 0, report
+    completed = sum(n for k, n in outcomes.items() if k.endswith(" completed"))
+    assert completed >= 0.8 * report["conversations"], report  # faults are the exception
