@@ -187,31 +187,37 @@ class Toolbox:
         results = execute_calls_sync(self, calls, context)
         return results if results is not None else asyncio.run(execute_calls(self, calls, context))
 
-    async def ahandle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
+    async def ahandle(self, dialect: str | Dialect, payload: Any, *,
+                      conversation: str | None = None, **context: Any) -> dict[str, Any]:
         """Answer every pending call in a backend payload; return the body that submits them.
 
         ``payload`` may be a dict, JSON text or bytes, or an official SDK object.
+        ``conversation`` names the conversation the payload belongs to, for dialects whose wire
+        does not (``openai-chat``): it keys the result store (`Dialect.read_calls_in`).
         """
-        d, calls = _read(dialect, payload)
+        d, calls = _read(dialect, payload, conversation)
         return d.write_results(await execute_calls(self, calls, context, d))
 
-    def handle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
+    def handle(self, dialect: str | Dialect, payload: Any, *, conversation: str | None = None,
+               **context: Any) -> dict[str, Any]:
         """Blocking form of `ahandle`; inside a running event loop use ``await ahandle``.
 
         When every call's tool is sync and ``inline`` (or the payload holds one call of a sync
         tool without a timeout), the calls run in this thread with no event loop at all.
         """
         _no_running_loop()
-        d, calls = _read(dialect, payload)
+        d, calls = _read(dialect, payload, conversation)
         results = execute_calls_sync(self, calls, context, d)
         if results is None:
             results = asyncio.run(execute_calls(self, calls, context, d))
         return d.write_results(results)
 
 
-def _read(dialect: str | Dialect, payload: Any) -> tuple[Dialect, Sequence[ToolCall]]:
+def _read(dialect: str | Dialect, payload: Any, conversation: str | None
+          ) -> tuple[Dialect, Sequence[ToolCall]]:
     d = get_dialect(dialect)
-    pending = d.read_calls(to_data(payload, d.name))
+    data = to_data(payload, d.name)
+    pending = d.read_calls(data) if conversation is None else d.read_calls_in(data, conversation)
     if pending.unhandled:
         log.warning("%s: %d required action(s) are not function calls and were left to the "
                     "caller: %s", d.name, len(pending.unhandled),
