@@ -11,6 +11,8 @@
     ├── WireFormatError             a backend payload does not have the dialect's shape
     ├── PluginError                 a plugin failed to load or broke the hook contract
     ├── BackendError                a backend answered an HTTP error we could not recover from
+    │   └── ServeError              a served conversation did not complete (transcript attached)
+    │       └── ReplyLostError      a request was processed but the reply carrying the next step was lost
     └── ToolError                   raised by a handler: its message goes to the agent verbatim
 
 Caller mistakes (`UsageError`) are kept apart from vendor surprises (`WireFormatError`,
@@ -26,7 +28,9 @@ __all__ = [
     "ArgumentError",
     "BackendError",
     "PluginError",
+    "ReplyLostError",
     "SchemaConversionError",
+    "ServeError",
     "ToolDefinitionError",
     "ToolError",
     "ToolbridgeError",
@@ -105,6 +109,24 @@ class BackendError(ToolbridgeError):
         self.status = status
         self.body = body
         super().__init__(message)
+
+
+class ServeError(BackendError):
+    """A served conversation did not complete.
+
+    Raised when the serve driver gave up after its recoveries, and by
+    `Transcript.raise_for_status`; ``transcript`` holds what happened up to there.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, body: Any = None,
+                 transcript: Any = None) -> None:
+        super().__init__(message, status=status, body=body)
+        self.transcript = transcript
+
+
+class ReplyLostError(ServeError):
+    """The backend processed a request, but its reply, which carried the conversation's next
+    step (calls or the final text), was lost and the backend offers no way to read it again."""
 
 
 class ToolError(ToolbridgeError):

@@ -54,6 +54,23 @@ class Secret:
     def __deepcopy__(self, memo: Any) -> Secret:
         return self
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """In a pydantic model (a dialect's options) a `Secret` field takes text or a
+        `Secret`, and dumps as ``"********"``."""
+        from pydantic_core import core_schema
+
+        def make(value: Any) -> Secret:
+            if isinstance(value, Secret):
+                return value
+            if isinstance(value, str):
+                return Secret(value)
+            raise ValueError("expected a string or a toolbridge.http.Secret")
+
+        return core_schema.no_info_plain_validator_function(
+            make, serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda value: "********"))
+
 
 @dataclass(frozen=True)
 class RetryPolicy:

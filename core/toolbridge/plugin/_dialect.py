@@ -6,9 +6,13 @@ import abc
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
+from ._options import DialectOptions, ServeOptions
+
+if TYPE_CHECKING:
+    from ._backend import Connection
 
 __all__ = ["Dialect", "DialectLimits", "LossPolicy", "PendingCalls", "RenderedTools"]
 
@@ -73,11 +77,17 @@ class Dialect(abc.ABC):
     Subclass it, set `name` and `limits`, implement the three translations, and register an
     instance from the `toolbridge_register_dialects` hook. Translations are pure: payloads in,
     payloads out, no I/O. Payloads reach `read_calls` already decoded to JSON-compatible data.
+    To serve conversations, a dialect also gives `connect` (its `toolbridge.plugin.Backend`
+    seam) with its typed `serve_options`; to be emulated, `create_emulator`.
     """
 
     name: ClassVar[str]
     """Stable id used by `toolbridge.get_dialect` and in every error message."""
     limits: ClassVar[DialectLimits] = DialectLimits()
+    serve_options: ClassVar[type[ServeOptions]] = ServeOptions
+    """The options `connect` takes (``toolbridge serve -o KEY=VALUE`` is parsed into them)."""
+    emulator_options: ClassVar[type[DialectOptions]] = DialectOptions
+    """The options `create_emulator` takes."""
 
     @abc.abstractmethod
     def render_tools(
@@ -112,19 +122,6 @@ class Dialect(abc.ABC):
 
         raise UsageError(f"dialect {self.name!r} cannot read tool definitions")
 
-    async def aconverse(
-        self, toolbox: Any, messages: Sequence[str], **options: Any
-    ) -> Any:
-        """Hold a conversation on this dialect's backend and return a `Transcript`.
-
-        Declares ``toolbox``'s tools, sends each user message, answers every call through the
-        toolbox, and records tools, calls, results and replies. ``options`` are the dialect's
-        own (``base_url``, credentials). Used by ``toolbridge demo``.
-        """
-        from ..errors import UsageError
-
-        raise UsageError(f"dialect {self.name!r} has no conversation driver")
-
     def render_tool_choice(self, choice: ToolChoice) -> Any:
         """``choice`` in the dialect's wire shape; `UsageError` if the dialect cannot express it."""
         from ..errors import UsageError
@@ -140,21 +137,19 @@ class Dialect(abc.ABC):
         """
         return call.arguments
 
-    async def aserve(self, toolbox: Any, **options: Any) -> Any:
-        """Run this dialect's serve loop for ``toolbox`` (used by ``toolbridge serve``).
-
-        ``options`` are the dialect's own (base URL, credentials, which session or run).
-        Dialects without a serve loop raise `UsageError`.
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """A `Connection` to this dialect's backend for ``tools``, configured by ``options``
+        (an instance of `serve_options`); the serve driver (`toolbridge.serve`) holds
+        conversations through it. Dialects without a serve backend raise `UsageError`.
         """
         from ..errors import UsageError
 
-        raise UsageError(f"dialect {self.name!r} has no serve loop")
+        raise UsageError(f"dialect {self.name!r} has no serve backend")
 
-    def create_emulator(self, **options: Any) -> Any:
-        """This dialect's emulated backend (a `toolbridge.emulation.Emulator`).
-
-        ``options`` include ``script`` and ``faults``. Dialects without an emulator raise
-        `UsageError`.
+    def create_emulator(self, options: DialectOptions | None = None) -> Any:
+        """This dialect's emulated backend (a `toolbridge.emulation.Emulator`), configured by
+        ``options`` (an instance of `emulator_options`: ``script``, ``faults`` and the
+        dialect's own). Dialects without an emulator raise `UsageError`.
         """
         from ..errors import UsageError
 

@@ -1,5 +1,23 @@
-"""Serving conversations through a dialect: the `Transcript` a conversation driver records."""
+"""Serving conversations through any dialect: the driver, its settings, and the `Transcript`.
 
-from ._transcript import Transcript, TranscriptEntry
+`aconverse` holds a scripted conversation (user messages in, transcript out) and `aserve`
+answers what an existing conversation waits for, on any dialect that gives a
+`toolbridge.plugin.Backend` (`hold` drives a backend you made yourself); `Worker` serves many
+conversations of one backend at once. `ScriptedBackend` (with `ScriptedConnection`,
+`SeamFault` and its wire, `MemoryDialect`) is the in-memory double of the Backend seam.
+Checkpoints live in the result store's records under `CHECKPOINTS`.
+"""
 
-__all__ = ["Transcript", "TranscriptEntry"]
+from ._checkpoints import NAMESPACE as CHECKPOINTS
+from ._double import MemoryDialect, ScriptedBackend, ScriptedConnection, SeamFault
+from ._driver import aconverse, aserve, converse, hold, serve
+from ._settings import DEFAULT_RECOVERY, AnswerReport, DriverSettings
+from ._transcript import EntryKind, Status, Transcript, TranscriptEntry
+from ._worker import Job, Worker
+
+__all__ = [
+    "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
+    "MemoryDialect", "ScriptedBackend", "ScriptedConnection", "SeamFault", "Status",
+    "Transcript", "TranscriptEntry", "Worker", "aconverse", "aserve", "converse", "hold",
+    "serve",
+]

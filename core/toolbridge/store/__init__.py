@@ -6,6 +6,8 @@ later delivery of the same call. `MemoryStore` lives in the process; `SqliteStor
 and is shared by the processes of one machine; `PostgresStore` is shared by several machines
 (loaded on first use: it needs ``toolbridge[postgres]``). `open_store` builds any of them from a
 URL; `new_owner`, `end_owner` and `owner_alive` are the owner ids a store implementation keeps.
+`ResultStore.records` gives the `Records` beside a store's calls (key/value text in the same
+database: the serve driver's checkpoints).
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from ._base import ResultStore, StoreClaim, StoredResult, StoreKey
 from ._memory import MemoryStore
 from ._open import open_store
 from ._owners import end_owner, new_owner, owner_alive
+from ._records import MemoryRecords, Records
 from ._sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from ._postgres import PostgresStore
 
 __all__ = [
-    "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreClaim", "StoreKey",
-    "StoredResult", "end_owner", "new_owner", "open_store", "owner_alive",
+    "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore", "SqliteStore",
+    "StoreClaim", "StoreKey", "StoredResult", "end_owner", "new_owner", "open_store",
+    "owner_alive",
 ]
 
 

@@ -6,10 +6,13 @@ import abc
 import json
 import json.encoder
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from ..model import Content, ToolCall
 from ._owners import owner_alive
+
+if TYPE_CHECKING:
+    from ._records import Records
 
 __all__ = ["ResultStore", "StoreClaim", "StoreKey", "StoredResult", "fingerprint"]
 
@@ -146,6 +149,12 @@ class ResultStore(abc.ABC):
 
     def close(self) -> None:  # noqa: B027  (optional for stores without resources)
         """Release resources."""
+
+    def records(self) -> Records | None:
+        """This store's `Records` (key/value text beside the calls, same database), or
+        ``None`` when it keeps none (the default for third-party stores; the serve driver
+        then keeps its checkpoints in memory and warns)."""
+        return None
 
     @staticmethod
     def _found(state: str, fingerprint: str, owner: str, started_at: float,

@@ -11,6 +11,7 @@ from typing import Any
 from ..model import ToolCall
 from ._base import ResultStore, StoreClaim, StoredResult, StoreKey, _canonical, fingerprint
 from ._owners import new_owner
+from ._records import MemoryRecords
 
 __all__ = ["Batch", "MemoryStore", "content_of"]
 
@@ -71,6 +72,7 @@ class MemoryStore(ResultStore):
         self._turns: dict[Turn, dict[str, Entry | Batch]] = {}
         self._size = 0
         self._completed: deque[tuple[Turn, str | Batch]] = deque()
+        self._records: MemoryRecords | None = None
 
     # ---------------------------------------------------------------- ResultStore
     def claim(self, key: StoreKey, fingerprint: str, tool: str) -> StoreClaim:
@@ -130,6 +132,12 @@ class MemoryStore(ResultStore):
         with self._lock:
             entry = self._entry(self._turns.get((key[0], key[1], key[2]), {}), key[3])
         return None if entry is None else self._found(*entry)
+
+    def records(self) -> MemoryRecords:
+        """Records in this process's memory, like the calls."""
+        if self._records is None:
+            self._records = MemoryRecords()
+        return self._records
 
     def __len__(self) -> int:
         return self._size

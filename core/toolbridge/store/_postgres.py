@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import UsageError
 from ._base import ResultStore, StoreClaim, StoredResult, StoreKey, _digest
 from ._owners import end_owner, new_owner, owner_alive
+from ._records import Records
 
 if TYPE_CHECKING:
     import psycopg
@@ -108,6 +109,7 @@ class PostgresStore(ResultStore):
         self._conn: psycopg.Connection[Any] | None = None
         self._lock_conn: psycopg.Connection[Any] | None = None
         self._held: dict[int, str] = {}  # lock id -> the owner holding it in this instance
+        self._records: Records | None = getattr(self, "_records", None)
 
     def _after_fork(self) -> None:
         """In a forked child: the parent's sessions and locks are not ours; open our own."""
@@ -265,8 +267,21 @@ class PostgresStore(ResultStore):
             (time.time() - older_than,),
         ).rowcount)
 
+    def records(self) -> Records:
+        """Records in a ``toolbridge_records`` table beside this store's (same schema)."""
+        if self._records is None:
+            from ._records_postgres import PostgresRecords
+
+            schema = self.table.split(".")[0] + "." if "." in self.table else ""
+            name = f"{schema}toolbridge_records"
+            quoted = ".".join(f'"{n}"' for n in name.split("."))
+            self._records = PostgresRecords(self._connect, quoted, _lock_id("schema", name))
+        return self._records
+
     def close(self) -> None:
         """Close both connections; calls still held become abandoned to other workers."""
+        if self._records is not None:
+            self._records.close()
         with self._lock, self._guard:
             for conn in (self._conn, self._lock_conn):
                 if conn is not None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import UsageError
 from ._base import ResultStore, StoreClaim, StoredResult, StoreKey, _digest, _params
 from ._owners import end_owner, new_owner
+from ._records import Records
 
 if TYPE_CHECKING:  # imported on first use: keeps `import toolbridge` light
     import sqlite3
@@ -84,6 +85,7 @@ class SqliteStore(ResultStore):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
+        self._records: Records | None = None
         with self._lock:
             self._retry(self._connection)
 
@@ -209,7 +211,18 @@ class SqliteStore(ResultStore):
             "DELETE FROM toolbridge_calls WHERE state = 'completed' AND completed_at < ?",
             (time.time() - older_than,))
 
+    def records(self) -> Records:
+        """Records in a ``toolbridge_records`` table of this store's file."""
+        if self._records is None:
+            from ._records_sqlite import SqliteRecords
+
+            self._records = SqliteRecords(self.path, timeout=self.timeout,
+                                          synchronous=self.synchronous)
+        return self._records
+
     def close(self) -> None:
+        if self._records is not None:
+            self._records.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

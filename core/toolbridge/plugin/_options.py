@@ -1,0 +1,121 @@
+"""Typed options of a dialect: what its serve backend and its emulator take.
+
+Each dialect declares one `ServeOptions` subclass (`Dialect.serve_options`) and one options
+model for its emulator (`Dialect.emulator_options`), with a docstring per field. The command
+line's ``-o KEY=VALUE`` pairs are parsed into them with `DialectOptions.parse` (values
+converted to the field's type; an unknown key is an error listing the known ones) and
+``toolbridge serve DIALECT --help`` lists them with `DialectOptions.describe`.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import UsageError
+
+__all__ = ["DialectOptions", "OptionHelp", "ServeOptions"]
+
+
+class OptionHelp(BaseModel):
+    """One option as ``--help`` shows it."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    type: str
+    default: str
+    doc: str
+
+
+class DialectOptions(BaseModel):
+    """Base of every dialect's options: frozen, unknown keys refused, one docstring per field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True,
+                              use_attribute_docstrings=True, validate_default=False)
+    dialect: ClassVar[str] = ""
+    """The dialect these options belong to (named in error messages)."""
+
+    @classmethod
+    def parse(cls, values: Mapping[str, Any] | DialectOptions | None = None,
+              **more: Any) -> Any:
+        """Options from a mapping (``-o`` pairs: text values are converted to each field's
+        type) or keywords; `UsageError` names an unknown key (listing the known ones) or a
+        value of the wrong type."""
+        if isinstance(values, cls) and not more:
+            return values
+        if isinstance(values, DialectOptions):
+            raise UsageError(f"{cls.dialect or cls.__name__}: expected {cls.__name__}, got "
+                             f"{type(values).__name__}")
+        given = {**(values or {}), **more}
+        fields = cls.model_fields
+        unknown = sorted(k for k in given if k not in fields)
+        if unknown:
+            raise UsageError(f"{cls._what()}: unknown option(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(fields)) or 'none'}")
+        try:
+            return cls.model_validate({k: _from_text(v, fields[k].annotation)
+                                       for k, v in given.items()})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '<options>'}: {e['msg']}"
+                for e in exc.errors(include_url=False))
+            raise UsageError(f"{cls._what()}: invalid option(s): {problems}") from None
+
+    @classmethod
+    def describe(cls) -> list[OptionHelp]:
+        """Every option: name, type, default and docstring (for ``--help``)."""
+        out = []
+        for name, info in cls.model_fields.items():
+            annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
+            default = "required" if info.is_required() else repr(info.get_default(
+                call_default_factory=True))
+            out.append(OptionHelp(name=name, type=annotation.replace("typing.", ""),
+                                  default=default, doc=(info.description or "").strip()))
+        return out
+
+    @classmethod
+    def _what(cls) -> str:
+        return f"{cls.dialect} options" if cls.dialect else cls.__name__
+
+
+def _from_text(value: Any, annotation: Any) -> Any:
+    """A command-line value for a field of type ``annotation``: text stays text where the
+    field takes text; otherwise JSON when it parses (lists, objects, ``null``), and pydantic
+    converts the rest (``"5"`` to 5, ``"true"`` to True)."""
+    if not isinstance(value, str) or _takes_text(annotation):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _takes_text(annotation: Any) -> bool:
+    """Whether a field of type ``annotation`` takes plain text (``str``, or a union with it)."""
+    if annotation is str:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType or origin is typing.Annotated:
+        return any(_takes_text(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+class ServeOptions(DialectOptions):
+    """Options of a dialect's serve backend: where the service is, credentials, which
+    conversation. Subclasses add their own fields (each with a docstring)."""
+
+    base_url: str | None = None
+    """The service's root URL (an emulator's base URL works); ``None``: the real service."""
+
+    @classmethod
+    def emulated(cls, base_url: str) -> Any:
+        """Options for a conversation with this dialect's emulator at ``base_url``.
+
+        Dialects whose client needs credentials even there override it to add dummy ones.
+        """
+        return cls(base_url=base_url)

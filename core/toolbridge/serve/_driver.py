@@ -1,0 +1,163 @@
+"""The serve driver's entry points: hold a scripted conversation, or serve an existing one.
+
+Any dialect: `aconverse` sends user messages and answers every call until each turn ends;
+`aserve` answers what an existing conversation waits for. Both return the `Transcript`, with
+its status, and raise only for usage errors and for recoveries exhausted (`ServeError`, the
+transcript attached).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import BackendError, ServeError, UsageError
+from ..plugin import Backend, Connection, Dialect, ServeOptions, Step, get_dialect
+from ._checkpoints import Checkpoints
+from ._conversation import Conversation
+from ._settings import DriverSettings
+from ._transcript import Status, Transcript
+
+if TYPE_CHECKING:
+    from ..toolbox import Toolbox
+
+__all__ = ["aconverse", "aserve", "converse", "hold", "serve"]
+
+T = TypeVar("T")
+Options = ServeOptions | Mapping[str, Any] | None
+
+
+def _open(toolbox: Toolbox, dialect: str | Dialect, options: Options,
+          connection: Connection | None) -> tuple[Connection, bool]:
+    """The connection to use, and whether it was opened here (then it is closed here)."""
+    if connection is not None:
+        return connection, False
+    d = get_dialect(dialect)
+    return d.connect(d.serve_options.parse(options), list(toolbox)), True
+
+
+async def aconverse(
+    toolbox: Toolbox, dialect: str | Dialect, messages: Sequence[str], options: Options = None,
+    *, conversation: str | None = None, connection: Connection | None = None,
+    settings: DriverSettings | None = None, context: Mapping[str, Any] | None = None,
+) -> Transcript:
+    """Hold a conversation on ``dialect``'s backend: send each of ``messages`` as a user turn
+    and answer every call through ``toolbox``; stops at the first turn that does not complete.
+
+    ``options`` are the dialect's `Dialect.serve_options` (an instance or a mapping);
+    ``conversation`` continues an existing one (else a new one, or the options' own);
+    ``connection`` reuses an open `Connection` (then ``options`` are not used). A conversation
+    whose previous driver stopped mid-turn (its checkpoint is in the store's records) first
+    finishes that turn, then continues with the messages after it.
+    """
+    if isinstance(messages, str):
+        raise UsageError("messages must be a list of user messages, not one string")
+    conn, own = _open(toolbox, dialect, options, connection)
+    try:
+        return await hold(toolbox, conn.backend(conversation), messages,
+                          _settings(settings, context))
+    finally:
+        if own:
+            await conn.aclose()
+
+
+async def aserve(
+    toolbox: Toolbox, dialect: str | Dialect, options: Options = None, *,
+    conversation: str | None = None, connection: Connection | None = None,
+    settings: DriverSettings | None = None, context: Mapping[str, Any] | None = None,
+) -> Transcript:
+    """Answer what an existing conversation waits for until it settles (for a backend that
+    keeps streaming, until cancelled); ``conversation`` or the options name it."""
+    conn, own = _open(toolbox, dialect, options, connection)
+    try:
+        return await hold(toolbox, conn.backend(conversation), None,
+                          _settings(settings, context))
+    finally:
+        if own:
+            await conn.aclose()
+
+
+def _settings(settings: DriverSettings | None, context: Mapping[str, Any] | None
+              ) -> DriverSettings:
+    settings = settings or DriverSettings()
+    if context:
+        from dataclasses import replace
+
+        settings = replace(settings, context={**settings.context, **context})
+    return settings
+
+
+async def hold(toolbox: Toolbox, backend: Backend, messages: Sequence[str] | None,
+               settings: DriverSettings, checkpoints: Checkpoints | None = None) -> Transcript:
+    """Drive ``backend``: play ``messages`` (``None``: serve what it waits for); closes it."""
+    dialect = backend.dialect
+    transcript = Transcript(dialect.name, conversation=backend.conversation, keep=settings.keep)
+    if settings.keep:
+        definitions = dialect.render_tools(list(toolbox)).definitions
+        transcript.add("tools", ", ".join(toolbox.names()), definitions)
+    conversation = Conversation(backend, toolbox, transcript, settings,
+                                checkpoints or Checkpoints.of(toolbox.store))
+    try:
+        final = await conversation.resume_checkpoint()
+        if final is not None:
+            conversation.finish_turn(final)
+        if messages is None:
+            if final is None:
+                final = await conversation.serve()
+                conversation.finish_turn(final)
+        else:
+            for message in messages[conversation.turn_index:]:
+                if final is not None and final.status != "completed":
+                    break
+                final = await conversation.turn(message)
+                conversation.finish_turn(final)
+        _end(transcript, final or Step("completed"), backend)
+        return transcript
+    except ServeError as exc:
+        if exc.transcript is None:
+            exc.transcript = transcript
+        raise
+    finally:
+        await backend.aclose()
+
+
+def _end(transcript: Transcript, final: Step, backend: Backend) -> None:
+    if backend.conversation:
+        transcript.conversation = backend.conversation
+    if final.status == "completed":
+        transcript.end("completed")
+        return
+    detail = final.detail
+    if isinstance(detail, BackendError):
+        error = detail
+        detail = detail.body
+    else:
+        error = ServeError(f"{backend.dialect.name}: conversation {backend.conversation} ended "
+                           f"{final.status}: {final.error or 'no reason given'}", body=detail)
+    shown = detail if isinstance(detail, (Mapping, list)) else None
+    status: Status = "failed" if final.status == "requires_action" else final.status
+    transcript.add("note", f"{status}: {final.error or error}", shown)
+    transcript.end(status, error)
+
+
+def _run(coro: Coroutine[Any, Any, T], what: str) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise UsageError(f"{what} was called inside a running event loop; await its async form "
+                     f"(a{what}) instead")
+
+
+def converse(toolbox: Toolbox, dialect: str | Dialect, messages: Sequence[str],
+             options: Options = None, **keywords: Any) -> Transcript:
+    """Blocking form of `aconverse`."""
+    return _run(aconverse(toolbox, dialect, messages, options, **keywords), "converse")
+
+
+def serve(toolbox: Toolbox, dialect: str | Dialect, options: Options = None,
+          **keywords: Any) -> Transcript:
+    """Blocking form of `aserve`."""
+    return _run(aserve(toolbox, dialect, options, **keywords), "serve")
