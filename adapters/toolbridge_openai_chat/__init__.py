@@ -18,15 +18,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Connection,
     Dialect,
     DialectLimits,
+    DialectOptions,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
+    ServeOptions,
     hookimpl,
 )
 
 from . import translate
+from .options import ChatEmulatorOptions, ChatServeOptions
 from .stream import ChunkAssembler, assemble_chunks
 from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS, ChatCorrelation
 
@@ -39,6 +43,8 @@ __all__ = [
     "ChatClient",
     "ChatCorrelation",
     "ChatEmulator",
+    "ChatEmulatorOptions",
+    "ChatServeOptions",
     "ChunkAssembler",
     "OpenAIChatDialect",
     "assemble_chunks",
@@ -51,6 +57,8 @@ class OpenAIChatDialect(Dialect):
     name: ClassVar[str] = DIALECT
     limits: ClassVar[DialectLimits] = DialectLimits(
         max_result_chars=MAX_CONTENT_CHARS, max_tools=MAX_TOOLS)
+    serve_options: ClassVar[type[ServeOptions]] = ChatServeOptions
+    emulator_options: ClassVar[type[DialectOptions]] = ChatEmulatorOptions
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
@@ -84,11 +92,18 @@ class OpenAIChatDialect(Dialect):
 
         return read_tools(definitions)
 
-    def create_emulator(self, **options: Any) -> Any:
-        """The emulated Chat Completions server (`ChatEmulator`): OpenAI and Azure URL forms."""
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """A `ChatConnection` (the serve driver's seam) for ``options`` (`ChatServeOptions`)."""
+        from .backend import ChatConnection
+
+        return ChatConnection(ChatServeOptions.parse(options), tools)
+
+    def create_emulator(self, options: Any = None, **more: Any) -> Any:
+        """The emulated Chat Completions server (`ChatEmulator`): OpenAI and Azure URL forms.
+        ``options``: `ChatEmulatorOptions` or its fields as keywords."""
         from .emulator import ChatEmulator
 
-        return ChatEmulator(**options)
+        return ChatEmulator(**dict(ChatEmulatorOptions.parse(options, **more)))
 
 
 _LAZY = {"ChatClient": ".client", "AsyncChatClient": ".client", "ChatEmulator": ".emulator"}

@@ -17,15 +17,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Connection,
     Dialect,
     DialectLimits,
+    DialectOptions,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
+    ServeOptions,
     hookimpl,
 )
 
 from . import translate
+from .options import ResponsesEmulatorOptions, ResponsesServeOptions
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, ResponsesCorrelation
 
 if TYPE_CHECKING:
@@ -44,6 +48,8 @@ __all__ = [
     "ResponsesClient",
     "ResponsesCorrelation",
     "ResponsesEmulator",
+    "ResponsesEmulatorOptions",
+    "ResponsesServeOptions",
     "StreamGatherer",
 ]
 
@@ -54,6 +60,8 @@ class OpenAIResponsesDialect(Dialect):
     name: ClassVar[str] = DIALECT
     limits: ClassVar[DialectLimits] = DialectLimits(
         max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS, content_parts=True)
+    serve_options: ClassVar[type[ServeOptions]] = ResponsesServeOptions
+    emulator_options: ClassVar[type[DialectOptions]] = ResponsesEmulatorOptions
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
@@ -99,11 +107,20 @@ class OpenAIResponsesDialect(Dialect):
         value = response.get("id")
         return value if isinstance(value, str) else ""
 
-    def create_emulator(self, **options: Any) -> Any:
-        """The emulated Responses API (`ResponsesEmulator`): OpenAI and Foundry URL forms."""
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """A `ResponsesConnection` (the serve driver's seam) for ``options``
+        (`ResponsesServeOptions`)."""
+        from .backend import ResponsesConnection
+
+        return ResponsesConnection(ResponsesServeOptions.parse(options), tools)
+
+    def create_emulator(self, options: Any = None, **more: Any) -> Any:
+        """The emulated Responses API (`ResponsesEmulator`): OpenAI, Azure and Foundry URL
+        forms. ``options``: `ResponsesEmulatorOptions` or its fields as keywords."""
         from .emulator import ResponsesEmulator
 
-        return ResponsesEmulator(**options)
+        parsed = ResponsesEmulatorOptions.parse(options, **more)
+        return ResponsesEmulator(**dict(parsed))
 
 
 _LAZY = {

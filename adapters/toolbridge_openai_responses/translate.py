@@ -177,7 +177,9 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     A response still ``queued`` or ``in_progress`` has no pending calls yet (its items are not
     final), nor has one that ``failed``, was ``cancelled`` or is ``incomplete``. Client-side
     items other than functions (``custom_tool_call``, ``mcp_approval_request``, ...) are
-    returned unhandled. ``conversation`` keys the result store when the response names none.
+    returned unhandled. Store keys: ``(conversation, "", call_id)`` for a response of a
+    conversation, else ``(conversation or response id, response id, call_id)``, where
+    ``conversation`` (the caller's) keys the store when the response names none.
     """
     response, at = response_of(payload)
     response_id = _text(response.get("id"), f"{at}id", payload)
@@ -194,6 +196,9 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         raise UsageError(f"{DIALECT}: response {response_id} belongs to conversation "
                          f"{conversation_id}, not {conversation!r}")
     key = conversation_id or conversation or response_id
+    # In a conversation, calls are keyed by the conversation and their (unique) call id alone:
+    # after a restart its items still list a pending call, but not the response that asked.
+    turn = "" if conversation_id else response_id
     calls: list[ToolCall] = []
     others: list[Mapping[str, Any]] = []
     for i, item in enumerate(output):
@@ -218,7 +223,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         arguments, raw, error = decode_arguments(item["arguments"])
         calls.append(ToolCall.trusted(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
-            argument_error=error, dialect=DIALECT, conversation=key, turn=response_id,
+            argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
             correlation=ResponsesCorrelation(
                 response_id=response_id, call_id=call_id, conversation_id=conversation_id,
                 namespace=namespace, item_id=item_id)))

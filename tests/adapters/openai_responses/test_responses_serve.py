@@ -1,0 +1,140 @@
+"""Responses conversations through the one serve driver (`toolbridge.serve`) on the emulator:
+every continuation mode, the emulator's faults, recovery after failures and after a restart,
+with side effects counted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from responses_support import D
+
+import toolbridge
+from toolbridge.http import RetryPolicy
+from toolbridge.serve import DriverSettings, aconverse, aserve
+from toolbridge.testing import emulator
+from toolbridge_openai_responses import ResponsesServeOptions
+
+SETTINGS = DriverSettings(recovery=RetryPolicy(max_attempts=3, backoff=0.01, max_delay=0.05))
+SCRIPT = {"turns": [
+    {"rounds": [[{"name": "lookup", "arguments": {"key": "a"}}],
+                [{"name": "charge", "arguments": {"amount": 2}},
+                 {"name": "lookup", "arguments": {"key": "b"}}]],
+     "reply": "done {outputs}"},
+    {"rounds": [[{"name": "charge", "arguments": {"amount": 5}}]], "reply": "again {outputs}"},
+]}
+MODES = {
+    "conversation": {},
+    "previous_response_id": {"use_conversation": False},
+    "background": {"stream": False, "background": True, "poll_interval": 0.01},
+    "background-stream": {"background": True},
+}
+
+
+def ledger_toolbox(charges: list[int], **options: Any) -> toolbridge.Toolbox:
+    box = toolbridge.Toolbox(**options)
+
+    @box.tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return f"value of {key}"
+
+    @box.tool(side_effects=True)
+    def charge(amount: int) -> dict[str, int]:
+        """Charge a card (never twice for one call)."""
+        charges.append(amount)
+        return {"charged": amount}
+
+    return box
+
+
+def options(emu: Any, **more: Any) -> ResponsesServeOptions:
+    return ResponsesServeOptions.emulated(emu.base_url).model_copy(update={
+        "poll_interval": 0.01, **more})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_conversation_in_every_mode(mode: str) -> None:
+    charges: list[int] = []
+    box = ledger_toolbox(charges)
+    with emulator(D, script=SCRIPT) as emu:
+        transcript = await aconverse(box, D, ["pay", "pay again"],
+                                     options(emu, **MODES[mode]), settings=SETTINGS)
+    assert transcript.status == "completed", transcript.render()
+    replies = [e.text for e in transcript.of_kind("reply")]
+    assert replies[0].startswith("done ") and json.loads(replies[1][6:]) == [
+        '{"charged":5}']
+    assert charges == [2, 5]
+
+
+@pytest.mark.parametrize("mode", ["conversation", "previous_response_id"])
+async def test_failures_on_the_request_carrying_results(mode: str) -> None:
+    charges: list[int] = []
+    box = ledger_toolbox(charges)
+    # Requests: 1 create conversation (conversation mode), then a response per round: the
+    # second round's answer (with the side effect) fails until the client gives up.
+    first_submit = 4 if mode == "conversation" else 3
+    faults = {"fail_requests": [{"nth": first_submit + i, "status": 500 if i % 2 else 502}
+                                for i in range(4)]}
+    with emulator(D, script=SCRIPT, faults=faults) as emu:
+        transcript = await aconverse(box, D, ["pay"], options(emu, **MODES[mode]),
+                                     settings=SETTINGS)
+        posts = emu.journal.entries("POST", "/responses")
+    assert transcript.status == "completed", transcript.render()
+    assert charges == [2]  # answered again from the store, never run twice
+    assert sum(1 for p in posts if p.status >= 500) == 4
+
+
+@pytest.mark.parametrize("mode", ["conversation", "background-stream"])
+async def test_dropped_and_duplicated_streams(mode: str) -> None:
+    charges: list[int] = []
+    with emulator(D, script=SCRIPT, faults={"drop_stream_after": 4,
+                                            "duplicate_events": 2}) as emu:
+        transcript = await aconverse(ledger_toolbox(charges), D, ["pay"],
+                                     options(emu, **MODES[mode]), settings=SETTINGS)
+    assert transcript.status == "completed" and charges == [2]
+
+
+async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) -> None:
+    """A worker dies after the side effect ran, before it answered: its successor reads the
+    conversation's pending calls and answers them, the side effect from the store."""
+    charges: list[int] = []
+    store = f"sqlite:///{tmp_path}/results.db"
+    stuck = asyncio.Event()
+
+    first = ledger_toolbox(charges, store=store)
+
+    @first.tool
+    async def wait_forever() -> None:
+        """Never returns: the worker is killed while it waits."""
+        await stuck.wait()
+
+    script = {"turns": [{"rounds": [[{"name": "charge", "arguments": {"amount": 7}},
+                                     {"name": "wait_forever", "arguments": {}}]],
+                         "reply": "{outputs}"}]}
+    with emulator(D, script=script) as emu:
+        worker = asyncio.create_task(aconverse(first, D, ["pay"], options(emu),
+                                               settings=SETTINGS))
+        while not charges:
+            await asyncio.sleep(0.01)
+        worker.cancel()  # the worker dies mid-round
+        with pytest.raises(asyncio.CancelledError):
+            await worker
+        first.close()
+        [conversation] = emu.state.service.conversations
+        successor = ledger_toolbox(charges, store=store)
+
+        @successor.tool(name="wait_forever")
+        async def done_now() -> str:
+            """Returns at once in the successor."""
+            return "ok"
+
+        transcript = await aserve(successor, D, options(emu), conversation=conversation,
+                                  settings=SETTINGS)
+        successor.close()
+    assert transcript.status == "completed", transcript.render()
+    assert charges == [7]
+    assert json.loads(transcript.reply) == ['{"charged":7}', "ok"]
