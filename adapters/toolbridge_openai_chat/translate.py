@@ -17,11 +17,10 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 from toolbridge.schema import convert_schema
 
-from ._arguments import decode_arguments
 from .wire import DIALECT, MAX_CONTENT_CHARS, ChatCorrelation
 
 __all__ = [
@@ -169,7 +168,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
             raise WireFormatError(DIALECT, f"{where}.function", "missing or not an object",
                                   payload)
         name = _text(function.get("name"), f"{where}.function.name", payload)
-        arguments, raw, error = decode_arguments(function.get("arguments"))
+        arguments, raw, error = read_arguments(function.get("arguments"))
         calls.append(ToolCall.trusted(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=conversation or "", turn=turn,

@@ -18,11 +18,10 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 from toolbridge.schema import convert_schema
 
-from ._arguments import decode_arguments
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS, ResponsesCorrelation
 
 __all__ = [
@@ -220,7 +219,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         for field, value in (("namespace", namespace), ("id", item_id)):
             if value is not None and not isinstance(value, str):
                 raise WireFormatError(DIALECT, f"{where}.{field}", "not a string", payload)
-        arguments, raw, error = decode_arguments(item["arguments"])
+        arguments, raw, error = read_arguments(item["arguments"])
         calls.append(ToolCall.trusted(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
