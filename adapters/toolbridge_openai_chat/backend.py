@@ -10,15 +10,17 @@ call is keyed by conversation, position and id, and answered from the store).
 from __future__ import annotations
 
 import copy
+import os
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolbridge import ToolDefinition
+from toolbridge import ToolDefinition, UsageError
 from toolbridge.plugin import Backend, Connection, PendingCalls, Step
 
 from . import OpenAIChatDialect, translate
 from .options import ChatServeOptions
+from .wire import DIALECT
 
 __all__ = ["ChatBackend", "ChatConnection", "ConversationDialect"]
 
@@ -43,6 +45,11 @@ class ChatConnection(Connection):
         self.options = options
         self.definitions = translate.render_tools(tools).definitions
         key = options.api_key.get_secret_value() if options.api_key else None
+        if key is None and not options.base_url and not os.environ.get("OPENAI_API_KEY") and (
+                not getattr(options, "azure_endpoint", None)) and not getattr(
+                    options, "project_endpoint", None):
+            raise UsageError(f"{DIALECT}: the real service needs OPENAI_API_KEY (not set); "
+                             "export it, or pass api_key=... or base_url=... (an emulator)")
         azure: dict[str, Any] = {
             "azure_endpoint": options.azure_endpoint, "deployment": options.deployment,
             "api_version": options.api_version} if options.azure_endpoint else {

@@ -12,6 +12,7 @@ resend whose first copy landed starts a second response: the model runs again, n
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,6 +44,11 @@ class ResponsesConnection(Connection):
             agent = (options.agent, options.agent_version) if options.agent_version else (
                 options.agent)
         key = options.api_key.get_secret_value() if options.api_key else None
+        if key is None and not options.base_url and not os.environ.get("OPENAI_API_KEY") and (
+                not getattr(options, "azure_endpoint", None)) and not getattr(
+                    options, "project_endpoint", None):
+            raise UsageError(f"{DIALECT}: the real service needs OPENAI_API_KEY (not set); "
+                             "export it, or pass api_key=... or base_url=... (an emulator)")
         endpoint = {"project_endpoint": options.project_endpoint} if options.project_endpoint \
             else {"azure_endpoint": options.azure_endpoint} if options.azure_endpoint \
             else {"base_url": options.base_url}

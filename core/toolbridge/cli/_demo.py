@@ -16,7 +16,8 @@ from ._options import EXIT_FAILED, EXIT_OK
 
 __all__ = ["DEMO_MESSAGES", "DEMO_SCRIPT", "add_parsers", "run_demo"]
 
-BUILT_IN = ("openai-agents", "openai-assistants", "google-ces")
+BUILT_IN = ("openai-agents", "openai-assistants", "google-ces", "openai-responses",
+            "openai-chat")
 
 DEMO_MESSAGES = [
     "Customer 42 says their delivery is late. Open a ticket and check the weather in Lima.",
@@ -35,14 +36,21 @@ DEMO_SCRIPT: dict[str, Any] = {"turns": [{
 
 
 @contextlib.contextmanager
-def _backend(name: str, real: bool) -> Iterator[dict[str, Any]]:
-    """Options for ``aconverse``: an emulator on loopback, or the real service."""
+def _backend(name: str, real: bool) -> Iterator[Any]:
+    """Options for the conversation: an emulator on loopback, or the real service.
+
+    A dialect served by the core driver (`toolbridge.serve`) gets its typed `serve_options`;
+    one that still has its own ``aconverse`` gets the keyword options it takes.
+    """
+    dialect = get_dialect(name)
+    legacy = hasattr(dialect, "aconverse")
     if real:
-        yield {"base_url": None}
+        yield {"base_url": None} if legacy else dialect.serve_options()
         return
-    emulator = get_dialect(name).create_emulator(script=DEMO_SCRIPT)
+    emulator = dialect.create_emulator(script=DEMO_SCRIPT)
     with emulator.run() as running:
-        yield {"base_url": running.base_url, "api_key": "demo-key"}
+        yield ({"base_url": running.base_url, "api_key": "demo-key"} if legacy
+               else dialect.serve_options.emulated(running.base_url))
 
 
 def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
@@ -73,10 +81,18 @@ def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
 def _converse(name: str, real: bool, show_wire: bool, toolbox: Any, tickets: list[Any]) -> bool:
     """One backend's conversation, printed; False when it failed."""
     opened = len(tickets)
+    dialect: Any = get_dialect(name)
     try:
         with _backend(name, real) as options:
-            transcript = asyncio.run(get_dialect(name).aconverse(
-                toolbox, DEMO_MESSAGES, **options))
+            if hasattr(dialect, "aconverse"):
+                transcript = asyncio.run(dialect.aconverse(toolbox, DEMO_MESSAGES, **options))
+            else:
+                from ..serve import aconverse
+
+                transcript = asyncio.run(aconverse(toolbox, dialect, DEMO_MESSAGES, options))
+                if transcript.status != "completed":
+                    print(transcript.render(show_data=show_wire), file=sys.stderr)
+                    return False
     except ToolbridgeError as exc:
         print(f"== {name}\n  failed: {exc}\n", file=sys.stderr)
         return False

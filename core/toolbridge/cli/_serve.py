@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from ..plugin import get_dialect, hookimpl, register_plugin
-from ._options import EXIT_OK, load_toolbox, parse_fault_options, parse_key_values
+from ._options import EXIT_FAILED, EXIT_OK, load_toolbox, parse_fault_options, parse_key_values
 
 __all__ = ["add_parsers"]
 
@@ -40,13 +40,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
           flush=True)
     if not args.quiet:
         register_plugin(_Progress(), "toolbridge.cli.progress")
+    legacy: Any = dialect
     try:
-        result = asyncio.run(dialect.aserve(toolbox, **options))
+        if hasattr(legacy, "aserve"):  # an adapter with its own loop, until it is ported
+            result = asyncio.run(legacy.aserve(toolbox, **options))
+        else:
+            from ..serve import aserve
+
+            result = asyncio.run(aserve(toolbox, dialect, options))
     except KeyboardInterrupt:
         return EXIT_OK
     if result is not None:
         print(result.render() if hasattr(result, "render") else result)
-    return EXIT_OK
+    return EXIT_FAILED if getattr(result, "status", "completed") not in (
+        "completed", "in_progress") else EXIT_OK
 
 
 class _Progress:
