@@ -9,6 +9,7 @@ installed dialects and the result store. The rest lives in public submodules:
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -68,6 +69,10 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# A library logs, the application decides where it goes: without logging configured, nothing
+# reaches stderr (Python's last-resort handler would print every failing handler's traceback).
+logging.getLogger("toolbridge").addHandler(logging.NullHandler())
 
 # Names whose modules `import toolbridge` does not otherwise load come on first access.
 _LAZY: dict[str, str] = {

@@ -92,3 +92,17 @@ def test_import_is_light(module: str) -> None:
 
 def test_package_is_typed() -> None:
     assert (Path(toolbridge.__file__).parent / "py.typed").exists()
+
+
+def test_library_logs_nothing_without_logging_configured() -> None:
+    code = ("from toolbridge import Toolbox\n"
+            "tb = Toolbox()\n"
+            "@tb.tool\n"
+            "def boom() -> str:\n"
+            "    raise RuntimeError('handler failed')\n"
+            "r = tb.execute([__import__('toolbridge').ToolCall(dialect='x', id='c1', name='boom',"
+            " arguments={})])\n"
+            "assert not r[0].success, r\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stderr == "", out.stderr
