@@ -34,11 +34,12 @@ class ResponsesConnection(Connection):
 
         self.options = options
         self.definitions = get_dialect(DIALECT).render_tools(tools).definitions
-        credential: Any = None
-        if options.azure_credential:
+        credential: Any = options.credential
+        self._owned_credential = None
+        if credential is None and options.azure_credential:
             from azure.identity.aio import DefaultAzureCredential
 
-            credential = DefaultAzureCredential()
+            credential = self._owned_credential = DefaultAzureCredential()
         agent: Any = None
         if options.agent:
             agent = (options.agent, options.agent_version) if options.agent_version else (
@@ -55,7 +56,6 @@ class ResponsesConnection(Connection):
         self.client = AsyncResponsesClient(api_key=key, credential=credential, agent=agent,
                                            poll_interval=options.poll_interval, **endpoint)
         self._agent_saved: asyncio.Lock | None = None
-        self._credential = credential
 
     def backend(self, conversation: str | None = None) -> Backend:
         return ResponsesBackend(self, conversation or self.options.conversation,
@@ -81,8 +81,8 @@ class ResponsesConnection(Connection):
 
     async def aclose(self) -> None:
         await self.client.aclose()
-        if self._credential is not None:
-            await self._credential.close()
+        if self._owned_credential is not None:
+            await self._owned_credential.close()
 
 
 class ResponsesBackend(Backend):

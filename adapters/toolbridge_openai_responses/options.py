@@ -25,6 +25,8 @@ class ResponsesServeOptions(ServeOptions):
     """Azure Foundry project (``https://ACCOUNT.services.ai.azure.com/api/projects/P``)."""
     azure_credential: bool = False
     """Sign in with azure-identity's ``DefaultAzureCredential`` (Entra) instead of a key."""
+    credential: Any = None
+    """An azure-core ``TokenCredential`` (sync or async) to sign in with, from Python."""
     model: str | None = "gpt-4o"
     """Model (Azure: deployment name); unused with ``agent``."""
     instructions: str | None = None

@@ -138,3 +138,21 @@ async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) 
     assert transcript.status == "completed", transcript.render()
     assert charges == [7]
     assert json.loads(transcript.reply) == ['{"charged":7}', "ok"]
+
+
+async def test_a_foundry_agent_saved_from_the_toolbox_and_served() -> None:
+    from foundry_support import FixedCredential
+
+    charges: list[int] = []
+    credential = FixedCredential()
+    with emulator(D, script=SCRIPT) as emu:
+        transcript = await aconverse(ledger_toolbox(charges), D, ["pay"], ResponsesServeOptions(
+            project_endpoint=emu.base_url + "/api/projects/p", credential=credential,
+            agent="billing", create_agent=True, model="gpt-4.1"), settings=SETTINGS)
+        [version] = emu.state.service.agents["billing"]
+        posts = emu.journal.entries("POST", "/api/projects/p/openai/v1/responses")
+    assert transcript.status == "completed" and charges == [2]
+    assert [t["name"] for t in version["definition"]["tools"]] == ["lookup", "charge"]
+    assert all(p.body["agent_reference"] == {"type": "agent_reference", "name": "billing",
+                                             "version": "1"} and "tools" not in p.body
+               for p in posts)
