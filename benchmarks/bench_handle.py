@@ -4,7 +4,10 @@ Run: ``python benchmarks/bench_handle.py [--number N] [--rounds R]``. The payloa
 sample session (``session.retrieve``) with 8 pending function calls of no-op ``inline`` tools;
 the reference is ``openai.types.beta.agent_session.AgentSession.model_validate(payload)``. The
 echo test dialect gives the same measurement without any adapter's parsing cost (its
-reference is its own ``read_calls``). Target <= 1.0x.
+reference is its own ``read_calls``). Target <= 1.0x. The Responses (a response with 8
+``function_call`` items, reference ``Response.model_validate``) and Chat Completions (a
+completion with 8 ``tool_calls``, reference ``ChatCompletion.model_validate``) dialects are
+measured the same way.
 
 Variants: no store (``Toolbox(store=None)``); the default ``Toolbox()`` (memory store) on new
 calls each run, the headline figure (what a server pays per delivery); the memory store
@@ -63,6 +66,28 @@ def agents_payload(session: str = "sess_abc123") -> dict[str, Any]:
         action["call_id"] = f"call_{i:03d}"
         actions.append(action)
     return {**sample, "id": session, "required_actions": actions}
+
+
+def responses_payload(response: str = "resp_1") -> dict[str, Any]:
+    """A completed Responses response with 8 ``function_call`` items (JSON-string arguments)."""
+    sample = json.loads((ROOT / "tests" / "adapters" / "openai_responses" / "payloads" /
+                         "openai-responses.response.function-calls.json").read_text())
+    output = [{"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i:03d}",
+               "name": "get_order", "status": "completed",
+               "arguments": json.dumps({"order_id": str(i), "include_items": False})}
+              for i in range(8)]
+    return {**sample, "id": response, "output": output}
+
+
+def chat_payload(completion: str = "chatcmpl-1") -> dict[str, Any]:
+    """A chat completion whose assistant message holds 8 ``tool_calls``."""
+    sample = json.loads((ROOT / "tests" / "adapters" / "openai_chat" / "payloads" /
+                         "openai-chat.completion.tool-calls.response.json").read_text())
+    calls = [{"id": f"call_{i:03d}", "type": "function", "function": {
+        "name": "get_order", "arguments": json.dumps({"order_id": str(i)})}} for i in range(8)]
+    choice = {**sample["choices"][0], "message": {**sample["choices"][0]["message"],
+                                                  "tool_calls": calls}}
+    return {**sample, "id": completion, "choices": [choice]}
 
 
 def echo_payload(conversation: str = "c1") -> dict[str, Any]:
@@ -136,6 +161,16 @@ def main(argv: list[str] | None = None) -> None:
     read_s = best_of(lambda: dialect.read_calls(payload), number=args.number)
     print(f"[openai-agents] of which the adapter's read_calls, one payload: "
           f"{read_s * 1e6:8.1f} us")
+
+    from openai.types.chat.chat_completion import ChatCompletion
+    from openai.types.responses.response import Response
+
+    for name, make, model in (("openai-responses", responses_payload, Response),
+                              ("openai-chat", chat_payload, ChatCompletion)):
+        if name in toolbridge.dialects():
+            measure(name, make, model.model_validate, args.number, args.rounds)
+    print("  (openai-chat keeps no results without conversation=..., so its two handle "
+          "variants store nothing)")
 
 
 if __name__ == "__main__":

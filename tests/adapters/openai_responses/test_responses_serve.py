@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,32 +101,27 @@ async def test_dropped_and_duplicated_streams(mode: str) -> None:
 
 
 async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) -> None:
-    """A worker dies after the side effect ran, before it answered: its successor reads the
-    conversation's pending calls and answers them, the side effect from the store."""
-    charges: list[int] = []
-    store = f"sqlite:///{tmp_path}/results.db"
-    stuck = asyncio.Event()
-
-    first = ledger_toolbox(charges, store=store)
-
-    @first.tool
-    async def wait_forever() -> None:
-        """Never returns: the worker is killed while it waits."""
-        await stuck.wait()
-
+    """A worker is killed (SIGKILL) after the side effect ran, before it answered: its
+    successor reads the conversation's pending calls and answers them, the side effect from
+    the store (the killed worker's other call, not side-effecting, runs again)."""
+    store, ledger = f"sqlite:///{tmp_path}/results.db", tmp_path / "ledger.txt"
     script = {"turns": [{"rounds": [[{"name": "charge", "arguments": {"amount": 7}},
                                      {"name": "wait_forever", "arguments": {}}]],
                          "reply": "{outputs}"}]}
     with emulator(D, script=script) as emu:
-        worker = asyncio.create_task(aconverse(first, D, ["pay"], options(emu),
-                                               settings=SETTINGS))
-        while not charges:
-            await asyncio.sleep(0.01)
-        worker.cancel()  # the worker dies mid-round
-        with pytest.raises(asyncio.CancelledError):
-            await worker
-        first.close()
+        worker = subprocess.Popen([sys.executable, str(Path(__file__).with_name(
+            "killed_worker.py")), emu.base_url, store, str(ledger)])
+        try:
+            for _ in range(600):
+                if ledger.exists() or worker.poll() is not None:
+                    break
+                await asyncio.sleep(0.05)
+            assert ledger.read_text() == "7\n"
+        finally:
+            worker.kill()
+            worker.wait()
         [conversation] = emu.state.service.conversations
+        charges: list[int] = []
         successor = ledger_toolbox(charges, store=store)
 
         @successor.tool(name="wait_forever")
@@ -136,7 +133,7 @@ async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) 
                                   settings=SETTINGS)
         successor.close()
     assert transcript.status == "completed", transcript.render()
-    assert charges == [7]
+    assert charges == [] and ledger.read_text() == "7\n"  # charged once, by the first worker
     assert json.loads(transcript.reply) == ['{"charged":7}', "ok"]
 
 
