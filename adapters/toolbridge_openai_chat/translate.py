@@ -172,7 +172,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         calls.append(ToolCall.trusted(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=conversation or "", turn=turn,
-            correlation=ChatCorrelation(tool_call_id=call_id, position=position)))
+            correlation=ChatCorrelation.trusted(tool_call_id=call_id, position=position)))
     return PendingCalls(tuple(calls), tuple(others))
 
 

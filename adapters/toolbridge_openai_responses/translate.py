@@ -223,7 +223,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         calls.append(ToolCall.trusted(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
-            correlation=ResponsesCorrelation(
+            correlation=ResponsesCorrelation.trusted(
                 response_id=response_id, call_id=call_id, conversation_id=conversation_id,
                 namespace=namespace, item_id=item_id)))
     if status not in (None, "completed"):
