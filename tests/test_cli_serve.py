@@ -41,8 +41,8 @@ def test_serve_answers_a_waiting_agents_session(tmp_path) -> None:  # type: igno
 
 def test_serve_reports_a_missing_option() -> None:
     out = subprocess.run([sys.executable, "-m", "toolbridge", "serve", "openai-agents",
-                          "toolbridge.examples:toolbox"], capture_output=True, text=True,
-                         timeout=60)
+                          "toolbridge.examples:toolbox", "-o", "api_key=k"],
+                         capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     last = out.stderr.splitlines()[-1]
     assert last.startswith("toolbridge: error: ") and "session_id" in last

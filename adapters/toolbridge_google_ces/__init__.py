@@ -12,23 +12,31 @@ from typing import Any
 
 from toolbridge import ToolCall, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Connection,
     Dialect,
     DialectLimits,
+    DialectOptions,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
+    ServeOptions,
     hookimpl,
 )
 from toolbridge.schema import compile_decoder
 
 from . import translate, wire
 from .client import AsyncCesClient, CesApiError, CesClient, SyncReport, TokenProvider
+from .options import CesEmulatorOptions, CesOptions
 from .serve import arun_conversation, run_conversation
 from .translate import CesCorrelation, definition_from_tool, tool_id_of
 from .wire import endpoint, new_session_id, session_name
 
 __all__ = [
     "AsyncCesClient",
+    "CesBackend",
+    "CesConnection",
+    "CesEmulatorOptions",
+    "CesOptions",
     "CesApiError",
     "CesClient",
     "CesCorrelation",
@@ -54,6 +62,8 @@ class GoogleCesDialect(Dialect):
     """
 
     name = "google-ces"
+    serve_options = CesOptions
+    emulator_options = CesEmulatorOptions
     # CES states no size limit for a ToolResponse; results are Structs, never content parts.
     limits = DialectLimits(content_parts=False)
 
@@ -104,28 +114,26 @@ class GoogleCesDialect(Dialect):
             return str(config["session"])
         return self.session
 
-    async def aserve(self, toolbox: Any, **options: Any) -> Any:
-        """Drive a conversation: ``session`` (required), ``messages`` (else stdin lines),
-        ``base_url``, ``token`` and the other `arun_conversation` options."""
-        from .serve import aserve
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """A `CesConnection`: one client, the tools synced once per app."""
+        from .backend import CesConnection
 
-        return await aserve(toolbox, **options)
+        return CesConnection(self, CesOptions.parse(options), tools)
 
-    async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
-        """`arun_conversation` for ``toolbridge demo``: ``session`` or ``app`` (else
-        ``$GOOGLE_CES_APP``; against an emulator a demo app), ``base_url`` (``None``: the real
-        service), ``token`` (``api_key`` is taken as the token)."""
-        from .converse import aconverse
-
-        return await aconverse(toolbox, messages, **options)
-
-    def create_emulator(self, **options: Any) -> Any:
+    def create_emulator(self, options: DialectOptions | None = None) -> Any:
+        """The emulated CES (`GoogleCesEmulator`)."""
         from .emulator import GoogleCesEmulator
 
-        return GoogleCesEmulator(**options)
+        parsed = CesEmulatorOptions.parse(options)
+        return GoogleCesEmulator(script=parsed.script, faults=parsed.faults,
+                                 number_style=parsed.number_style)
 
 
 def __getattr__(name: str) -> Any:
+    if name in ("CesBackend", "CesConnection"):
+        from . import backend
+
+        return getattr(backend, name)
     if name == "GoogleCesEmulator":  # needs the emulators extra (starlette)
         from .emulator import GoogleCesEmulator
 

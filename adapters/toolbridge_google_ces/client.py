@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from toolbridge import BackendError, Toolbox, UsageError
+from toolbridge import BackendError, Toolbox, ToolDefinition, UsageError
 from toolbridge.http import (
     RetryPolicy,
     Secret,
@@ -157,8 +157,9 @@ class _Base:
         return response.json()
 
     @staticmethod
-    def _plan(toolbox: Toolbox, app: str, existing: Sequence[Mapping[str, Any]],
-              policy: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], SyncReport]:
+    def _plan(toolbox: Toolbox | Sequence[ToolDefinition], app: str,
+              existing: Sequence[Mapping[str, Any]], policy: Any
+              ) -> tuple[list[tuple[str, str, dict[str, Any]]], SyncReport]:
         """(action, tool id or name, resource) steps making ``app`` hold the toolbox's tools."""
         if not wire.APP_RE.match(app):
             raise UsageError(f"app {app!r} must look like projects/P/locations/L/apps/A")
@@ -260,7 +261,8 @@ class CesClient(_Base):
     def delete_tool(self, name: str) -> None:
         self._send("DELETE", name, "delete tool")
 
-    def sync_tools(self, toolbox: Toolbox, app: str, *, policy: Any = "describe") -> SyncReport:
+    def sync_tools(self, toolbox: Toolbox | Sequence[ToolDefinition], app: str, *,
+                   policy: Any = "describe") -> SyncReport:
         """Create or update one client-function tool in ``app`` per toolbox tool."""
         steps, report = self._plan(toolbox, app, self.list_tools(app), policy)
         for action, key, resource in steps:
@@ -342,7 +344,7 @@ class AsyncCesClient(_Base):
     async def delete_tool(self, name: str) -> None:
         await self._send("DELETE", name, "delete tool")
 
-    async def sync_tools(self, toolbox: Toolbox, app: str, *,
+    async def sync_tools(self, toolbox: Toolbox | Sequence[ToolDefinition], app: str, *,
                          policy: Any = "describe") -> SyncReport:
         steps, report = self._plan(toolbox, app, await self.list_tools(app), policy)
         for action, key, resource in steps:

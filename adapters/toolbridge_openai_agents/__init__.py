@@ -7,25 +7,35 @@ from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Connection,
     Dialect,
     DialectLimits,
+    DialectOptions,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
+    ServeOptions,
     hookimpl,
 )
 
+from .options import AgentsEmulatorOptions, AgentsFaults, AgentsOptions
 from .translate import DIALECT, calls_from_wire, results_to_wire, tools_to_wire
 from .wire import MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
 
 if TYPE_CHECKING:
+    from .backend import AgentsBackend, AgentsConnection
     from .client import AgentsClient, AsyncAgentsClient, PendingCallRaceError
     from .emulator import AgentsEmulator
     from .serve import arun_conversation, aserve_session, run_conversation, serve_session
 
 __all__ = [
+    "AgentsBackend",
     "AgentsClient",
+    "AgentsConnection",
     "AgentsEmulator",
+    "AgentsEmulatorOptions",
+    "AgentsFaults",
+    "AgentsOptions",
     "AsyncAgentsClient",
     "OpenAIAgentsDialect",
     "PendingCallRaceError",
@@ -40,6 +50,8 @@ class OpenAIAgentsDialect(Dialect):
     """Agents API sessions: flat function tools, ``required_actions``, ``tool_result`` events."""
 
     name = DIALECT
+    serve_options = AgentsOptions
+    emulator_options = AgentsEmulatorOptions
     limits = DialectLimits(
         max_result_bytes=MAX_RESULT_BYTES - RESULT_MARGIN_BYTES,
         content_parts=True,
@@ -72,44 +84,24 @@ class OpenAIAgentsDialect(Dialect):
         value = session.get("id") if isinstance(session, Mapping) else None
         return value if isinstance(value, str) else ""
 
-    async def aserve(self, toolbox: Any, **options: Any) -> Any:
-        """Serve one session: options ``session_id``, ``base_url``, ``api_key``, ``watch``."""
-        from .serve import serve_from_options
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """An `AgentsConnection` (one client for every session it serves)."""
+        from .backend import AgentsConnection
 
-        return await serve_from_options(toolbox, options)
+        return AgentsConnection(self, AgentsOptions.parse(options), tools)
 
-    async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
-        """`arun_conversation`: options ``base_url``, ``api_key``, ``model``, ``instructions``.
-
-        ``base_url`` is the service root (``/v1`` is added); ``None`` means the real service
-        with ``$OPENAI_API_KEY``.
-        """
-        from .serve import arun_conversation
-
-        base_url = options.get("base_url")
-        if base_url:
-            root = str(base_url).rstrip("/")
-            options["base_url"] = root if root.endswith("/v1") else root + "/v1"
-        elif options.get("api_key") is None and options.get("client") is None:
-            import os
-
-            if not os.environ.get("OPENAI_API_KEY"):
-                from toolbridge import UsageError
-
-                raise UsageError(f"{DIALECT}: the real service needs OPENAI_API_KEY (not set); "
-                                 "export it, or pass api_key=... or base_url=... (emulator)")
-        return await arun_conversation(toolbox, messages, **options)
-
-    def create_emulator(self, **options: Any) -> Any:
-        """The emulated Agents API (`AgentsEmulator`); ``script``, ``faults`` as usual."""
+    def create_emulator(self, options: DialectOptions | None = None) -> Any:
+        """The emulated Agents API (`AgentsEmulator`): ``script``, ``faults``."""
         from .emulator import AgentsEmulator
 
-        return AgentsEmulator(**options)
+        parsed = AgentsEmulatorOptions.parse(options)
+        return AgentsEmulator(script=parsed.script, faults=parsed.faults)
 
 
 _LAZY = {
     "AgentsClient": ".client", "AsyncAgentsClient": ".client", "PendingCallRaceError": ".client",
     "AgentsEmulator": ".emulator",
+    "AgentsBackend": ".backend", "AgentsConnection": ".backend",
     "serve_session": ".serve", "aserve_session": ".serve",
     "run_conversation": ".serve", "arun_conversation": ".serve",
 }

@@ -92,6 +92,16 @@ class _Requests:
         return f"<{type(self).__name__} {self.config!r}>"
 
 
+def _list_params(metadata: Mapping[str, str] | None, after: str | None, limit: int,
+                 order: str) -> dict[str, Any]:
+    params: dict[str, Any] = {"limit": limit, "order": order}
+    if after:
+        params["after"] = after
+    for key, value in (metadata or {}).items():
+        params[f"metadata[{key}]"] = value
+    return params
+
+
 def _events_of(body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     if isinstance(body, Mapping):
         return list(body.get("events", []))
@@ -181,6 +191,14 @@ class AgentsClient(_Requests):
     def cancel(self, session_id: str) -> None:
         """Cancel the active turn."""
         self.send_events(session_id, [{"type": "agent.session.input.cancel"}])
+
+    def list_sessions(self, *, metadata: Mapping[str, str] | None = None,
+                      after: str | None = None, limit: int = 20, order: str = "desc"
+                      ) -> dict[str, Any]:
+        """One page of sessions (``metadata[key]=value`` filters): ``{"data", "has_more"}``."""
+        return session_body(self._send(self._build(
+            "GET", "/agents/sessions", params=_list_params(metadata, after, limit, order)),
+            "list sessions"), "list sessions")
 
     def list_items(self, session_id: str, *, after: str | None = None, limit: int = 20,
                    order: str = "desc") -> dict[str, Any]:
@@ -321,6 +339,13 @@ class AsyncAgentsClient(_Requests):
 
     async def cancel(self, session_id: str) -> None:
         await self.send_events(session_id, [{"type": "agent.session.input.cancel"}])
+
+    async def list_sessions(self, *, metadata: Mapping[str, str] | None = None,
+                            after: str | None = None, limit: int = 20, order: str = "desc"
+                            ) -> dict[str, Any]:
+        return session_body(await self._send(self._build(
+            "GET", "/agents/sessions", params=_list_params(metadata, after, limit, order)),
+            "list sessions"), "list sessions")
 
     async def list_items(self, session_id: str, *, after: str | None = None, limit: int = 20,
                          order: str = "desc") -> dict[str, Any]:

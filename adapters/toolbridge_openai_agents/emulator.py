@@ -1,10 +1,11 @@
 """The emulated Agents API: sessions, events (SSE), items, on loopback, strict and scripted.
 
-Routes (under ``/v1``, and at the root): ``POST /agents/sessions`` (``stream: true`` too),
+Routes (under ``/v1``, and at the root): ``POST`` and ``GET /agents/sessions`` (create, with
+``stream: true`` too; list, ``metadata[key]=value`` filters),
 ``GET|POST /agents/sessions/{id}``, ``POST|GET /agents/sessions/{id}/events``,
 ``GET /agents/sessions/{id}/items``, ``GET /agents/sessions/{id}/turns/{turn_id}``.
-Faults: the shared ones plus ``registration_race`` (the first submission of each call is
-answered ``400 Unknown pending tool call``).
+Faults (`AgentsFaults`): the shared stream ones plus ``registration_race`` (the first
+submission of each call is answered ``400 Unknown pending tool call``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from toolbridge.emulation import Emulator, RunningEmulator, sse_frames
 
 from ._emulator_checks import ApiError, check_create, check_events, check_tools, unknown_call
 from ._emulator_session import EmuSession
+from .options import AgentsFaults
 from .wire import TOOL_RESULT
 
 __all__ = ["AgentsEmulator"]
@@ -36,9 +38,11 @@ class AgentsEmulator(Emulator):
     """OpenAI Agents API sessions on loopback. ``sessions`` maps id to `EmuSession`."""
 
     dialect = "openai-agents"
+    faults_type = AgentsFaults
+    faults: AgentsFaults
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, *, script: Any = None, faults: Any = None) -> None:
+        super().__init__(script=script, faults=faults)
         self.sessions: dict[str, EmuSession] = {}
         self.requires_action_at: dict[tuple[str, str], float] = {}
         """(session id, call id) -> ``perf_counter()`` when ``requires_action`` was emitted."""
@@ -125,6 +129,7 @@ class AgentsEmulator(Emulator):
             base = prefix + "/agents/sessions/{session_id}"
             routes += [
                 route(prefix + "/agents/sessions", self._create, ["POST"]),
+                route(prefix + "/agents/sessions", self._list, ["GET"]),
                 route(base, self._retrieve, ["GET"]),
                 route(base, self._update, ["POST"]),
                 route(base + "/events", self._post_events, ["POST"]),
@@ -160,6 +165,34 @@ class AgentsEmulator(Emulator):
             return self._stream(session, queue, until_idle=True)
         return JSONResponse(session.snapshot())
 
+    async def _list(self, request: Request) -> Response:
+        """``GET /agents/sessions``: newest first by default; ``metadata[key]=value`` filters."""
+        query = request.query_params
+        wanted = {k[len("metadata["):-1]: v for k, v in query.multi_items()
+                  if k.startswith("metadata[") and k.endswith("]")}
+        sessions = [s for s in self.sessions.values()
+                    if all(s.metadata.get(k) == v for k, v in wanted.items())]
+        if query.get("order", "desc") == "desc":
+            sessions.reverse()
+        ids = [s.id for s in sessions]
+        after = query.get("after")
+        if after:
+            if after not in ids:
+                raise ApiError(400, f"Invalid 'after': no session '{after}'.", param="after",
+                               code="invalid_value")
+            sessions = sessions[ids.index(after) + 1:]
+        try:
+            limit = int(query.get("limit", "20"))
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 100:
+            raise ApiError(400, "Invalid 'limit': must be between 1 and 100.", param="limit",
+                           code="invalid_value")
+        page = [s.snapshot() for s in sessions[:limit]]
+        return JSONResponse({"object": "list", "data": page, "has_more": len(sessions) > limit,
+                             "first_id": page[0]["id"] if page else None,
+                             "last_id": page[-1]["id"] if page else None})
+
     async def _retrieve(self, request: Request) -> Response:
         return JSONResponse(self._session(request.path_params["session_id"]).snapshot())
 
@@ -179,7 +212,7 @@ class AgentsEmulator(Emulator):
         key = request.headers.get("idempotency-key")
         if key and (session.id, key) in self._idempotent:
             return Response(status_code=202)  # a retry of an accepted request: not re-applied
-        race = bool(self.faults.extra("registration_race"))
+        race = self.faults.registration_race
         answered: set[str] = set()
         for index, event in enumerate(events):  # check every event before applying any
             if event["type"] == TOOL_RESULT:

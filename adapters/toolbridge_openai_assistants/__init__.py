@@ -13,27 +13,37 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Connection,
     Dialect,
     DialectLimits,
+    DialectOptions,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
+    ServeOptions,
     hookimpl,
 )
 
 from . import translate
 from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
 from .migrate import tools_from_assistant
+from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
 from .serve import arun_conversation, aserve_run, run_conversation, serve_run
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, AssistantsCorrelation, run_of
 
 if TYPE_CHECKING:
+    from .backend import AssistantsBackend, AssistantsConnection
     from .emulator import AssistantsEmulator
 
 __all__ = [
+    "AssistantsBackend",
     "AssistantsClient",
+    "AssistantsConnection",
     "AssistantsCorrelation",
     "AssistantsEmulator",
+    "AssistantsEmulatorOptions",
+    "AssistantsFaults",
+    "AssistantsOptions",
     "AsyncAssistantsClient",
     "OpenAIAssistantsDialect",
     "RunExpiredError",
@@ -49,6 +59,8 @@ class OpenAIAssistantsDialect(Dialect):
     """Assistants API runs on OpenAI or Azure OpenAI."""
 
     name: ClassVar[str] = DIALECT
+    serve_options = AssistantsOptions
+    emulator_options = AssistantsEmulatorOptions
     limits: ClassVar[DialectLimits] = DialectLimits(
         max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS)
 
@@ -76,34 +88,26 @@ class OpenAIAssistantsDialect(Dialect):
         thread = run.get("thread_id") if isinstance(run, Mapping) else None
         return thread if isinstance(thread, str) else ""
 
-    async def aserve(self, toolbox: Any, **options: Any) -> Any:
-        """Drive one run to a final state; returns the final run object.
-
-        Options: ``base_url``, ``api_key`` (OpenAI) or ``azure_endpoint``, ``api_version``,
-        ``api_key`` / ``azure_ad_token_provider`` (Azure); ``thread_id`` and ``run_id`` (an
-        existing run) or ``assistant_id`` (create one); ``stream`` (default true).
-        """
-        from .serve import aserve_from_options
-
-        return await aserve_from_options(toolbox, options)
-
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list or ``{"tools": [...]}`` (others are skipped)."""
         from .tools_import import read_tools
 
         return read_tools(definitions)
 
-    async def aconverse(self, toolbox: Any, messages: Sequence[str], **options: Any) -> Any:
-        """`arun_conversation`: ``base_url`` (the root; ``None`` = the real service with
-        ``$OPENAI_API_KEY`` or the ``$AZURE_OPENAI_*`` variables), ``api_key``, ``model``."""
-        from .converse import aconverse
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """An `AssistantsConnection`: one client, one assistant created for new threads."""
+        from .backend import AssistantsConnection
 
-        return await aconverse(toolbox, messages, **options)
+        return AssistantsConnection(self, AssistantsOptions.parse(options), tools)
 
-    def create_emulator(self, **options: Any) -> Any:
+    def create_emulator(self, options: DialectOptions | None = None) -> Any:
+        """The emulated Assistants API (`AssistantsEmulator`)."""
         from .emulator import AssistantsEmulator
 
-        return AssistantsEmulator(**options)
+        parsed = AssistantsEmulatorOptions.parse(options)
+        return AssistantsEmulator(script=parsed.script, faults=parsed.faults,
+                                  poll_after_ms=parsed.poll_after_ms,
+                                  expire_after=parsed.expire_after)
 
 
 def __getattr__(name: str) -> Any:
@@ -111,6 +115,10 @@ def __getattr__(name: str) -> Any:
         from .emulator import AssistantsEmulator
 
         return AssistantsEmulator
+    if name in ("AssistantsBackend", "AssistantsConnection"):
+        from . import backend
+
+        return getattr(backend, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -2,8 +2,8 @@
 
 Strict like the real service (see `_emulator_state`); streams SSE with ``data: [DONE]``;
 sends ``openai-poll-after-ms`` on every answer; unknown paths get the service's 404 body
-(Azure: ``Resource not found``; OpenAI: ``Invalid URL``). Faults: the shared ones plus
-``expire_after`` (seconds until a run expires).
+(Azure: ``Resource not found``; OpenAI: ``Invalid URL``). Faults (`AssistantsFaults`): the
+shared stream ones plus ``expire_after`` (seconds until a run expires).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from toolbridge.emulation import Emulator, sse_frames
 
 from ._emulator_state import ApiError, EmulatedService, Event
+from .options import AssistantsFaults
 from .wire import DIALECT
 
 __all__ = ["AssistantsEmulator"]
@@ -37,12 +38,14 @@ class AssistantsEmulator(Emulator):
     """
 
     dialect = DIALECT
+    faults_type = AssistantsFaults
+    faults: AssistantsFaults
 
     def __init__(self, *, script: Any = None, faults: Any = None, poll_after_ms: int = 20,
                  expire_after: float | None = None) -> None:
         super().__init__(script=script, faults=faults)
-        lifetime = expire_after if expire_after is not None else self.faults.extra(
-            "expire_after", 600.0)
+        lifetime = next((v for v in (expire_after, self.faults.expire_after) if v is not None),
+                        600.0)
         self.poll_after_ms = poll_after_ms
         self.service = EmulatedService(self.script, expire_after=float(lifetime))
 

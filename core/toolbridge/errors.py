@@ -12,7 +12,7 @@
     ├── PluginError                 a plugin failed to load or broke the hook contract
     ├── BackendError                a backend answered an HTTP error we could not recover from
     │   └── ServeError              a served conversation did not complete (transcript attached)
-    │       └── ReplyLostError      a request was processed but the reply carrying the next step was lost
+    │       └── ReplyLostError      a processed request's reply, carrying the next step, was lost
     └── ToolError                   raised by a handler: its message goes to the agent verbatim
 
 Caller mistakes (`UsageError`) are kept apart from vendor surprises (`WireFormatError`,

@@ -23,7 +23,8 @@ def emulator(dialect: str | Dialect, **options: Any) -> Iterator[Any]:
         with emulator("openai-agents", script={"turns": [...]}) as emu:
             client = OpenAI(base_url=emu.base_url + "/v1", api_key="test")
     """
-    emu = get_dialect(dialect).create_emulator(**options)
+    d = get_dialect(dialect)
+    emu = d.create_emulator(d.emulator_options.parse(options))
     with emu.run() as running:
         yield running
 

@@ -85,5 +85,12 @@ def test_emulate_serves_until_interrupted(echo_dialect: str) -> None:
 
 def test_bad_fault_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["emulate", "openai-agents", "--fault", "latency_ms=-5"]) == 2
-    assert "invalid fault options: latency_ms" in capsys.readouterr().err
+    assert "invalid fault settings for the openai-agents emulator: latency_ms" in (
+        capsys.readouterr().err)
+    assert main(["emulate", "openai-agents", "--fault", "nosuch=1"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown fault(s) nosuch for the openai-agents emulator; valid: " in err
+    assert "registration_race" in err
+    assert main(["emulate", "google-ces", "--fault", "registration_race=true"]) == 2
+    assert "unknown fault(s) registration_race" in capsys.readouterr().err
     assert main(["emulate", "openai-agents", "--fault", "nonsense"]) == 2

@@ -14,11 +14,23 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from toolbridge.cli._options import parse_fault_options
-from toolbridge.emulation import Emulator, Faults, Script, ScriptedModel, ScriptError, sse_frames
+from toolbridge import UsageError
+from toolbridge.emulation import (
+    Emulator,
+    Faults,
+    Script,
+    ScriptedModel,
+    ScriptError,
+    StreamFaults,
+    faults_from,
+    sse_frames,
+)
 
 
 class Tiny(Emulator):
     dialect = "tiny"
+    faults_type = StreamFaults
+    faults: StreamFaults
 
     def build_app(self) -> Any:
         async def echo(request: Request) -> JSONResponse:
@@ -119,7 +131,63 @@ def test_script_and_fault_parsing(tmp_path: Any) -> None:
     assert Script.load(str(path)).turns[0].reply == "x"
     with pytest.raises(ScriptError):
         Script.load('{"turns": 3}')
-    faults = parse_fault_options(["latency_ms=5", "drop-stream-after=2", "expire_after=1.5",
-                                  'fail_requests=[{"nth": 1, "status": 503}]'])
+    given = parse_fault_options(["latency_ms=5", "drop-stream-after=2",
+                                 'fail_requests=[{"nth": 1, "status": 503}]'])
+    faults = faults_from(given, StreamFaults, "tiny")
     assert faults.latency_ms == 5 and faults.drop_stream_after == 2
-    assert faults.extra("expire_after") == 1.5 and faults.fail_requests[0].status == 503
+    assert faults.fail_requests[0].status == 503
+
+
+@pytest.mark.parametrize(("given", "valid"), [
+    ({"latencyms": 5}, "fail_requests, latency_ms"),
+    ({"drop_stream_after": 1}, "fail_requests, latency_ms"),  # this emulator has no streams
+])
+def test_unknown_faults_are_refused_with_the_valid_ones(given: dict[str, Any], valid: str
+                                                        ) -> None:
+    with pytest.raises(UsageError) as info:
+        faults_from(given, Faults, "tiny")
+    text = str(info.value)
+    assert text.startswith(f"unknown fault(s) {next(iter(given))} for the tiny emulator")
+    assert text.endswith(f"valid: {valid}")
+
+
+@pytest.mark.parametrize("dialect", ["openai-agents", "openai-assistants", "google-ces"])
+def test_every_emulator_declares_its_faults(dialect: str) -> None:
+    from toolbridge.testing import emulator
+
+    own = {"openai-agents": {"registration_race"}, "openai-assistants": {"expire_after"},
+           "google-ces": set()}[dialect]
+    streams = set() if dialect == "google-ces" else {"drop_stream_after", "duplicate_events"}
+    with pytest.raises(UsageError, match="valid: ") as info:
+        with emulator(dialect, faults={"nosuch": 1}):
+            pass
+    listed = set(str(info.value).split("valid: ", 1)[1].split(", "))
+    assert listed == {"fail_requests", "latency_ms"} | streams | own
+    if dialect != "openai-agents":
+        with pytest.raises(UsageError, match="registration_race"):
+            with emulator(dialect, faults={"registration_race": True}):
+                pass
+
+
+def test_a_processed_request_whose_reply_is_dropped() -> None:
+    """``after_processing``: the app acts on the request, the client gets the failure."""
+    seen: list[Any] = []
+
+    class Counting(Tiny):
+        def build_app(self) -> Any:
+            async def echo(request: Request) -> JSONResponse:
+                seen.append(await request.json())
+                return JSONResponse({"got": seen[-1]})
+
+            return Starlette(routes=[Route("/echo", echo, methods=["POST"])])
+
+    faults = {"fail_requests": [{"nth": 2, "status": 502, "after_processing": True}]}
+    with Counting(faults=faults).run() as emu, httpx.Client() as client:
+        assert client.post(emu.url("/echo"), json={"n": 1}).status_code == 200
+        lost = client.post(emu.url("/echo"), json={"n": 2})
+        assert lost.status_code == 502 and "after processing it" in lost.text
+        assert client.post(emu.url("/echo"), json={"n": 3}).status_code == 200
+        entries = emu.journal.entries("POST", "/echo")
+    assert seen == [{"n": 1}, {"n": 2}, {"n": 3}]  # the second one was processed
+    assert [e.dropped for e in entries] == [None, 200, None]
+    assert entries[1].status == 502

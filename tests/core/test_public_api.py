@@ -21,9 +21,10 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.plugin": {
         "MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES",
-        "Dialect", "DialectLimits", "DialectRegistry", "LossPolicy", "PendingCalls",
-        "RenderedTools", "dialects", "get_dialect", "hookimpl", "hookspec", "plugin_manager",
-        "register_plugin",
+        "Arguments", "Backend", "Connection", "Dialect", "DialectLimits", "DialectOptions",
+        "DialectRegistry", "LossPolicy", "OptionHelp", "PendingCalls", "RenderedTools",
+        "ServeOptions", "Step", "StepStatus", "Translations", "dialects", "get_dialect",
+        "hookimpl", "hookspec", "plugin_manager", "read_arguments", "register_plugin",
     },
     "toolbridge.schema": {
         "Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
@@ -39,18 +40,25 @@ EXPECTED: dict[str, set[str]] = {
         "Oversize", "SizePolicy", "execute_calls", "execute_calls_sync", "output_text",
     },
     "toolbridge.store": {
-        "MemoryStore", "PostgresStore", "ResultStore", "SqliteStore", "StoreClaim", "StoreKey",
-        "StoredResult", "end_owner", "new_owner", "open_store", "owner_alive",
+        "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore",
+        "SqliteStore", "StoreClaim", "StoreKey", "StoredResult", "end_owner", "new_owner",
+        "open_store", "owner_alive",
     },
     "toolbridge.http": {
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "raise_for_backend",
         "send_with_retries",
     },
-    "toolbridge.serve": {"Transcript", "TranscriptEntry"},
+    "toolbridge.serve": {
+        "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
+        "MemoryDialect", "ScriptedBackend", "ScriptedConnection", "SeamFault", "Status",
+        "Transcript", "TranscriptEntry", "Worker", "aconverse", "aserve", "converse", "hold",
+        "serve",
+    },
     "toolbridge.emulation": {
-        "Emulator", "EmulatorServer", "FailRule", "Faults", "Journal", "JournalEntry",
-        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
-        "StreamDropped", "faults_from", "instrument", "serve", "sse_frames",
+        "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults", "Journal",
+        "JournalEntry", "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn",
+        "ScriptedModel", "StreamDropped", "StreamFaults", "faults_from", "instrument", "serve",
+        "sse_frames",
     },
     "toolbridge.testing": {"check_dialect", "emulator"},
 }

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..errors import ToolbridgeError, UsageError
-from ..plugin import dialects, get_dialect
-from ._options import EXIT_FAILED, EXIT_OK
+from ..plugin import Dialect, ServeOptions, dialects, get_dialect
+from ._options import EXIT_FAILED, EXIT_OK, print_json
 
 __all__ = ["DEMO_MESSAGES", "DEMO_SCRIPT", "add_parsers", "run_demo"]
 
@@ -36,26 +36,22 @@ DEMO_SCRIPT: dict[str, Any] = {"turns": [{
 
 
 @contextlib.contextmanager
-def _backend(name: str, real: bool) -> Iterator[Any]:
-    """Options for the conversation: an emulator on loopback, or the real service.
-
-    A dialect served by the core driver (`toolbridge.serve`) gets its typed `serve_options`;
-    one that still has its own ``aconverse`` gets the keyword options it takes.
-    """
-    dialect = get_dialect(name)
-    legacy = hasattr(dialect, "aconverse")
+def _backend(dialect: Dialect, real: bool) -> Iterator[ServeOptions]:
+    """The dialect's serve options: for an emulator on loopback, or the real service."""
     if real:
-        yield {"base_url": None} if legacy else dialect.serve_options()
+        yield dialect.serve_options()
         return
-    emulator = dialect.create_emulator(script=DEMO_SCRIPT)
+    emulator = dialect.create_emulator(dialect.emulator_options.parse(script=DEMO_SCRIPT))
     with emulator.run() as running:
-        yield ({"base_url": running.base_url, "api_key": "demo-key"} if legacy
-               else dialect.serve_options.emulated(running.base_url))
+        yield dialect.serve_options.emulated(running.base_url)
 
 
 def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
-             show_wire: bool = False) -> bool:
-    """Run the demo on each built-in dialect (or ``only`` these); True when all succeeded."""
+             show_wire: bool = False, as_json: bool = False) -> bool:
+    """Run the demo on each built-in dialect (or ``only`` these); True when all completed.
+
+    Prints each transcript (``as_json``: one JSON list of them all, at the end).
+    """
     from ..examples import tickets, toolbox
     from ..store import open_store
 
@@ -64,55 +60,64 @@ def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
     if not names:
         raise UsageError("no built-in dialect is installed; reinstall toolbridge")
     where = "the real services" if real else "emulators on loopback"
-    print(f"toolbridge demo: tools {', '.join(toolbox.names())} on {len(names)} backends "
-          f"({where}); results kept in a SQLite store\n")
+    if not as_json:
+        print(f"toolbridge demo: tools {', '.join(toolbox.names())} on {len(names)} backends "
+              f"({where}); results kept in a SQLite store\n")
     ok = True
+    transcripts: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="toolbridge-demo-") as tmp:
         toolbox.store = open_store(f"sqlite:///{tmp}/results.db")
         try:
             for name in names:
-                ok = _converse(name, real, show_wire, toolbox, tickets) and ok
+                opened = len(tickets)
+                transcript = _converse(get_dialect(name), real, toolbox)
+                if transcript is None:
+                    ok = False
+                    continue
+                ok = transcript.ok and ok
+                if as_json:
+                    transcripts.append(transcript.to_dict())
+                    continue
+                print(transcript.render(show_data=show_wire))
+                print(f"  note   side-effecting create_ticket ran {len(tickets) - opened} "
+                      "time(s)\n")
         finally:
             store, toolbox.store = toolbox.store, open_store("memory://")
             store.close()
+    if as_json:
+        print_json(transcripts)
     return ok
 
 
-def _converse(name: str, real: bool, show_wire: bool, toolbox: Any, tickets: list[Any]) -> bool:
-    """One backend's conversation, printed; False when it failed."""
-    opened = len(tickets)
-    dialect: Any = get_dialect(name)
-    try:
-        with _backend(name, real) as options:
-            if hasattr(dialect, "aconverse"):
-                transcript = asyncio.run(dialect.aconverse(toolbox, DEMO_MESSAGES, **options))
-            else:
-                from ..serve import aconverse
+def _converse(dialect: Dialect, real: bool, toolbox: Any) -> Any:
+    """One backend's transcript; ``None`` (reported on stderr) when it could not start."""
+    from ..serve import aconverse
 
-                transcript = asyncio.run(aconverse(toolbox, dialect, DEMO_MESSAGES, options))
-                if transcript.status != "completed":
-                    print(transcript.render(show_data=show_wire), file=sys.stderr)
-                    return False
+    try:
+        with _backend(dialect, real) as options:
+            return asyncio.run(aconverse(toolbox, dialect, DEMO_MESSAGES, options))
+    except UsageError:
+        raise
     except ToolbridgeError as exc:
-        print(f"== {name}\n  failed: {exc}\n", file=sys.stderr)
-        return False
-    print(transcript.render(show_data=show_wire))
-    print(f"  note   side-effecting create_ticket ran {len(tickets) - opened} time(s)\n")
-    return True
+        print(f"== {dialect.name}\n  failed: {exc}\n", file=sys.stderr)
+        return None
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    return EXIT_OK if run_demo(args.dialect, real=args.real, show_wire=args.show_wire) else (
-        EXIT_FAILED)
+    completed = run_demo(args.dialect, real=args.real, show_wire=args.show_wire,
+                         as_json=args.json)
+    return EXIT_OK if completed else EXIT_FAILED
 
 
 def add_parsers(sub: Any) -> None:
     """Add the ``demo`` command to ``sub``."""
     p = sub.add_parser("demo", help="run example tools on every built-in backend's emulator",
                        description="Start the emulators on loopback and hold a scripted "
-                       "conversation on each backend, printing a transcript per backend.")
+                       "conversation on each backend, printing a transcript per backend; "
+                       "exits 1 when a conversation did not complete.")
     p.add_argument("--dialect", action="append", help="only this dialect (repeatable)")
     p.add_argument("--real", action="store_true",
                    help="use the real services, with credentials from the environment")
-    p.add_argument("--show-wire", action="store_true", help="print the wire payloads too")
+    p.add_argument("--show-wire", action="store_true", help="print each entry's data too")
+    p.add_argument("--json", action="store_true", help="print the transcripts as JSON")
     p.set_defaults(func=cmd_demo)

@@ -5,13 +5,15 @@ dialect name. Needs the ``emulators`` extra (starlette, uvicorn) to serve.
 """
 
 from ._base import Emulator
-from ._faults import FailRule, Faults, faults_from
+from ._faults import FailRule, Faults, StreamFaults, faults_from
 from ._journal import Journal, JournalEntry
+from ._options import EmulatorOptions
 from ._script import Script, ScriptCall, ScriptedModel, ScriptError, ScriptTurn
 from ._server import EmulatorServer, RunningEmulator, StreamDropped, instrument, serve, sse_frames
 
 __all__ = [
     "Emulator",
+    "EmulatorOptions",
     "EmulatorServer",
     "FailRule",
     "Faults",
@@ -24,6 +26,7 @@ __all__ = [
     "ScriptTurn",
     "ScriptedModel",
     "StreamDropped",
+    "StreamFaults",
     "faults_from",
     "instrument",
     "serve",

@@ -25,6 +25,9 @@ class Emulator(abc.ABC):
     """
 
     dialect: ClassVar[str]
+    faults_type: ClassVar[type[Faults]] = Faults
+    """The faults this emulator offers: `Faults`, `StreamFaults` or its own subclass (a fault
+    it does not declare is refused, listing the valid ones)."""
 
     def __init__(
         self,
@@ -33,7 +36,7 @@ class Emulator(abc.ABC):
         faults: Faults | Mapping[str, Any] | None = None,
     ) -> None:
         self.script = Script.load(script)
-        self.faults = faults_from(faults)
+        self.faults = faults_from(faults, self.faults_type, self.dialect)
         self.journal = Journal()
 
     @abc.abstractmethod

@@ -1,46 +1,88 @@
-"""Fault injection settings shared by every emulator (same names where they apply)."""
+"""Fault injection settings: the ones every emulator offers, and each emulator's own.
+
+`Faults` holds what every emulator applies to every request (``latency_ms``,
+``fail_requests``); `StreamFaults` adds what emulators with event streams apply to them; an
+emulator declares its own subclass (`Emulator.faults_type`) for dialect-specific faults. A
+name no field declares is refused, listing the emulator's valid ones.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["FailRule", "Faults", "faults_from"]
+from ..errors import UsageError
+
+__all__ = ["FailRule", "Faults", "StreamFaults", "faults_from"]
+
+F = TypeVar("F", bound="Faults")
 
 
 class FailRule(BaseModel):
     """Fail the ``nth`` request (1-based, counting every request the emulator receives)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     nth: int = Field(ge=1)
     status: Literal[429, 500, 502, 503] = 500
     retry_after: float | None = None
     """Seconds to put in a ``Retry-After`` header."""
+    after_processing: bool = False
+    """Process the request first, then answer ``status`` instead of its reply: the reply is
+    lost (without it, the failure comes before the request is processed)."""
 
 
 class Faults(BaseModel):
-    """Faults to inject. Dialect-specific ones are extra fields (e.g. ``expire_after``)."""
+    """Faults every emulator applies to every request."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
-    drop_stream_after: int | None = Field(default=None, ge=0)
-    """Close each event stream, without ending it properly, after this many events."""
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     fail_requests: tuple[FailRule, ...] = ()
-    duplicate_events: int | None = Field(default=None, ge=1)
-    """Send every Nth event twice."""
+    """Requests to fail, by their number (see `FailRule`)."""
     latency_ms: int = Field(default=0, ge=0)
     """Delay every response by this many milliseconds."""
 
-    def extra(self, name: str, default: Any = None) -> Any:
-        """A dialect-specific fault setting."""
-        return (self.model_extra or {}).get(name, default)
+    @classmethod
+    def names(cls) -> list[str]:
+        """The fault names this kind of emulator accepts."""
+        return sorted(cls.model_fields)
 
 
-def faults_from(value: Faults | Mapping[str, Any] | None) -> Faults:
-    """Accept a `Faults`, a dict of settings, or ``None``."""
+class StreamFaults(Faults):
+    """Faults of emulators that answer with event streams (SSE)."""
+
+    drop_stream_after: int | None = Field(default=None, ge=0)
+    """Close each event stream, without ending it properly, after this many events."""
+    duplicate_events: int | None = Field(default=None, ge=1)
+    """Send every Nth event twice."""
+
+
+@overload
+def faults_from(value: Faults | Mapping[str, Any] | None) -> Faults: ...
+@overload
+def faults_from(value: Faults | Mapping[str, Any] | None, kind: type[F],
+                dialect: str = "") -> F: ...
+
+
+def faults_from(value: Faults | Mapping[str, Any] | None, kind: type[Faults] = Faults,
+                dialect: str = "") -> Faults:
+    """``value`` (a `Faults`, a dict of settings, or ``None``) as faults of ``kind``.
+
+    `UsageError` for a name ``kind`` does not declare (listing the valid ones) or a bad value.
+    """
+    where = f"{dialect} emulator" if dialect else "emulator"
     if value is None:
-        return Faults()
-    if isinstance(value, Faults):
+        return kind()
+    if isinstance(value, kind):
         return value
-    return Faults.model_validate(dict(value))
+    given = value.model_dump(exclude_defaults=True) if isinstance(value, Faults) else dict(value)
+    unknown = sorted(set(given) - set(kind.model_fields))
+    if unknown:
+        raise UsageError(f"unknown fault(s) {', '.join(unknown)} for the {where}; valid: "
+                         f"{', '.join(kind.names())}")
+    try:
+        return kind.model_validate(given)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                             for e in exc.errors(include_url=False))
+        raise UsageError(f"invalid fault settings for the {where}: {problems}") from None

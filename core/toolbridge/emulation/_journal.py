@@ -26,6 +26,9 @@ class JournalEntry:
     response: Any = None
     """The response body (decoded JSON, else text), or the list of events of a stream."""
     events: list[Any] = field(default_factory=list)
+    dropped: int | None = None
+    """The status of the reply an ``after_processing`` fault dropped (the request was
+    processed; ``status`` and ``response`` are the injected failure's)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

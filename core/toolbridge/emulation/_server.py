@@ -8,11 +8,11 @@ import logging
 import socket
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-from ._faults import Faults
+from ._faults import Faults, StreamFaults
 from ._journal import Journal, JournalEntry
 
 __all__ = ["EmulatorServer", "RunningEmulator", "instrument", "serve", "sse_frames"]
@@ -40,6 +40,8 @@ def instrument(app: ASGIApp, journal: Journal, faults: Faults, error_body: Error
     """Wrap ``app`` with the journal, ``latency_ms`` and ``fail_requests``.
 
     ``error_body(status, message)`` gives the dialect's real error shape for injected failures.
+    A rule with ``after_processing`` lets ``app`` act on the request, then answers the
+    failure instead of the reply ``app`` starts (the journal entry says ``dropped``).
     """
     counter = 0
     lock = threading.Lock()
@@ -69,11 +71,8 @@ def instrument(app: ASGIApp, journal: Journal, faults: Faults, error_body: Error
         if faults.latency_ms:
             await asyncio.sleep(faults.latency_ms / 1000)
         rule = rules.get(nth)
-        if rule is not None:
-            extra = {"retry-after": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
-            body = error_body(rule.status, f"injected failure of request {nth}")
-            entry.status, entry.response = rule.status, body
-            await _send_json(send, rule.status, body, extra)
+        if rule is not None and not rule.after_processing:
+            await _fail(send, entry, rule, error_body, nth)
             return
         replayed = False
 
@@ -84,9 +83,39 @@ def instrument(app: ASGIApp, journal: Journal, faults: Faults, error_body: Error
             replayed = True
             return {"type": "http.request", "body": raw, "more_body": False}
 
-        await app(scope, replay, _recording(send, entry))
+        if rule is None:
+            await app(scope, replay, _recording(send, entry))
+            return
+        with suppress(_ReplyDropped):
+            await app(scope, replay, _dropping(send, entry, rule, error_body, nth))
 
     return wrapped
+
+
+class _ReplyDropped(Exception):
+    """Raised into an app whose reply an ``after_processing`` rule replaced."""
+
+
+async def _fail(send: Send, entry: JournalEntry, rule: Any, error_body: ErrorBody,
+                nth: int) -> None:
+    extra = {"retry-after": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
+    when = "after processing it" if rule.after_processing else "before processing it"
+    body = error_body(rule.status, f"injected failure of request {nth} ({when})")
+    entry.status, entry.response = rule.status, body
+    await _send_json(send, rule.status, body, extra)
+
+
+def _dropping(send: Send, entry: JournalEntry, rule: Any, error_body: ErrorBody,
+              nth: int) -> Send:
+    """A ``send`` that answers the failure when the app starts its reply, and stops the app."""
+
+    async def drop(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            entry.dropped = int(message["status"])
+            await _fail(send, entry, rule, error_body, nth)
+            raise _ReplyDropped(f"reply {message['status']} of request {nth} dropped")
+
+    return drop
 
 
 def _recording(send: Send, entry: JournalEntry) -> Send:
@@ -126,7 +155,8 @@ class StreamDropped(Exception):
 
 
 async def sse_frames(
-    events: AsyncIterator[tuple[str | None, Any]], faults: Faults, *, done: bytes | None = None
+    events: AsyncIterator[tuple[str | None, Any]], faults: StreamFaults, *,
+    done: bytes | None = None
 ) -> AsyncIterator[bytes]:
     """SSE frames for ``(event_name, data)`` pairs, applying stream faults.
 
@@ -165,7 +195,8 @@ class _HideInjectedDrops(logging.Filter):
     """uvicorn logs a stream cut on purpose as an ASGI crash; it is a fault we injected."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], StreamDropped))
+        return not (record.exc_info and isinstance(record.exc_info[1],
+                                                   (StreamDropped, _ReplyDropped)))
 
 
 _DROP_FILTER = _HideInjectedDrops()

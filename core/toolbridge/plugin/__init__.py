@@ -10,11 +10,12 @@ the bounded `read_arguments`.
 """
 
 from ._arguments import Arguments, read_arguments
-from ._backend import Backend, Connection, Step, StepStatus
-from ._dialect import Dialect, DialectLimits, LossPolicy, PendingCalls, RenderedTools
+from ._backend import Backend, Connection, Step, StepStatus, Translations
+from ._dialect import Dialect, DialectLimits, LossPolicy, RenderedTools
 from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES
 from ._manager import dialects, get_dialect, plugin_manager, register_plugin
 from ._options import DialectOptions, OptionHelp, ServeOptions
+from ._pending import PendingCalls
 from ._registry import DialectRegistry
 from .hookspecs import hookimpl, hookspec
 
@@ -36,6 +37,7 @@ __all__ = [
     "ServeOptions",
     "Step",
     "StepStatus",
+    "Translations",
     "dialects",
     "get_dialect",
     "hookimpl",

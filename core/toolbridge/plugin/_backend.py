@@ -61,21 +61,30 @@ driver at a time.
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from ..errors import UsageError
+from ..model import ToolDefinition, ToolResult
+from ._pending import PendingCalls
 
-if TYPE_CHECKING:
-    from ._dialect import Dialect
-
-__all__ = ["Backend", "Connection", "Step", "StepStatus"]
+__all__ = ["Backend", "Connection", "Step", "StepStatus", "Translations"]
 
 StepStatus = Literal["requires_action", "completed", "failed", "expired", "cancelled",
                      "incomplete"]
 """``requires_action``: calls are pending. The others end the turn (``completed`` with a
 reply; ``incomplete``: the backend stopped short, e.g. a Responses ``incomplete`` response)."""
+
+
+class Translations(Protocol):
+    """What the driver asks of a backend's dialect (any `Dialect` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls: ...
+    def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]: ...
+    def render_tools(self, tools: Sequence[ToolDefinition], *, policy: Any = ...) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +120,9 @@ class Step:
 class Backend(abc.ABC):
     """One conversation on one backend, as the serve driver sees it (see the module docs)."""
 
-    dialect: Dialect
-    """The dialect instance that reads this conversation's payloads and writes its answers."""
+    dialect: Translations
+    """The `Dialect` instance that reads this conversation's payloads and writes its answers
+    (bound to the conversation where the dialect needs it, e.g. a CES session)."""
     conversation: str = ""
     """The conversation's id (session, thread, CES session), once known."""
     streams: bool = False

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
 from ._options import DialectOptions, ServeOptions
+from ._pending import PendingCalls
 
 if TYPE_CHECKING:
     from ._backend import Connection
@@ -35,16 +36,6 @@ class DialectLimits:
     """Tool names the backend accepts."""
     content_parts: bool = False
     """Whether results may be content arrays (text and images) instead of text."""
-
-
-@dataclass(frozen=True)
-class PendingCalls:
-    """What a backend payload asks of us."""
-
-    calls: tuple[ToolCall, ...]
-    """Function calls to answer."""
-    unhandled: tuple[Mapping[str, Any], ...] = ()
-    """Other required actions (approvals, reconnections) left to the caller, never dropped."""
 
 
 @dataclass(frozen=True)

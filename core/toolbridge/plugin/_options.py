@@ -13,11 +13,14 @@ import json
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["DialectOptions", "OptionHelp", "ServeOptions"]
 
@@ -42,12 +45,14 @@ class DialectOptions(BaseModel):
 
     @classmethod
     def parse(cls, values: Mapping[str, Any] | DialectOptions | None = None,
-              **more: Any) -> Any:
+              **more: Any) -> Self:
         """Options from a mapping (``-o`` pairs: text values are converted to each field's
         type) or keywords; `UsageError` names an unknown key (listing the known ones) or a
         value of the wrong type."""
         if isinstance(values, cls) and not more:
             return values
+        if isinstance(values, cls):
+            return cls.parse(dict(values), **more)
         if isinstance(values, DialectOptions):
             raise UsageError(f"{cls.dialect or cls.__name__}: expected {cls.__name__}, got "
                              f"{type(values).__name__}")
@@ -113,7 +118,7 @@ class ServeOptions(DialectOptions):
     """The service's root URL (an emulator's base URL works); ``None``: the real service."""
 
     @classmethod
-    def emulated(cls, base_url: str) -> Any:
+    def emulated(cls, base_url: str) -> Self:
         """Options for a conversation with this dialect's emulator at ``base_url``.
 
         Dialects whose client needs credentials even there override it to add dummy ones.

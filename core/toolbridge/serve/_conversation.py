@@ -179,7 +179,8 @@ class Conversation:
         fresh = [c for c, k in zip(pending.calls, keys, strict=True)
                  if k not in self._inflight and k not in self._submitted and k not in self._ready]
         if fresh:
-            self._recoveries = 0
+            if any((c.turn, c.id) not in self._recorded for c in fresh):
+                self._recoveries = 0  # progress: calls never seen before
             if not self.backend.partial_submit or self._step is None or not (
                     set(keys) & set(self._step_keys)):
                 self._rounds += 1

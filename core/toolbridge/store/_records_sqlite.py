@@ -29,6 +29,20 @@ CREATE TABLE IF NOT EXISTS toolbridge_records (
 """
 
 
+def _busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked/busy" (the same test as `SqliteStore`'s,
+    kept here so this module does not import the store's)."""
+    import sqlite3
+
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 class SqliteRecords(Records):
     """Records in the SQLite file at ``path`` (WAL mode, like its store); each change is one
     ``BEGIN IMMEDIATE`` transaction, durable on return with ``synchronous="full"``."""
@@ -62,8 +76,6 @@ class SqliteRecords(Records):
 
     def _run(self, work: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
         """``work(conn)`` (in a write transaction if ``write``), again while the file is busy."""
-        from ._sqlite import _busy
-
         deadline = time.monotonic() + self.timeout
         delay = 0.001
         with self._lock:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import io
 import logging
 import sys
 from typing import Any
@@ -11,6 +10,7 @@ from ces_support import ADD_SCRIPT, APP, SESSION
 
 import toolbridge
 import toolbridge.http
+from toolbridge.serve import aconverse
 from toolbridge.testing import emulator
 from toolbridge_google_ces import (
     AsyncCesClient,
@@ -57,13 +57,15 @@ async def test_transcript_holds_the_wire_calls_and_results(toolbox: toolbridge.T
              for item in output.get("toolCalls", {}).get("toolCalls", [])]
     sent = [entry.body for entry in runs[1:]]
     calls, results = transcript.of_kind("call"), transcript.of_kind("result")
-    assert [c.data for c in calls] == asked and len(asked) == 3
+    assert [c.data["id"] for c in calls] == [a["id"] for a in asked] and len(asked) == 3
+    assert [c.data["arguments"] for c in calls] == [a["args"] for a in asked]
     assert [c.text for c in calls] == ['add({"a":2,"b":3})', 'add({"a":40,"b":2})',
                                        'broken({"reason":"no"})']
     assert [r.text for r in results] == ["5", "42", "error: cannot: no"]
     answered = [a for body in sent for a in body["inputs"][0]["toolResponses"]["toolResponses"]]
-    assert [r.data for r in results] == answered
+    assert [r.data["id"] for r in results] == [a["id"] for a in answered]
     assert [a["id"] for a in answered] == [c["id"] for c in asked]
+    assert transcript.status == "completed" and transcript.conversation == SESSION
 
 
 def test_sync_run_conversation_with_float_numbers(toolbox: toolbridge.Toolbox) -> None:
@@ -72,10 +74,12 @@ def test_sync_run_conversation_with_float_numbers(toolbox: toolbridge.Toolbox) -
                                       token=lambda: TOKEN, retry=FAST)
         assert '"a":2.0' in transcript.of_kind("call")[0].text
         assert toolbox.seen == [(int, int), (int, int)]  # type: ignore[attr-defined]
-        # a second conversation finds the tools unchanged
-        again = run_conversation(toolbox, [], session=session_name("p", "us", "a"),
+        # a second conversation finds the tools unchanged: it only lists them
+        before = len(emu.journal.entries(contains="/tools"))
+        again = run_conversation(toolbox, ["add"], session=session_name("p", "us", "a"),
                                  base_url=emu.base_url, token=TOKEN)
-        assert "unchanged 3" in again.entries[0].text
+        tools = emu.journal.entries(contains="/tools")[before:]
+        assert again.status == "completed" and [t.method for t in tools] == ["GET"]
 
 
 def test_client_retries_are_bounded_and_errors_typed() -> None:
@@ -178,34 +182,21 @@ def test_endpoints_and_missing_google_auth(monkeypatch: pytest.MonkeyPatch) -> N
         CesClient()
 
 
-async def test_aserve_reads_stdin_lines(toolbox: toolbridge.Toolbox) -> None:
-    dialect = toolbridge.get_dialect("google-ces")
-    out = io.StringIO()
-    with emulator("google-ces", script=ADD_SCRIPT) as emu:
-        transcript = await dialect.aserve(toolbox, app=APP, base_url=emu.base_url, token=TOKEN,
-                                          stdin=io.StringIO("add\n\nhello\n"), stdout=out)
-        given = await dialect.aserve(toolbox, session=SESSION, messages=["hi"],
-                                     base_url=emu.base_url, token=TOKEN)
-    assert out.getvalue().splitlines() == ['done: [5, 42, {"error": "cannot: no"}]', "hello"]
-    assert len(transcript.of_kind("user")) == 2 and given.reply.startswith("done: [5, 42")
-    with pytest.raises(toolbridge.UsageError):
-        await dialect.aserve(toolbox, messages=["x"])
-
-
 async def test_max_rounds_stops_a_looping_agent(toolbox: toolbridge.Toolbox) -> None:
     with emulator("google-ces", script=ADD_SCRIPT) as emu:
-        with pytest.raises(toolbridge.BackendError, match="rounds in a row"):
-            await arun_conversation(toolbox, ["add"], session=SESSION, base_url=emu.base_url,
-                                    token=TOKEN, max_rounds=1)
+        transcript = await arun_conversation(toolbox, ["add"], session=SESSION,
+                                             base_url=emu.base_url, token=TOKEN, max_rounds=1)
+    assert transcript.status == "incomplete" and "more than 1 rounds" in str(transcript.error)
 
 
-async def test_aconverse_for_the_demo(toolbox: toolbridge.Toolbox,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_converse_for_the_demo(toolbox: toolbridge.Toolbox,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     dialect = toolbridge.get_dialect("google-ces")
     with emulator("google-ces", script=ADD_SCRIPT) as emu:
-        transcript = await dialect.aconverse(toolbox, ["add"], base_url=emu.base_url,
-                                             api_key="demo-key")
+        transcript = await aconverse(toolbox, dialect, ["add"],
+                                     dialect.serve_options.emulated(emu.base_url))
     assert transcript.reply.startswith("done: [5, 42")
-    monkeypatch.delenv("TOOLBRIDGE_GOOGLE_CES_APP", raising=False)
+    for name in ("GOOGLE_CES_APP", "TOOLBRIDGE_GOOGLE_CES_APP"):
+        monkeypatch.delenv(name, raising=False)
     with pytest.raises(toolbridge.UsageError, match="app="):
-        await dialect.aconverse(toolbox, ["add"], token="t")
+        await aconverse(toolbox, dialect, ["add"], {"token": "t"})

@@ -8,12 +8,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from agents_support import FAST, RACE, SCRIPT, weather_toolbox
 from openai_sdk_types import check_events_body, check_tools
 
 import toolbridge
 import toolbridge.http
+import toolbridge.serve
+from toolbridge.errors import ServeError
+from toolbridge.serve import DriverSettings
 from toolbridge.testing import emulator
 from toolbridge_openai_agents import (
     AgentsClient,
@@ -92,7 +96,7 @@ async def test_serve_session_answers_until_idle(toolbox: toolbridge.Toolbox) -> 
             session = await client.create_session(toolbox, input="hi")
             assert session["status"] == "requires_action"
             final = await aserve_session(toolbox, session["id"], client=client)
-            assert final["status"] == "idle"
+            assert final.status == "completed" and final.conversation == session["id"]
             page = await client.list_items(session["id"], limit=1)
     assert page["has_more"] and page["data"][0]["role"] == "assistant"
 
@@ -111,7 +115,7 @@ def test_sync_client_and_serve_session(toolbox: toolbridge.Toolbox) -> None:
                 final = serve_session(toolbox, session["id"], base_url=base, retry=FAST)
                 seen = [next(events)["event_id"] for _ in range(6)]
             assert len(set(seen)) == 6  # duplicates were dropped
-            assert final["status"] == "idle"
+            assert final.status == "completed"
             assert client.retrieve_session(session["id"])["status"] == "idle"
             with pytest.raises(toolbridge.BackendError, match="Unknown pending tool call"):
                 client.submit_results(session["id"], body)
@@ -177,26 +181,43 @@ async def test_update_tools_replaces_the_list(toolbox: toolbridge.Toolbox) -> No
     assert names == ["get_customer", "get_weather", "refund", "tool_search"]
 
 
+class _NoSubmits(httpx.AsyncBaseTransport):
+    """A network where every result submission fails (the connection resets)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path.endswith("/events"):
+            raise httpx.ConnectError("connection refused", request=request)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 async def test_recovery_resubmits_stored_results_without_rerunning(tmp_path: Path) -> None:
-    """A worker runs a side-effecting tool, then loses its connection before submitting; a
-    new worker re-reads required_actions and resubmits the stored result."""
+    """A worker runs a side-effecting tool, then cannot submit its result and gives up; a new
+    worker re-reads required_actions and resubmits the stored result."""
     runs: dict[str, int] = {}
     toolbox = weather_toolbox(runs, store=f"sqlite:///{tmp_path / 'results.db'}")
     script = {"turns": [{"rounds": [[{"name": "get_weather", "arguments": {"location": "Rome"}}]],
                          "reply": "{outputs}"}]}
-    # Requests: create, open stream, read session, submit the result: that one fails (503)
-    # and the worker, allowed one attempt, gives up after running the tool.
-    faults = {"fail_requests": [{"nth": 4, "status": 503}]}
-    with emulator(DIALECT, script=script, faults=faults) as emu:
+    quick = DriverSettings(recovery=toolbridge.http.RetryPolicy(max_attempts=2, backoff=0.001))
+    with emulator(DIALECT, script=script) as emu:
         base = emu.base_url + "/v1"
         async with AsyncAgentsClient(base_url=base) as setup:
             session = await setup.create_session(toolbox, input="Rome?")
         once = toolbridge.http.RetryPolicy(max_attempts=1)
-        with pytest.raises(toolbridge.BackendError, match="HTTP 503"):
-            await aserve_session(toolbox, session["id"], base_url=base, retry=once)
-        assert runs == {"get_weather": 1}
+        cut = AsyncAgentsClient(base_url=base, retry=once,
+                                http_client=httpx.AsyncClient(transport=_NoSubmits()))
+        with pytest.raises(ServeError, match="gave up after 2 recoveries") as info:
+            await toolbridge.serve.aserve(toolbox, DIALECT, {"client": cut},
+                                          conversation=session["id"], settings=quick)
+        await cut.aclose()
+        assert info.value.transcript is not None and runs == {"get_weather": 1}
         final = await aserve_session(toolbox, session["id"], base_url=base, retry=FAST)
-    assert final["status"] == "idle"
+    assert final.status == "completed"
     assert runs == {"get_weather": 1}
     assert emu.state.sessions[session["id"]].items[-1]["content"][0]["text"] == \
         '["sunny in Rome"]'
@@ -225,22 +246,26 @@ async def test_watch_keeps_serving_until_cancelled(toolbox: toolbridge.Toolbox) 
     assert state.items[-1]["content"][0]["text"] == 'Oslo: ["sunny in Oslo"]'
 
 
-async def test_dialect_aserve_options(toolbox: toolbridge.Toolbox) -> None:
-    dialect = toolbridge.get_dialect(DIALECT)
+async def test_serve_options_are_typed(toolbox: toolbridge.Toolbox) -> None:
     with pytest.raises(toolbridge.UsageError, match="session_id"):
-        await dialect.aserve(toolbox, base_url="http://127.0.0.1:9")
-    with pytest.raises(toolbridge.UsageError, match="unknown serve option"):
-        await dialect.aserve(toolbox, session_id="s", colour="red")
+        await toolbridge.serve.aserve(toolbox, DIALECT, {"base_url": "http://127.0.0.1:9",
+                                                         "api_key": "k"})
+    with pytest.raises(toolbridge.UsageError, match=r"unknown option\(s\) colour; known: "):
+        await toolbridge.serve.aserve(toolbox, DIALECT, {"session_id": "s", "colour": "red"})
+    with pytest.raises(toolbridge.UsageError, match="watch: Input should be a valid boolean"):
+        await toolbridge.serve.aserve(toolbox, DIALECT, {"session_id": "s", "watch": "maybe"})
     with emulator(DIALECT, script=SCRIPT) as emu:
         base = emu.base_url + "/v1"
         async with aclient(emu) as client:
             session = await client.create_session(toolbox, input="hi")
-        final = await dialect.aserve(toolbox, session_id=session["id"], base_url=base)
-    assert final["status"] == "idle"
+        final = await toolbridge.serve.aserve(toolbox, DIALECT, {
+            "session_id": session["id"], "base_url": base, "watch": "false"})
+    assert final.status == "completed"
 
 
-async def test_dialect_aconverse_on_the_bare_emulator_url(toolbox: toolbridge.Toolbox) -> None:
+async def test_converse_on_the_bare_emulator_url(toolbox: toolbridge.Toolbox) -> None:
     with emulator(DIALECT, script=SCRIPT) as emu:
-        transcript = await toolbridge.get_dialect(DIALECT).aconverse(
-            toolbox, ["weather?", "Oslo?"], base_url=emu.base_url, api_key="demo")
+        transcript = await toolbridge.serve.aconverse(
+            toolbox, DIALECT, ["weather?", "Oslo?"], {"base_url": emu.base_url,
+                                                      "api_key": "demo"})
     check_reply(transcript)

@@ -12,8 +12,9 @@ from agents_support import FAST, RACE, SCRIPT, weather_toolbox
 import toolbridge
 from toolbridge.testing import emulator
 from toolbridge_openai_agents import AsyncAgentsClient, arun_conversation, aserve_session
+from toolbridge_openai_agents import AgentsOptions
 from toolbridge_openai_agents._emulator_session import EmuSession
-from toolbridge_openai_agents.serve import _SessionServer, _until_turn_done
+from toolbridge_openai_agents.backend import AgentsBackend
 
 DIALECT = "openai-agents"
 
@@ -37,8 +38,8 @@ async def test_serve_session_returns_when_only_an_mcp_approval_is_pending(
             state.required_actions = [mcp_action(state.turn_id)]
             final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
                                            5)
-    assert final["status"] == "requires_action"
-    assert [a["type"] for a in final["required_actions"]] == ["mcp_approval_request"]
+    assert final.status == "incomplete" and "mcp_approval_request" in str(final.error)
+    assert [a["type"] for a in final.entries[-1].data] == ["mcp_approval_request"]
 
 
 async def test_conversation_stops_with_a_note_on_an_mcp_approval(
@@ -60,6 +61,7 @@ async def test_conversation_stops_with_a_note_on_an_mcp_approval(
                 arun_conversation(toolbox, ["weather?", "Oslo?"], client=client), 5)
     kinds = [e.kind for e in transcript.entries]
     assert kinds == ["tools", "user", "call", "result", "note"]  # "Oslo?" was not sent
+    assert transcript.status == "incomplete"
     note = transcript.entries[-1]
     assert "mcp_approval_request" in note.text
     assert note.data == [mcp_action(note.data[0]["turn_id"])]
@@ -90,7 +92,7 @@ async def test_a_lost_submission_is_resubmitted_after_a_resync() -> None:
             final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
                                            5)
         posts = emu.journal.entries("POST", "/events")
-    assert final["status"] == "idle" and runs == {"get_weather": 1}
+    assert final.status == "completed" and runs == {"get_weather": 1}
     assert [p.body["events"][0]["call_id"] for p in posts] == lost * 2
     assert state.items[-1]["content"][0]["text"] == '["sunny in Rome"]'
 
@@ -102,17 +104,22 @@ async def test_an_idle_resync_ends_the_turn_only_once_it_started(
             "id": "sess_1", "status": "idle", "required_actions": [],
             "last_active_at": last_active_at}}
 
-    client: Any = None
-    server = _SessionServer(toolbox, client, "sess_1", {}, last_active_at=100)
-    server.see(resync(100))
-    assert not _until_turn_done(resync(100), server)  # the message may not have started it
-    server.see(resync(101))
-    assert _until_turn_done(resync(101), server)  # activity since the message was sent
-    seen = _SessionServer(toolbox, client, "sess_1", {}, last_active_at=100)
-    seen.see({"type": "agent.session.turn.created", "event_id": "e1", "turn_id": "turn_1",
-              "turn": {"subagent_id": None}})
-    seen.see(resync(100))
-    assert _until_turn_done(resync(100), seen)
+    def backend() -> AgentsBackend:
+        connection: Any = type("C", (), {"client": None, "options": AgentsOptions(),
+                                         "dialect": toolbridge.get_dialect(DIALECT)})()
+        made = AgentsBackend(connection, "sess_1")
+        made._last_active_at = 100
+        return made
+
+    waiting = backend()
+    assert waiting._see(resync(100)) is None  # the message may not have started the turn
+    ended = waiting._see(resync(101))  # activity since the message was sent
+    assert ended is not None and ended.status == "completed"
+    seen = backend()
+    seen._see({"type": "agent.session.turn.created", "event_id": "e1", "turn_id": "turn_1",
+               "turn": {"subagent_id": None}})
+    done = seen._see(resync(100))
+    assert done is not None and done.status == "completed"
 
 
 async def test_real_service_without_a_key_is_a_usage_error_before_any_request(

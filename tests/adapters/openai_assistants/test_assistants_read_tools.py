@@ -1,4 +1,4 @@
-"""``read_tools`` and ``aconverse`` of openai-assistants."""
+"""``read_tools`` of openai-assistants, and the core driver under the demo's contract."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import toolbridge
 import toolbridge.schema
 from toolbridge import ToolDefinition, UsageError, WireFormatError
 from toolbridge.cli._demo import DEMO_MESSAGES, DEMO_SCRIPT
+from toolbridge.serve import aconverse
 from toolbridge.testing import emulator
 
 ASSISTANTS = toolbridge.get_dialect("openai-assistants")
@@ -69,36 +70,36 @@ def test_malformed_entries_name_the_field(tools: Any, field: str) -> None:
     assert info.value.field == field
 
 
-async def test_aconverse_against_the_emulator_with_the_demo_script() -> None:
+async def test_converse_against_the_emulator_with_the_demo_script() -> None:
     from toolbridge.examples import toolbox
 
     with emulator("openai-assistants", script=DEMO_SCRIPT) as emu:
-        transcript = await ASSISTANTS.aconverse(toolbox, DEMO_MESSAGES, base_url=emu.base_url,
-                                                api_key="demo-key")
+        transcript = await aconverse(toolbox, ASSISTANTS, DEMO_MESSAGES,
+                                     {"base_url": emu.base_url, "api_key": "demo-key"})
     kinds = [e.kind for e in transcript.entries]
     assert kinds[:2] == ["tools", "user"] and kinds[-1] == "reply"
+    assert transcript.status == "completed" and transcript.conversation.startswith("thread_")
     assert transcript.entries[0].text == "get_customer, get_weather, create_ticket"
     calls = transcript.of_kind("call")
-    assert [c.data["function"]["name"] for c in calls] == [
-        "get_customer", "create_ticket", "get_weather"]
+    assert [c.data["name"] for c in calls] == ["get_customer", "create_ticket", "get_weather"]
     assert calls[0].text == 'get_customer({"customer_id": "42"})'
     results = transcript.of_kind("result")
-    outputs = [r.data["output"] for r in results]
-    assert [r.data["tool_call_id"] for r in results] == [c.data["id"] for c in calls]
+    outputs = [r.text for r in results]
+    assert [r.data["id"] for r in results] == [c.data["id"] for c in calls]
     assert json.loads(transcript.reply.split("Tool outputs: ", 1)[1]) == outputs
     assert json.loads(outputs[0])["name"] == "Ada Lovelace"
 
-async def test_aconverse_adds_v1_once() -> None:
+
+async def test_base_url_gets_v1_once() -> None:
     from toolbridge.examples import toolbox
 
     with emulator("openai-assistants", script=DEMO_SCRIPT) as emu:
-        transcript = await ASSISTANTS.aconverse(toolbox, DEMO_MESSAGES,
-                                                base_url=emu.base_url + "/v1/",
-                                                api_key="demo-key", stream=False)
+        transcript = await aconverse(toolbox, ASSISTANTS, DEMO_MESSAGES, {
+            "base_url": emu.base_url + "/v1/", "api_key": "demo-key", "stream": False})
     assert "Lima" in transcript.reply
 
 
-async def test_aconverse_on_the_real_service_names_missing_variables(
+async def test_the_real_service_names_missing_variables(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from toolbridge.examples import toolbox
 
@@ -106,8 +107,8 @@ async def test_aconverse_on_the_real_service_names_missing_variables(
                  "OPENAI_API_VERSION"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(UsageError, match=r"OPENAI_API_KEY.*AZURE_OPENAI_ENDPOINT"):
-        await ASSISTANTS.aconverse(toolbox, ["hi"], base_url=None)
+        await aconverse(toolbox, ASSISTANTS, ["hi"], {"base_url": None})
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com")
     with pytest.raises(UsageError, match="AZURE_OPENAI_API_KEY, OPENAI_API_VERSION") as info:
-        await ASSISTANTS.aconverse(toolbox, ["hi"])
+        await aconverse(toolbox, ASSISTANTS, ["hi"])
     assert "AZURE_OPENAI_ENDPOINT" not in str(info.value)

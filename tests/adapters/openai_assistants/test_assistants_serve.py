@@ -16,7 +16,9 @@ from openai.types.beta.threads.run_submit_tool_outputs_params import ToolOutput
 from openai_sdk_types import check_param
 
 import toolbridge
+import toolbridge.serve
 from toolbridge import BackendError, UsageError
+from toolbridge.errors import ServeError
 from toolbridge.http import RetryPolicy
 from toolbridge.testing import emulator
 from toolbridge_openai_assistants import (
@@ -107,10 +109,10 @@ def test_serve_loop_survives_faults(faults: dict[str, Any], stream: bool) -> Non
 
 def test_retries_are_bounded() -> None:
     fail = [{"nth": n, "status": 503} for n in range(1, 10)]
-    with emulator(D, faults={"fail_requests": fail}) as emu, pytest.raises(
-            BackendError, match="503") as info:
-        run_conversation(weather_toolbox(), ["hi"], **_openai(emu))
-    assert info.value.status == 503 and len(emu.journal) == FAST.max_attempts
+    with emulator(D, faults={"fail_requests": fail}) as emu:
+        transcript = run_conversation(weather_toolbox(), ["hi"], **_openai(emu))
+    assert transcript.status == "failed" and isinstance(transcript.error, BackendError)
+    assert transcript.error.status == 503 and len(emu.journal) == FAST.max_attempts
 
 
 def test_poll_interval_follows_the_header_on_every_response(
@@ -236,8 +238,13 @@ def test_expired_run_is_reported_clearly() -> None:
                     await client.submit_tool_outputs(thread["id"], run["id"], {
                         "tool_outputs": []})
                 assert info.value.run_id == run["id"] and info.value.status == 400
-                with pytest.raises(RunExpiredError, match="expired"):
-                    await aserve_run(box, client, thread_id=thread["id"], run_id=run["id"])
+                served = await aserve_run(box, client, thread_id=thread["id"], run_id=run["id"])
+                assert served.status == "expired"
+                assert isinstance(served.error, RunExpiredError)
+                assert served.error.run_id == run["id"]
+                with pytest.raises(ServeError, match="ended expired") as raised:
+                    served.raise_for_status()
+                assert raised.value.__cause__ is served.error
 
         asyncio.run(main())
 
@@ -254,9 +261,10 @@ def test_expiry_mid_call_raises_run_expired_error() -> None:
     def get_time(tz: str) -> str:
         return "noon"
 
-    with emulator(D, script=PARALLEL, faults={"expire_after": 0.5}) as emu, pytest.raises(
-            RunExpiredError, match="expired"):
-        run_conversation(box, ["hi"], expiry_margin=0, **_openai(emu))
+    with emulator(D, script=PARALLEL, faults={"expire_after": 0.5}) as emu:
+        transcript = run_conversation(box, ["hi"], expiry_margin=0, **_openai(emu))
+    assert transcript.status == "expired" and isinstance(transcript.error, RunExpiredError)
+    assert "expired" in transcript.entries[-1].text
 
 
 def test_handlers_that_cannot_finish_before_expiry_are_not_started() -> None:
@@ -291,15 +299,15 @@ def test_async_conversation_with_tool_choice() -> None:
     assert transcript.reply.startswith("Answer: ")
 
 
-def test_dialect_aserve_serves_an_existing_run() -> None:
+def test_serving_an_existing_run() -> None:
     box = weather_toolbox()
     with emulator(D, script=PARALLEL) as emu, AssistantsClient(**_openai(emu)) as client:
         assistant = client.create_assistant(model="gpt-4o", tools=box.definitions(D))
         thread = client.create_thread()
         client.create_message(thread["id"], "hi")
         run = client.create_run(thread["id"], assistant["id"])
-        final = asyncio.run(toolbridge.get_dialect(D).aserve(
-            box, thread_id=thread["id"], run_id=run["id"], **_openai(emu)))
-        assert final["status"] == "completed"
+        final = toolbridge.serve.serve(box, D, {"thread_id": thread["id"], "run_id": run["id"],
+                                                **_openai(emu)})
+        assert final.status == "completed" and final.conversation == thread["id"]
         with pytest.raises(UsageError, match="thread_id"):
-            asyncio.run(toolbridge.get_dialect(D).aserve(box, **_openai(emu)))
+            toolbridge.serve.serve(box, D, _openai(emu))

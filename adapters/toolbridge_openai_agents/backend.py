@@ -1,0 +1,277 @@
+"""The serve driver's backend for Agents API sessions: events in, ``tool_result`` events out.
+
+Steps arrive on the session's event stream (`AsyncAgentsClient.follow_session` reconnects
+and re-reads the session after a drop); results go back as soon as they are ready, several in
+one request when they are ready together, each request under its own ``Idempotency-Key``
+reused on every retry. A step carries only the session's id and ``required_actions``, never
+the snapshot the event brought.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any
+
+from toolbridge import ToolDefinition, UsageError
+from toolbridge.plugin import Backend, Connection, Dialect, Step
+
+from ._client_common import DEFAULT_BASE_URL
+from .client import AsyncAgentsClient, AsyncEventStream, PendingCallRaceError
+from .options import AgentsOptions
+from .translate import DIALECT
+
+__all__ = ["AgentsBackend", "AgentsConnection"]
+
+log = logging.getLogger("toolbridge.openai_agents")
+
+_ACTIVE = ("in_progress", "requires_action")
+_TURN_ENDS = ("agent.session.turn.completed", "agent.session.turn.failed",
+              "agent.session.turn.cancelled")
+
+
+def _api_root(base_url: str) -> str:
+    root = base_url.rstrip("/")
+    return root if root.endswith("/v1") else root + "/v1"
+
+
+class AgentsConnection(Connection):
+    """One `AsyncAgentsClient` for every session a worker serves."""
+
+    can_discover = True
+
+    def __init__(self, dialect: Dialect, options: AgentsOptions,
+                 tools: Sequence[ToolDefinition]) -> None:
+        self.dialect = dialect
+        self.options = options
+        self.tools = list(tools)
+        self._owns = options.client is None
+        self.client = options.client or self._client(options)
+
+    @staticmethod
+    def _client(options: AgentsOptions) -> AsyncAgentsClient:
+        base = _api_root(options.base_url) if options.base_url else None
+        real = (base or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if options.api_key is None and not os.environ.get("OPENAI_API_KEY") and (
+                real == DEFAULT_BASE_URL):
+            raise UsageError(f"{DIALECT}: the real service needs OPENAI_API_KEY (not set); "
+                             "export it, or pass api_key=... or base_url=... (emulator)")
+        extra: dict[str, Any] = {}
+        if options.retry is not None:
+            extra["retry"] = options.retry
+        if options.race_delays is not None:
+            extra["race_delays"] = options.race_delays
+        return AsyncAgentsClient(base_url=base, api_key=options.api_key,
+                                 organization=options.organization, project=options.project,
+                                 timeout=options.timeout, **extra)
+
+    def backend(self, conversation: str | None = None) -> Backend:
+        return AgentsBackend(self, conversation or self.options.session_id)
+
+    async def discover(self) -> AsyncIterator[str]:
+        """Sessions (with the options' ``metadata``) whose calls wait, newest first, listed
+        every ``discover_every`` seconds."""
+        while True:
+            after: str | None = None
+            while True:
+                page = await self.client.list_sessions(metadata=self.options.metadata,
+                                                       after=after, limit=100)
+                for session in page.get("data", []):
+                    if session.get("status") == "requires_action":
+                        yield str(session["id"])
+                if not page.get("has_more") or not page.get("data"):
+                    break
+                after = str(page["data"][-1]["id"])
+            await asyncio.sleep(self.options.discover_every)
+
+    async def aclose(self) -> None:
+        if self._owns:
+            await self.client.aclose()
+
+
+class AgentsBackend(Backend):
+    """One session: created by the first message, or an existing one to serve."""
+
+    streams = True
+    lists_pending = True
+    partial_submit = True
+
+    def __init__(self, connection: AgentsConnection, session_id: str | None) -> None:
+        self.connection = connection
+        self.client = connection.client
+        self.dialect = connection.dialect
+        self.conversation = session_id or ""
+        self._events: AsyncGenerator[dict[str, Any], None] | None = None
+        self._serving = False
+        self._turn_id: str | None = None
+        self._turn_ended = False
+        self._started = False
+        """Evidence that the awaited turn began (turn created, an active status, activity)."""
+        self._last_active_at: Any = None
+        self._reply: str | None = None
+
+    # ------------------------------------------------------------------ the seam
+    async def send(self, message: str) -> Step | None:
+        await self._close_events()
+        options = self.connection.options
+        if not self.conversation:
+            stream = await self.client.create_session_stream(
+                self.connection.tools, input=message, environment=options.environment,
+                model=options.model, instructions=options.instructions,
+                metadata=options.metadata)
+            self.conversation, self._last_active_at = await _created(stream)
+        else:  # the stream is opened first, so no event of the turn is missed
+            stream = await self.client.stream_events(self.conversation)
+            try:
+                await self.client.send_message(self.conversation, message)
+            except BaseException:
+                await stream.aclose()
+                raise
+        self._serving = False
+        self._turn_id, self._turn_ended, self._started, self._reply = None, False, False, None
+        self._events = self._source(stream)
+        return None
+
+    async def resume(self) -> Step | None:
+        if not self.conversation:
+            raise UsageError(f"{DIALECT}: serving needs session_id=<the session to serve>")
+        self._serving = True
+        return None
+
+    async def next(self) -> Step:
+        if self._events is None:
+            self._events = self._source(None)
+        try:
+            while True:
+                event = await self._events.__anext__()
+                step = self._see(event)
+                if step is not None:
+                    return await self._with_reply(step)
+        except BaseException:
+            self._events = None  # a broken or cancelled generator is not read again
+            raise
+
+    async def submit(self, step: Step, body: Mapping[str, Any]) -> Step | None:
+        events = list(body.get("events", []))
+        try:
+            await self.client.send_events(self.conversation, events)
+        except PendingCallRaceError as exc:
+            # One of them is no longer pending (answered before, or the turn ended): the
+            # request was refused whole, so the others go again one by one.
+            if len(events) == 1:
+                log.warning("%s: %s", DIALECT, exc)
+            for event in events if len(events) > 1 else ():
+                try:
+                    await self.client.send_events(self.conversation, [event])
+                except PendingCallRaceError as single:
+                    log.warning("%s: %s", DIALECT, single)
+        return None
+
+    async def state(self) -> Step | None:
+        session = await self.client.retrieve_session(self.conversation)
+        final = self._final(session, resync=True)
+        if final is not None:
+            return await self._with_reply(final)
+        return self._waiting(session, fresh=True)
+
+    async def aclose(self) -> None:
+        await self._close_events()
+
+    # ------------------------------------------------------------------ events
+    def _source(self, first: AsyncEventStream | None) -> AsyncGenerator[dict[str, Any], None]:
+        """Events of ``first`` (an already open stream), then `follow_session`'s."""
+        client, session_id = self.client, self.conversation
+
+        async def events() -> AsyncGenerator[dict[str, Any], None]:
+            if first is not None:
+                async with first:
+                    async for event in first:
+                        yield event
+            async with aclosing(client.follow_session(session_id)) as follow:
+                async for event in follow:
+                    yield event
+
+        return events()
+
+    async def _close_events(self) -> None:
+        events, self._events = self._events, None
+        if events is not None:
+            await events.aclose()
+
+    def _see(self, event: Mapping[str, Any]) -> Step | None:
+        """Track the turn; the step an event calls for, if any."""
+        kind = event.get("type")
+        if kind == "agent.session.turn.created":
+            turn = event.get("turn") or {}
+            if self._turn_id is None and not turn.get("subagent_id"):
+                self._turn_id = str(event.get("turn_id"))
+                self._started = True
+        elif kind in _TURN_ENDS and event.get("turn_id") == self._turn_id:
+            self._turn_ended = True
+        elif kind == "agent.session.turn.item.done":
+            item = event.get("item") or {}
+            if item.get("type") == "message" and item.get("phase") != "commentary":
+                self._reply = "".join(p.get("text", "") for p in item.get("content") or []
+                                      if p.get("type") == "output_text")
+        session = event.get("session")
+        if not isinstance(session, Mapping) or session.get("id") != self.conversation:
+            return None
+        resync = str(event.get("event_id", "")).startswith("resync-")
+        if resync:
+            if session.get("status") in _ACTIVE or (
+                    self._last_active_at is not None
+                    and session.get("last_active_at") != self._last_active_at):
+                self._started = True
+        elif session.get("status") in _ACTIVE:
+            self._started = True
+        final = self._final(session, resync)
+        if final is not None:
+            return final
+        return self._waiting(session, fresh=resync) if session.get("required_actions") else None
+
+    def _final(self, session: Mapping[str, Any], resync: bool) -> Step | None:
+        """The end of the turn (or of serving), when the session shows it."""
+        status = session.get("status")
+        if status not in ("idle", "failed") or session.get("required_actions"):
+            return None
+        if status == "failed":
+            return Step("failed", error=f"session failed: {session.get('error')}",
+                        detail={"id": session.get("id"), "error": session.get("error")})
+        if self._serving:
+            return None if self.connection.options.watch else Step("completed")
+        if self._turn_ended or (resync and self._started):
+            return Step("completed", reply=self._reply)
+        return None
+
+    async def _with_reply(self, step: Step) -> Step:
+        """A turn's end with its reply (read from the history when the stream missed it)."""
+        if step.status == "completed" and step.reply is None and not self._serving:
+            return Step("completed", reply=await self._last_reply())
+        return step
+
+    def _waiting(self, session: Mapping[str, Any], *, fresh: bool) -> Step:
+        return Step("requires_action", payload={
+            "id": self.conversation, "object": "agent.session",
+            "required_actions": list(session.get("required_actions") or [])}, fresh=fresh)
+
+    async def _last_reply(self) -> str:
+        """The final message of the turn, read from the history (the stream missed it)."""
+        page = await self.client.list_items(self.conversation, limit=20, order="desc")
+        for item in page.get("data", []):
+            if item.get("type") == "message" and item.get("role") == "assistant":
+                return "".join(p.get("text", "") for p in item.get("content") or [])
+        return ""
+
+
+async def _created(stream: AsyncEventStream) -> tuple[str, Any]:
+    """The session id (and ``last_active_at``) from the first events of a create stream."""
+    async for event in stream:
+        session = event.get("session")
+        if isinstance(session, Mapping) and isinstance(session.get("id"), str):
+            return str(session["id"]), session.get("last_active_at")
+        if isinstance(event.get("session_id"), str):
+            return str(event["session_id"]), None
+    raise UsageError(f"{DIALECT}: the create stream ended before naming the session")
