@@ -21,6 +21,7 @@ from typing import Any
 
 from toolbridge.emulation import Emulator, ScriptedModel, ScriptError, sse_frames
 
+from .options import ChatFaults
 from .wire import DIALECT, MAX_TOOLS
 
 __all__ = ["ChatEmulator"]
@@ -140,6 +141,8 @@ class ChatEmulator(Emulator):
     """A stateless Chat Completions server playing a scripted model."""
 
     dialect = DIALECT
+    faults_type = ChatFaults
+    faults: ChatFaults
 
     def __init__(self, *, script: Any = None, faults: Any = None) -> None:
         super().__init__(script=script, faults=faults)
@@ -208,7 +211,7 @@ class ChatEmulator(Emulator):
             raise ApiError(400, f"emulator script error: {exc}",
                            code="emulator_script_error") from None
         self.completions += 1
-        reuse = bool(self.faults.extra("reuse_call_ids"))
+        reuse = self.faults.reuse_call_ids
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None,
                                    "annotations": []}
         if calls:

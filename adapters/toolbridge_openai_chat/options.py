@@ -6,11 +6,12 @@ from typing import Any, ClassVar
 
 from pydantic import SecretStr
 
-from toolbridge.plugin import DialectOptions, ServeOptions
+from toolbridge.emulation import EmulatorOptions, StreamFaults
+from toolbridge.plugin import ServeOptions
 
 from .wire import DIALECT
 
-__all__ = ["ChatEmulatorOptions", "ChatServeOptions"]
+__all__ = ["ChatEmulatorOptions", "ChatFaults", "ChatServeOptions"]
 
 
 class ChatServeOptions(ServeOptions):
@@ -39,12 +40,14 @@ class ChatServeOptions(ServeOptions):
         return cls(base_url=base_url.rstrip("/") + "/v1", api_key=SecretStr("emulator-key"))
 
 
-class ChatEmulatorOptions(DialectOptions):
+class ChatFaults(StreamFaults):
+    """The Chat emulator's faults: the shared and stream ones, plus reused call ids."""
+
+    reuse_call_ids: bool = False
+    """Ids ``call_0``, ``call_1``, ... in every reply, as some servers do."""
+
+
+class ChatEmulatorOptions(EmulatorOptions):
     """What the emulated Chat Completions server plays and how it misbehaves."""
 
     dialect: ClassVar[str] = DIALECT
-    script: Any = None
-    """The scripted model (a `toolbridge.emulation.Script`, its dict, JSON text or a path)."""
-    faults: Any = None
-    """`toolbridge.emulation.Faults` (or their dict): the shared ones, and
-    ``reuse_call_ids``."""

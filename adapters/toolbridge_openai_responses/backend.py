@@ -193,6 +193,14 @@ class ResponsesBackend(Backend):
                 return None
             await asyncio.sleep(self.connection.options.poll_interval)
 
+    def retryable(self, error: BaseException) -> bool:
+        """Also the 400 that an answer which already landed gets when it is sent again (its
+        first reply lost): the conversation's items then tell what is pending."""
+        if super().retryable(error):
+            return True
+        return bool(self.conversation_id) and getattr(error, "status", None) == 400 and (
+            "No tool call found for function call output" in str(error))
+
     def checkpoint(self) -> dict[str, Any]:
         return {"conversation_id": self.conversation_id,
                 "last_response_id": self.last_response_id}

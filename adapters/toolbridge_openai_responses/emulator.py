@@ -26,6 +26,7 @@ from toolbridge.emulation import Emulator, sse_frames
 
 from ._emulator_checks import ApiError
 from ._emulator_state import EmulatedService, StoredResponse
+from .options import ResponsesFaults
 from .wire import DIALECT
 
 __all__ = ["ResponsesEmulator"]
@@ -42,13 +43,15 @@ class ResponsesEmulator(Emulator):
     """
 
     dialect = DIALECT
+    faults_type = ResponsesFaults
+    faults: ResponsesFaults
 
     def __init__(self, *, script: Any = None, faults: Any = None,
                  background_polls: int | None = None) -> None:
         super().__init__(script=script, faults=faults)
-        polls = background_polls if background_polls is not None else self.faults.extra(
-            "background_polls", 1)
-        self.service = EmulatedService(self.script, background_polls=int(polls))
+        polls = next((v for v in (background_polls, self.faults.background_polls)
+                      if v is not None), 1)
+        self.service = EmulatedService(self.script, background_polls=polls)
 
     def error_body(self, status: int, message: str) -> Any:
         kind = {429: "requests", 500: "server_error", 502: "server_error",

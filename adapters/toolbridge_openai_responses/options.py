@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 
-from toolbridge.plugin import DialectOptions, ServeOptions
+from toolbridge.emulation import EmulatorOptions, StreamFaults
+from toolbridge.plugin import ServeOptions
 
 from .wire import DIALECT
 
-__all__ = ["ResponsesEmulatorOptions", "ResponsesServeOptions"]
+__all__ = ["ResponsesEmulatorOptions", "ResponsesFaults", "ResponsesServeOptions"]
 
 
 class ResponsesServeOptions(ServeOptions):
@@ -55,14 +56,17 @@ class ResponsesServeOptions(ServeOptions):
         return cls(base_url=base_url.rstrip("/") + "/v1", api_key=SecretStr("emulator-key"))
 
 
-class ResponsesEmulatorOptions(DialectOptions):
+class ResponsesFaults(StreamFaults):
+    """The Responses emulator's faults: the shared and stream ones, plus background pacing."""
+
+    background_polls: int | None = Field(default=None, ge=0)
+    """Reads a background response stays ``in_progress`` before its final state (1)."""
+
+
+class ResponsesEmulatorOptions(EmulatorOptions):
     """What the emulated Responses service plays and how it misbehaves."""
 
     dialect: ClassVar[str] = DIALECT
-    script: Any = None
-    """The scripted model (a `toolbridge.emulation.Script`, its dict, JSON text or a path)."""
-    faults: Any = None
-    """`toolbridge.emulation.Faults` (or their dict): the shared ones, and
-    ``background_polls``."""
     background_polls: int | None = None
-    """Reads a background response stays ``in_progress`` before its final state (1)."""
+    """Reads a background response stays ``in_progress`` before its final state (also a
+    fault; default 1)."""

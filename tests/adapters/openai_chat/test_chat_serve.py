@@ -70,6 +70,17 @@ async def test_failures_on_the_request_carrying_results() -> None:
     assert bodies[1]["messages"][-1]["content"] == "charged 2"
 
 
+async def test_an_answer_processed_whose_reply_is_lost() -> None:
+    charges: list[int] = []
+    faults = {"fail_requests": [{"nth": 2, "status": 500, "after_processing": True}]}
+    with emulator(D, script=SCRIPT, faults=faults) as emu:
+        transcript = await aconverse(ledger(charges), D, ["pay"], options(emu),
+                                     settings=SETTINGS)
+        posts = emu.journal.entries("POST")
+    assert transcript.status == "completed" and charges == [2, 3]
+    assert posts[1].body == posts[2].body  # the same answer again: the model ran twice
+
+
 async def test_the_round_bound_ends_the_turn_incomplete() -> None:
     loop = {"turns": [{"rounds": [[{"name": "charge", "arguments": {"amount": 1}}]] * 5}]}
     with emulator(D, script=loop) as emu:

@@ -90,6 +90,20 @@ async def test_failures_on_the_request_carrying_results(mode: str) -> None:
     assert sum(1 for p in posts if p.status >= 500) == 4
 
 
+@pytest.mark.parametrize("mode", ["conversation", "previous_response_id"])
+async def test_an_answer_processed_whose_reply_is_lost(mode: str) -> None:
+    charges: list[int] = []
+    # The second round's answer (after the side effect) is processed, its reply lost: the
+    # client's retry is refused (conversation: already answered) or starts a second response.
+    nth = 4 if mode == "conversation" else 3
+    faults = {"fail_requests": [{"nth": nth, "status": 502, "after_processing": True}]}
+    with emulator(D, script=SCRIPT, faults=faults) as emu:
+        transcript = await aconverse(ledger_toolbox(charges), D, ["pay"],
+                                     options(emu, **MODES[mode]), settings=SETTINGS)
+    assert transcript.status == "completed", transcript.render()
+    assert charges == [2] and transcript.reply.startswith("done ")
+
+
 @pytest.mark.parametrize("mode", ["conversation", "background-stream"])
 async def test_dropped_and_duplicated_streams(mode: str) -> None:
     charges: list[int] = []
