@@ -24,6 +24,12 @@ CASES = [
     ("openai-assistants",
      "openai_assistants/payloads/openai-assistants-runs.stream.requires-action.event.json"),
     ("google-ces", "google_ces/payloads/google-ces.run-session.response.tool-calls.json"),
+    ("openai-responses",
+     "openai_responses/payloads/openai-responses.response.function-calls.json"),
+    ("openai-responses",
+     "openai_responses/payloads/openai-responses.response.background-queued.json"),
+    ("openai-chat", "openai_chat/payloads/openai-chat.completion.tool-calls.response.json"),
+    ("openai-chat", "openai_chat/payloads/openai-chat.tool-messages.request.json"),
 ]
 WRONG = [None, 7, "text", [], {}, True]
 
@@ -68,3 +74,19 @@ def test_malformed_payloads_raise_typed_errors(dialect: str, sample: str) -> Non
             pytest.fail(f"{dialect}: {'.'.join(map(str, path))} = {replacement!r} raised "
                         f"{type(exc).__name__}: {exc}")
     assert tried > 20
+
+
+def test_malformed_chat_stream_chunks_raise_typed_errors() -> None:
+    from toolbridge_openai_chat import assemble_chunks
+
+    chunks = json.loads((PAYLOADS / "openai_chat/payloads/openai-chat.stream.tool-call.chunks.json"
+                         ).read_text())
+    for path, replacement in mutations(chunks):
+        try:
+            toolbridge.get_dialect("openai-chat").read_calls(
+                assemble_chunks(mutate(chunks, path, replacement)))
+        except WireFormatError as exc:
+            assert exc.dialect == "openai-chat" and exc.field, (path, exc)
+        except Exception as exc:  # pragma: no cover - the failure message is the point
+            pytest.fail(f"{'.'.join(map(str, path))} = {replacement!r} raised "
+                        f"{type(exc).__name__}: {exc}")

@@ -240,17 +240,21 @@ class Toolbox:
         """Blocking form of `aexecute`."""
         return self._pipeline.run(calls, context)
 
-    async def ahandle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
+    async def ahandle(self, dialect: str | Dialect, payload: Any, *,
+                      conversation: str | None = None, **context: Any) -> dict[str, Any]:
         """Answer every pending call in a backend payload; return the body that submits them.
 
         ``payload`` may be a dict, JSON text or bytes, or an official SDK object.
+        ``conversation`` names the conversation the payload belongs to, for dialects whose wire
+        does not (``openai-chat``): it keys the result store (`Dialect.read_calls_in`).
         """
-        return await self._pipeline.ahandle(dialect, payload, context)
+        return await self._pipeline.ahandle(dialect, payload, context, conversation)
 
-    def handle(self, dialect: str | Dialect, payload: Any, **context: Any) -> dict[str, Any]:
+    def handle(self, dialect: str | Dialect, payload: Any, *, conversation: str | None = None,
+               **context: Any) -> dict[str, Any]:
         """Blocking form of `ahandle`; inside a running event loop use ``await ahandle``.
 
         Sync handlers run in worker threads and this one, with no event loop; a payload with
         async handlers runs on this thread's own event loop, made once and reused.
         """
-        return self._pipeline.handle(dialect, payload, context)
+        return self._pipeline.handle(dialect, payload, context, conversation)

@@ -16,7 +16,8 @@ from ._options import EXIT_FAILED, EXIT_OK, print_json
 
 __all__ = ["DEMO_MESSAGES", "DEMO_SCRIPT", "add_parsers", "run_demo"]
 
-BUILT_IN = ("openai-agents", "openai-assistants", "google-ces")
+BUILT_IN = ("openai-agents", "openai-assistants", "google-ces", "openai-responses",
+            "openai-chat")
 
 DEMO_MESSAGES = [
     "Customer 42 says their delivery is late. Open a ticket and check the weather in Lima.",

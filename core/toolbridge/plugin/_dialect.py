@@ -133,6 +133,16 @@ class Dialect(abc.ABC):
     def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
         """Read the pending calls out of a backend payload; raise `WireFormatError` if malformed."""
 
+    def read_calls_in(self, payload: Mapping[str, Any], conversation: str) -> PendingCalls:
+        """`read_calls` for a payload of the caller's ``conversation`` (``handle(...,
+        conversation=...)``): the id keys the result store where the wire names no conversation
+        (Chat Completions). Dialects whose payloads name their own raise `UsageError`.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} takes no conversation=...: its payloads name "
+                         "their conversation")
+
     @abc.abstractmethod
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """Write results as the request body that submits them, in the wire's own field names."""

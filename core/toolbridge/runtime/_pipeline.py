@@ -57,18 +57,21 @@ class Pipeline:
         """``None``: `ThreadExecutor`."""
 
     # ------------------------------------------------------------------ entry points
-    def handle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any]
-               ) -> dict[str, Any]:
-        """Answer every pending call of a backend payload: the body that submits them."""
+    def handle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any],
+               conversation: str | None = None) -> dict[str, Any]:
+        """Answer every pending call of a backend payload: the body that submits them.
+
+        ``conversation`` names the caller's conversation, for wires that carry none
+        (`Dialect.read_calls_in`)."""
         no_running_loop()
-        d, calls = _read(dialect, payload)
+        d, calls = _read(dialect, payload, conversation)
         results, planned = self._run(calls, extra, d)
         return _write(d, results, planned)
 
-    async def ahandle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any]
-                      ) -> dict[str, Any]:
+    async def ahandle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any],
+                      conversation: str | None = None) -> dict[str, Any]:
         """`handle` on the running event loop."""
-        d, calls = _read(dialect, payload)
+        d, calls = _read(dialect, payload, conversation)
         results, planned = await self._arun(calls, extra, d)
         return _write(d, results, planned)
 
@@ -227,9 +230,11 @@ def _hooks() -> pluggy.PluginManager | None:
     return pm if len(pm.hook.toolbridge_execute_call.get_hookimpls()) > 1 else None
 
 
-def _read(dialect: str | Dialect, payload: Any) -> tuple[Dialect, Sequence[ToolCall]]:
+def _read(dialect: str | Dialect, payload: Any, conversation: str | None
+          ) -> tuple[Dialect, Sequence[ToolCall]]:
     d = get_dialect(dialect)
-    pending = d.read_calls(to_data(payload, d.name))
+    data = to_data(payload, d.name)
+    pending = d.read_calls(data) if conversation is None else d.read_calls_in(data, conversation)
     if pending.unhandled:
         log.warning("%s: %d required action(s) are not function calls and were left to the "
                     "caller: %s", d.name, len(pending.unhandled),

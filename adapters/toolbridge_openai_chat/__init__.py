@@ -1,0 +1,125 @@
+"""OpenAI Chat Completions (and every server that speaks it: Azure OpenAI, vLLM, Ollama,
+LiteLLM), as the toolbridge dialect ``openai-chat``.
+
+Tools are nested ``{"type": "function", "function": {...}}`` entries of each request; an
+assistant message lists its calls in ``tool_calls`` (JSON-string arguments); each result goes
+back as a ``{"role": "tool", "tool_call_id", "content"}`` message after that assistant message.
+Failed calls are sent as the content ``{"error": "<message>"}`` (the API has no error flag).
+There is no hosted conversation: pass ``conversation=...`` to `toolbridge.Toolbox.handle`
+(with the conversation's ``{"messages": [...]}``) for results kept in the store.
+
+Importing this package is light: the client and the emulator load on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
+from toolbridge.plugin import (
+    Connection,
+    Dialect,
+    DialectLimits,
+    DialectOptions,
+    DialectRegistry,
+    PendingCalls,
+    RenderedTools,
+    ServeOptions,
+    hookimpl,
+)
+
+from . import translate
+from .options import ChatEmulatorOptions, ChatServeOptions
+from .stream import ChunkAssembler, assemble_chunks
+from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS, ChatCorrelation
+
+if TYPE_CHECKING:
+    from .client import AsyncChatClient, ChatClient
+    from .emulator import ChatEmulator
+
+__all__ = [
+    "AsyncChatClient",
+    "ChatClient",
+    "ChatCorrelation",
+    "ChatEmulator",
+    "ChatEmulatorOptions",
+    "ChatServeOptions",
+    "ChunkAssembler",
+    "OpenAIChatDialect",
+    "assemble_chunks",
+]
+
+
+class OpenAIChatDialect(Dialect):
+    """Chat Completions on any OpenAI-compatible server."""
+
+    name: ClassVar[str] = DIALECT
+    limits: ClassVar[DialectLimits] = DialectLimits(
+        max_result_chars=MAX_CONTENT_CHARS, max_tools=MAX_TOOLS)
+    serve_options: ClassVar[type[ServeOptions]] = ChatServeOptions
+    emulator_options: ClassVar[type[DialectOptions]] = ChatEmulatorOptions
+
+    def render_tools(
+        self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
+    ) -> RenderedTools:
+        return translate.render_tools(tools, policy=policy)
+
+    def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
+        return translate.read_calls(payload)
+
+    def read_calls_in(self, payload: Mapping[str, Any], conversation: str) -> PendingCalls:
+        """Calls keyed ``(conversation, position, tool_call_id)``; ``payload`` must be the
+        conversation ``{"messages": [...]}`` ending with the assistant message."""
+        return translate.read_calls(payload, conversation)
+
+    def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
+        return translate.write_results(results)
+
+    def render_tool_choice(self, choice: ToolChoice) -> Any:
+        return translate.render_tool_choice(choice)
+
+    def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
+        """Drop ``null`` sent for optional parameters that do not accept null (strict mode)."""
+        from toolbridge_openai_assistants.translate import drop_absent_nulls
+
+        decoded = drop_absent_nulls(call.arguments, tool.parameters, tool.parameters)
+        return decoded if isinstance(decoded, dict) else call.arguments
+
+    def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+        """Function tools of a ``tools`` list (``custom`` tools are skipped)."""
+        from .tools_import import read_tools
+
+        return read_tools(definitions)
+
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """A `ChatConnection` (the serve driver's seam) for ``options`` (`ChatServeOptions`)."""
+        from .backend import ChatConnection
+
+        return ChatConnection(ChatServeOptions.parse(options), tools)
+
+    def create_emulator(self, options: Any = None, **more: Any) -> Any:
+        """The emulated Chat Completions server (`ChatEmulator`): OpenAI and Azure URL forms.
+        ``options``: `ChatEmulatorOptions` or its fields as keywords."""
+        from .emulator import ChatEmulator
+
+        return ChatEmulator(**dict(ChatEmulatorOptions.parse(options, **more)))
+
+
+_LAZY = {"ChatClient": ".client", "AsyncChatClient": ".client", "ChatEmulator": ".emulator"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+@hookimpl
+def toolbridge_register_dialects(registry: DialectRegistry) -> None:
+    registry.add(OpenAIChatDialect())

@@ -1,0 +1,265 @@
+"""Chat Completions on loopback, strict and scripted: OpenAI and Azure URL forms.
+
+``POST {base_url}/v1/chat/completions`` (and the bare root, and Azure's v1 form
+``/openai/v1/chat/completions``) with ``Authorization: Bearer``; Azure deployments
+``POST {base_url}/openai/deployments/{deployment}/chat/completions?api-version=...`` with
+``api-key`` or a bearer token (what ``AzureOpenAI`` sends). Stateless like the real service:
+each request's ``messages`` are replayed through the scripted model. ``stream: true`` answers
+``chat.completion.chunk`` SSE ending with ``data: [DONE]``. Faults: the shared ones and
+``reuse_call_ids`` (ids ``call_0``, ``call_1``, ... in every message, as some servers do).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from toolbridge.emulation import Emulator, ScriptedModel, ScriptError, sse_frames
+
+from .options import ChatFaults
+from .wire import DIALECT, MAX_TOOLS
+
+__all__ = ["ChatEmulator"]
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_KEYS = frozenset({
+    "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
+    "max_completion_tokens", "max_tokens", "messages", "metadata", "modalities", "model",
+    "moderation", "n", "parallel_tool_calls", "prediction", "presence_penalty",
+    "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention", "reasoning_effort",
+    "response_format", "safety_identifier", "seed", "service_tier", "stop", "store", "stream",
+    "stream_options", "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user",
+    "verbosity", "web_search_options"})
+"""``CompletionCreateParams`` keys (openai 3.57.0), plus ``stream``."""
+
+
+class ApiError(Exception):
+    """An error answer in OpenAI's shape."""
+
+    def __init__(self, status: int, message: str, *, param: str | None = None,
+                 code: str | None = None, type: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.payload = {"error": {"message": message, "type": type, "param": param,
+                                  "code": code}}
+
+
+def _missing(param: str) -> ApiError:
+    return ApiError(400, f"Missing required parameter: '{param}'.", param=param,
+                    code="missing_required_parameter")
+
+
+def _check_tools(tools: Any) -> dict[str, dict[str, Any]]:
+    if tools is None:
+        return {}
+    if not isinstance(tools, list):
+        raise ApiError(400, "Invalid type for 'tools': expected an array.", param="tools",
+                       code="invalid_type")
+    if len(tools) > MAX_TOOLS:
+        raise ApiError(400, f"Invalid 'tools': array too long. Expected an array with maximum "
+                       f"length {MAX_TOOLS}, but got an array with length {len(tools)} "
+                       "instead.", param="tools", code="array_above_max_length")
+    declared: dict[str, dict[str, Any]] = {}
+    for i, tool in enumerate(tools):
+        at = f"tools[{i}]"
+        if not isinstance(tool, dict) or tool.get("type") not in ("function", "custom"):
+            raise _missing(f"{at}.type")
+        if tool["type"] == "custom":
+            continue
+        function = tool.get("function")
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise _missing(f"{at}.function.name")
+        if not _NAME.match(function["name"]):
+            raise ApiError(400, f"Invalid '{at}.function.name': string does not match pattern. "
+                           "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                           param=f"{at}.function.name", code="invalid_value")
+        parameters = function.get("parameters") or {}
+        if function.get("strict") is True and parameters.get("additionalProperties") is not (
+                False):
+            raise ApiError(400, f"Invalid schema for function '{function['name']}': In "
+                           "context=(), 'additionalProperties' is required to be supplied and "
+                           "to be false.", param=f"{at}.function.parameters",
+                           code="invalid_function_parameters")
+        declared[function["name"]] = parameters
+    return declared
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _replay(model: ScriptedModel, messages: Any) -> None:
+    """Check the message sequence as the service does, and replay it through ``model``."""
+    if not isinstance(messages, list) or not messages:
+        raise _missing("messages")
+    waiting: list[str] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in (
+                "system", "developer", "user", "assistant", "tool"):
+            raise ApiError(400, f"Invalid value for 'messages[{i}].role'.",
+                           param=f"messages[{i}].role", code="invalid_value")
+        role = message["role"]
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str) or "content" not in message:
+                raise _missing(f"messages[{i}].tool_call_id" if not isinstance(call_id, str)
+                               else f"messages[{i}].content")
+            if call_id not in waiting:
+                raise ApiError(400, "Invalid parameter: messages with role 'tool' must be a "
+                               "response to a preceding message with 'tool_calls'.",
+                               param=f"messages.[{i}].role")
+            waiting.remove(call_id)
+            model.record(_text(message["content"]) if isinstance(message["content"], list)
+                         else message["content"])
+            continue
+        if waiting:
+            raise ApiError(400, "An assistant message with 'tool_calls' must be followed by "
+                           "tool messages responding to each 'tool_call_id'. The following "
+                           f"tool_call_ids did not have response messages: {', '.join(waiting)}",
+                           param=f"messages.[{i}].role")
+        if role == "user":
+            model.start_turn(_text(message.get("content")))
+        elif role == "assistant" and message.get("tool_calls"):
+            waiting = [str(c.get("id")) for c in message["tool_calls"] if isinstance(c, dict)]
+            with contextlib.suppress(ScriptError):  # replaying: checked when it was made
+                model.next_round()
+    if waiting:
+        raise ApiError(400, "An assistant message with 'tool_calls' must be followed by tool "
+                       "messages responding to each 'tool_call_id'. The following "
+                       f"tool_call_ids did not have response messages: {', '.join(waiting)}",
+                       param="messages")
+
+
+class ChatEmulator(Emulator):
+    """A stateless Chat Completions server playing a scripted model."""
+
+    dialect = DIALECT
+    faults_type = ChatFaults
+    faults: ChatFaults
+
+    def __init__(self, *, script: Any = None, faults: Any = None) -> None:
+        super().__init__(script=script, faults=faults)
+        self.completions = 0
+
+    def error_body(self, status: int, message: str) -> Any:
+        kind = "server_error" if status >= 500 else "requests" if status == 429 else (
+            "invalid_request_error")
+        code = "rate_limit_exceeded" if status == 429 else None
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+    def build_app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        paths = ["/v1/chat/completions", "/chat/completions", "/openai/v1/chat/completions"]
+        routes = [Route(p, self._endpoint(azure=p.startswith("/openai")), methods=["POST"])
+                  for p in paths]
+        routes.append(Route("/openai/deployments/{deployment}/chat/completions",
+                            self._endpoint(azure=True, deployment=True), methods=["POST"]))
+        return Starlette(routes=routes)
+
+    def _endpoint(self, *, azure: bool, deployment: bool = False) -> Any:
+        from starlette.responses import JSONResponse
+
+        async def endpoint(request: Any) -> Any:
+            try:
+                headers = request.headers
+                if not (headers.get("authorization", "").startswith("Bearer ")
+                        or (azure and headers.get("api-key"))):
+                    raise ApiError(401, "You didn't provide an API key. You need to provide "
+                                   "your API key in an Authorization header using Bearer auth "
+                                   "(i.e. Authorization: Bearer YOUR_KEY).")
+                if deployment and not request.query_params.get("api-version"):
+                    return JSONResponse({"error": {"code": "404",
+                                                   "message": "Resource not found"}}, 404)
+                try:
+                    body = json.loads(await request.body() or b"null")
+                except ValueError:
+                    raise ApiError(400, "We could not parse the JSON body of your request.",
+                                   code="invalid_json") from None
+                name = request.path_params.get("deployment")
+                return self._complete(body, name)
+            except ApiError as exc:
+                return JSONResponse(exc.payload, status_code=exc.status)
+
+        return endpoint
+
+    def _complete(self, body: Any, deployment: str | None) -> Any:
+        from starlette.responses import JSONResponse, StreamingResponse
+
+        if not isinstance(body, dict):
+            raise ApiError(400, "We could not parse the JSON body of your request.")
+        for key in body:
+            if key not in _KEYS:
+                raise ApiError(400, f"Unrecognized request argument supplied: {key}",
+                               param=key)
+        model_name = body.get("model") or deployment
+        if not model_name:
+            raise _missing("model")
+        model = ScriptedModel(self.script, _check_tools(body.get("tools")))
+        _replay(model, body.get("messages"))
+        try:
+            calls = [] if body.get("tool_choice") == "none" else model.next_round()
+        except ScriptError as exc:
+            raise ApiError(400, f"emulator script error: {exc}",
+                           code="emulator_script_error") from None
+        self.completions += 1
+        reuse = self.faults.reuse_call_ids
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None,
+                                   "annotations": []}
+        if calls:
+            message["tool_calls"] = [
+                {"id": f"call_{i}" if reuse else f"call_{uuid.uuid4().hex[:24]}",
+                 "type": "function", "function": {"name": c.name,
+                                                  "arguments": json.dumps(c.arguments)}}
+                for i, c in enumerate(calls)]
+        else:
+            message["content"] = model.reply()
+        completion = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
+            "created": int(time.time()), "model": model_name,
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+        if not body.get("stream"):
+            return JSONResponse(completion)
+        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return StreamingResponse(sse_frames(_chunks(completion, usage), self.faults,
+                                            done=b"data: [DONE]\n\n"),
+                                 media_type="text/event-stream")
+
+
+async def _chunks(completion: dict[str, Any], usage: bool) -> AsyncIterator[tuple[None, Any]]:
+    """The completion as the chunks a server streams (first fragment per call carries id,
+    type and name; the arguments follow in two pieces)."""
+    head = {k: completion[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
+                                     "logprobs": None}]}
+
+    message = completion["choices"][0]["message"]
+    yield None, chunk({"role": "assistant", "content": None if message.get("tool_calls")
+                       else ""})
+    for index, call in enumerate(message.get("tool_calls", [])):
+        arguments = call["function"]["arguments"]
+        middle = len(arguments) // 2
+        yield None, chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                           "function": {"name": call["function"]["name"],
+                                                        "arguments": ""}}]})
+        for piece in (arguments[:middle], arguments[middle:]):
+            yield None, chunk({"tool_calls": [{"index": index,
+                                               "function": {"arguments": piece}}]})
+    if message.get("content"):
+        yield None, chunk({"content": message["content"]})
+    yield None, chunk({}, completion["choices"][0]["finish_reason"])
+    if usage:
+        yield None, {**head, "choices": [], "usage": completion["usage"]}

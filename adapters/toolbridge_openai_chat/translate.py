@@ -1,0 +1,208 @@
+"""Pure translations between the neutral model and the Chat Completions wire (no I/O)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolbridge import (
+    Content,
+    SchemaConversionError,
+    TextPart,
+    ToolCall,
+    ToolChoice,
+    ToolDefinition,
+    ToolResult,
+    UsageError,
+    WireFormatError,
+)
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.runtime import output_text
+from toolbridge.schema import convert_schema
+
+from .wire import DIALECT, MAX_CONTENT_CHARS, ChatCorrelation
+
+__all__ = [
+    "assistant_message_of",
+    "error_output",
+    "read_calls",
+    "render_tool",
+    "render_tool_choice",
+    "render_tools",
+    "tool_message",
+    "write_results",
+]
+
+
+# ---------------------------------------------------------------------- definitions
+def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
+                ) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """``{"type": "function", "function": {...}}``, and the losses of its strict conversion."""
+    imported = tool.vendor_extras.get(DIALECT, {}).get("function")
+    if isinstance(imported, Mapping) and (
+            imported.get("name") == tool.name
+            and (imported.get("description") or "") == tool.description
+            and imported.get("strict") == tool.strict
+            and (imported.get("parameters") or tool.parameters) == tool.parameters):
+        return {"type": "function", "function": dict(imported)}, ()
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    losses: tuple[Any, ...] = ()
+    if tool.strict is True:
+        conversion = convert_schema(tool.parameters, "openai-strict", policy=policy)
+        function["parameters"], losses = conversion.schema, tuple(conversion.losses)
+        function["strict"] = True
+    elif tool.strict is None:
+        try:
+            conversion = convert_schema(tool.parameters, "openai-strict", policy="error")
+        except SchemaConversionError:
+            function["parameters"] = tool.parameters  # not lossless: as declared, not strict
+        else:
+            function["parameters"], function["strict"] = conversion.schema, True
+    else:
+        function["parameters"], function["strict"] = tool.parameters, False
+    return {"type": "function", "function": function}, losses
+
+
+def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
+    """Every tool nested under ``function``, with the losses per tool name."""
+    return RenderedTools.each(tools, lambda tool: render_tool(tool, policy=policy))
+
+
+def render_tool_choice(choice: ToolChoice) -> Any:
+    """``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "function": {name}}``."""
+    if choice.mode == "tool":
+        return {"type": "function", "function": {"name": choice.tool}}
+    return choice.mode
+
+
+# ---------------------------------------------------------------------- pending calls
+def assistant_message_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, int | None]:
+    """The assistant message of ``payload``, its field path, and its position (if known).
+
+    Accepts a completion (the first choice: the others are alternatives), an assistant
+    message, or a conversation ``{"messages": [...]}`` ending with the assistant message.
+    """
+    if payload.get("object") == "chat.completion.chunk":
+        raise WireFormatError(DIALECT, "object", "a lone chunk is not a payload: assemble the "
+                              "stream's chunks (toolbridge_openai_chat.stream.assemble_chunks) "
+                              "and pass the completion", payload)
+    if "choices" in payload:
+        choices = payload["choices"]
+        if not isinstance(choices, list) or not choices:
+            raise WireFormatError(DIALECT, "choices", "not a non-empty list", payload)
+        choice = choices[0]
+        if not isinstance(choice, Mapping):
+            raise WireFormatError(DIALECT, "choices[0]", "not an object", payload)
+        message = choice.get("message")
+        if not isinstance(message, Mapping):
+            raise WireFormatError(DIALECT, "choices[0].message", "missing or not an object",
+                                  payload)
+        return message, "choices[0].message.", None
+    if "messages" in payload:
+        messages = payload["messages"]
+        if not isinstance(messages, list) or not messages:
+            raise WireFormatError(DIALECT, "messages", "not a non-empty list", payload)
+        position = len(messages) - 1
+        message = messages[position]
+        at = f"messages[{position}]"
+        if not isinstance(message, Mapping) or message.get("role") != "assistant":
+            raise WireFormatError(DIALECT, f"{at}.role", "the last message is not the "
+                                  "assistant's: nothing is pending", payload)
+        return message, f"{at}.", position
+    if "role" in payload or "tool_calls" in payload:
+        if payload.get("role", "assistant") != "assistant":
+            raise WireFormatError(DIALECT, "role", "not an assistant message", payload)
+        return payload, "", None
+    raise WireFormatError(DIALECT, "choices", "missing: expected a chat.completion, an "
+                          "assistant message or {\"messages\": [...]}", payload)
+
+
+def _text(value: Any, field: str, body: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise WireFormatError(DIALECT, field, "missing or not a non-empty string", body)
+    return value
+
+
+def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
+    """The ``tool_calls`` of the assistant message; custom tool calls are left unhandled.
+
+    With ``conversation`` (which needs the message's position: pass the conversation as
+    ``{"messages": [...]}``) calls are keyed ``(conversation, position, tool_call_id)`` in
+    the result store; without it nothing identifies the conversation and nothing is stored.
+    """
+    message, at, position = assistant_message_of(payload)
+    if conversation is not None and position is None:
+        raise UsageError(f"{DIALECT}: conversation={conversation!r} needs the assistant "
+                         "message's position in the conversation: pass {\"messages\": [...]} "
+                         "(the conversation, the assistant message last) instead of the "
+                         "completion or the bare message")
+    tool_calls = message.get("tool_calls")
+    if tool_calls is None:
+        return PendingCalls(())
+    if not isinstance(tool_calls, list):
+        raise WireFormatError(DIALECT, f"{at}tool_calls", "not a list", payload)
+    turn = str(position) if conversation is not None else ""
+    calls: list[ToolCall] = []
+    others: list[Mapping[str, Any]] = []
+    seen: set[str] = set()
+    for i, item in enumerate(tool_calls):
+        where = f"{at}tool_calls[{i}]"
+        if not isinstance(item, Mapping):
+            raise WireFormatError(DIALECT, where, "not an object", payload)
+        call_id = _text(item.get("id"), f"{where}.id", payload)
+        kind = item.get("type", "function")
+        if kind != "function":
+            if not isinstance(kind, str):
+                raise WireFormatError(DIALECT, f"{where}.type", "not a string", payload)
+            others.append(item)
+            continue
+        if call_id in seen:
+            raise WireFormatError(DIALECT, f"{where}.id", f"{call_id!r} repeats an earlier "
+                                  "call's id in the same message", payload)
+        seen.add(call_id)
+        function = item.get("function")
+        if not isinstance(function, Mapping):
+            raise WireFormatError(DIALECT, f"{where}.function", "missing or not an object",
+                                  payload)
+        name = _text(function.get("name"), f"{where}.function.name", payload)
+        arguments, raw, error = read_arguments(function.get("arguments"))
+        calls.append(ToolCall.trusted(
+            id=call_id, name=name, arguments=arguments, raw_arguments=raw,
+            argument_error=error, dialect=DIALECT, conversation=conversation or "", turn=turn,
+            correlation=ChatCorrelation.trusted(tool_call_id=call_id, position=position)))
+    return PendingCalls(tuple(calls), tuple(others))
+
+
+# ---------------------------------------------------------------------- results
+def error_output(message: str) -> str:
+    """A failed call's content: ``{"error": "<message>"}`` as JSON text (no error flag here)."""
+    return json.dumps({"error": message}, ensure_ascii=False)
+
+
+def _content(result: ToolResult) -> str | list[dict[str, str]]:
+    if not result.success:
+        return error_output(result.error or "the tool failed")
+    output = result.output
+    if isinstance(output, Content):
+        if all(isinstance(p, TextPart) for p in output.parts):
+            return [{"type": "text", "text": p.text} for p in output.parts
+                    if isinstance(p, TextPart)]
+        return output.as_text()  # tool messages take text only (no image parts)
+    text = output_text(output)
+    if len(text) > MAX_CONTENT_CHARS:
+        return error_output(f"{result.call.name} returned {len(text):,} characters; a message "
+                            f"holds at most {MAX_CONTENT_CHARS:,}")
+    return text
+
+
+def tool_message(result: ToolResult) -> dict[str, Any]:
+    """``{"role": "tool", "tool_call_id", "content"}`` answering one call."""
+    return {"role": "tool", "tool_call_id": result.call.id, "content": _content(result)}
+
+
+def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
+    """``{"messages": [tool message, ...]}``: append them after the assistant message."""
+    return {"messages": [tool_message(r) for r in results]}

@@ -1,0 +1,146 @@
+"""OpenAI Responses API (with Conversations, Azure OpenAI and the Azure Foundry Agent Service),
+as the toolbridge dialect ``openai-responses``.
+
+Tools are flat ``{"type": "function", "name", "parameters", "strict"}`` entries of each request;
+a finished response lists its calls as ``function_call`` items of ``output`` (JSON-string
+arguments); the results go back as ``function_call_output`` input items of the next request,
+continuing by ``previous_response_id`` or ``conversation``. Failed calls are sent as the output
+text ``{"error": "<message>"}`` (the API has no error flag).
+
+Importing this package is light: the client and the emulator load on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
+from toolbridge.plugin import (
+    Connection,
+    Dialect,
+    DialectLimits,
+    DialectOptions,
+    DialectRegistry,
+    PendingCalls,
+    RenderedTools,
+    ServeOptions,
+    hookimpl,
+)
+
+from . import translate
+from .options import ResponsesEmulatorOptions, ResponsesServeOptions
+from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, ResponsesCorrelation
+
+if TYPE_CHECKING:
+    from .client import (
+        AsyncResponsesClient,
+        ResponsesClient,
+        ResponseStreamError,
+        StreamGatherer,
+    )
+    from .emulator import ResponsesEmulator
+
+__all__ = [
+    "AsyncResponsesClient",
+    "OpenAIResponsesDialect",
+    "ResponseStreamError",
+    "ResponsesClient",
+    "ResponsesCorrelation",
+    "ResponsesEmulator",
+    "ResponsesEmulatorOptions",
+    "ResponsesServeOptions",
+    "StreamGatherer",
+]
+
+
+class OpenAIResponsesDialect(Dialect):
+    """Responses API: OpenAI, Azure OpenAI ``/openai/v1/``, and Foundry project endpoints."""
+
+    name: ClassVar[str] = DIALECT
+    limits: ClassVar[DialectLimits] = DialectLimits(
+        max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS, content_parts=True)
+    serve_options: ClassVar[type[ServeOptions]] = ResponsesServeOptions
+    emulator_options: ClassVar[type[DialectOptions]] = ResponsesEmulatorOptions
+
+    def render_tools(
+        self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
+    ) -> RenderedTools:
+        return translate.render_tools(tools, policy=policy)
+
+    def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
+        return translate.read_calls(payload)
+
+    def read_calls_in(self, payload: Mapping[str, Any], conversation: str) -> PendingCalls:
+        """`read_calls`, keying the store by ``conversation`` when the response names none."""
+        return translate.read_calls(payload, conversation)
+
+    def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
+        return translate.write_results(results)
+
+    def render_tool_choice(self, choice: ToolChoice) -> Any:
+        return translate.render_tool_choice(choice)
+
+    def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
+        """Drop ``null`` sent for optional parameters that do not accept null (strict mode)."""
+        from toolbridge_openai_assistants.translate import drop_absent_nulls
+
+        decoded = drop_absent_nulls(call.arguments, tool.parameters, tool.parameters)
+        return decoded if isinstance(decoded, dict) else call.arguments
+
+    def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
+        """Function tools of a ``tools`` list (namespaces flattened, others skipped)."""
+        from .tools_import import read_tools
+
+        return read_tools(definitions)
+
+    def conversation_of(self, payload: Mapping[str, Any]) -> str:
+        try:
+            response, _ = translate.response_of(payload)
+        except Exception:
+            return ""
+        conversation = response.get("conversation")
+        if isinstance(conversation, Mapping):
+            conversation = conversation.get("id")
+        if isinstance(conversation, str) and conversation:
+            return conversation
+        value = response.get("id")
+        return value if isinstance(value, str) else ""
+
+    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
+        """A `ResponsesConnection` (the serve driver's seam) for ``options``
+        (`ResponsesServeOptions`)."""
+        from .backend import ResponsesConnection
+
+        return ResponsesConnection(ResponsesServeOptions.parse(options), tools)
+
+    def create_emulator(self, options: Any = None, **more: Any) -> Any:
+        """The emulated Responses API (`ResponsesEmulator`): OpenAI, Azure and Foundry URL
+        forms. ``options``: `ResponsesEmulatorOptions` or its fields as keywords."""
+        from .emulator import ResponsesEmulator
+
+        parsed = ResponsesEmulatorOptions.parse(options, **more)
+        return ResponsesEmulator(**dict(parsed))
+
+
+_LAZY = {
+    "ResponsesClient": ".client", "AsyncResponsesClient": ".client",
+    "ResponseStreamError": ".client", "StreamGatherer": ".client",
+    "ResponsesEmulator": ".emulator",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+@hookimpl
+def toolbridge_register_dialects(registry: DialectRegistry) -> None:
+    registry.add(OpenAIResponsesDialect())

@@ -1,0 +1,184 @@
+"""Request checks of the emulated Responses service: the error shape, bodies, tool lists.
+
+Error texts and codes are the real service's where they are known (openai-responses.md §8).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .wire import MAX_CALL_ID_CHARS, MAX_OUTPUT_CHARS, MAX_TOOLS
+
+__all__ = ["ApiError", "check_create", "check_output", "check_tools", "declared", "missing",
+           "wrong_type"]
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+CREATE_KEYS = frozenset({
+    "access_programs", "background", "background_options", "context_management",
+    "conversation", "image", "include", "input", "instructions", "max_output_tokens",
+    "max_tool_calls", "metadata", "model", "moderation", "parallel_tool_calls",
+    "previous_response_id", "prompt", "prompt_cache_key", "prompt_cache_options",
+    "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store",
+    "stream", "stream_options", "temperature", "text", "tool_choice", "tools", "top_logprobs",
+    "top_p", "truncation", "user"})
+"""``ResponseCreateParams`` keys (openai 3.57.0), plus ``stream``."""
+
+
+class ApiError(Exception):
+    """An error answer in OpenAI's shape."""
+
+    def __init__(self, status: int, message: str, *, param: str | None = None,
+                 code: str | None = None, type: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status, self.message, self.param, self.code, self.type = (
+            status, message, param, code, type)
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param,
+                          "code": self.code}}
+
+
+def missing(param: str) -> ApiError:
+    return ApiError(400, f"Missing required parameter: '{param}'.", param=param,
+                    code="missing_required_parameter")
+
+
+def wrong_type(param: str, expected: str, value: Any) -> ApiError:
+    got = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+           type(None): "null"}.get(type(value), "a number")
+    return ApiError(400, f"Invalid type for '{param}': expected {expected}, but got {got} "
+                    "instead.", param=param, code="invalid_type")
+
+
+def check_create(body: Any, *, foundry: bool) -> dict[str, Any]:
+    """``body`` if it is a valid create request for this URL form; else the 400."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "We could not parse the JSON body of your request.",
+                       code="invalid_json")
+    if foundry and "agent" in body:
+        raise ApiError(400, "The 'agent' property is deprecated; use 'agent_reference' "
+                       "instead.", param="agent", code="invalid_request_error")
+    allowed = CREATE_KEYS | ({"agent_reference"} if foundry else set())
+    for key in body:
+        if key not in allowed:
+            raise ApiError(400, f"Unknown parameter: '{key}'.", param=key,
+                           code="unknown_parameter")
+    if body.get("agent_reference") is None and not body.get("model"):
+        raise missing("model")
+    if body.get("previous_response_id") and body.get("conversation"):
+        raise ApiError(400, "Parameters 'previous_response_id' and 'conversation' cannot be "
+                       "used together.", param="conversation", code="invalid_request_error")
+    if body.get("background") and body.get("store") is False:
+        raise ApiError(400, "Background mode requires 'store' to be true.", param="store")
+    for key, kind, label in (("input", (str, list), "a string or an array"),
+                             ("tools", list, "an array"), ("metadata", dict, "an object"),
+                             ("background", bool, "a boolean"), ("stream", bool, "a boolean")):
+        if body.get(key) is not None and not isinstance(body[key], kind):
+            raise wrong_type(key, label, body[key])
+    return body
+
+
+def _strict_problem(schema: Any, context: str = "()") -> str | None:
+    """Why ``schema`` is not a valid strict function schema, or ``None``."""
+    if not isinstance(schema, Mapping):
+        return None
+    if schema.get("type") == "object" or "properties" in schema:
+        if schema.get("additionalProperties") is not False:
+            return (f"In context={context}, 'additionalProperties' is required to be supplied "
+                    "and to be false.")
+        absent = [k for k in schema.get("properties", {}) if k not in schema.get("required", ())]
+        if absent:
+            return (f"In context={context}, 'required' is required to be supplied and to be "
+                    f"an array including every key in properties. Missing '{absent[0]}'.")
+        for key, sub in schema.get("properties", {}).items():
+            problem = _strict_problem(sub, f"('properties', '{key}')")
+            if problem:
+                return problem
+    subs = [("items", schema.get("items"))] + [
+        (f"anyOf', {i}", s) for i, s in enumerate(schema.get("anyOf", ()))] + [
+        (f"$defs', '{n}", s) for n, s in schema.get("$defs", {}).items()]
+    for where, sub in subs:
+        problem = _strict_problem(sub, f"('{where}',)")
+        if problem:
+            return problem
+    return None
+
+
+def _check_function(tool: Mapping[str, Any], at: str) -> None:
+    name = tool.get("name")
+    if not isinstance(name, str):
+        raise missing(f"{at}.name")
+    if not _NAME.match(name):
+        raise ApiError(400, f"Invalid '{at}.name': string does not match pattern. Expected a "
+                       "string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                       param=f"{at}.name", code="invalid_value")
+    parameters = tool.get("parameters")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise wrong_type(f"{at}.parameters", "an object", parameters)
+    if tool.get("strict", True) is not False:  # absent means strict on the Responses API
+        problem = _strict_problem(parameters or {"type": "object", "properties": {},
+                                                 "additionalProperties": False})
+        if problem:
+            raise ApiError(400, f"Invalid schema for function '{name}': {problem}",
+                           param=f"{at}.parameters", code="invalid_function_parameters")
+
+
+def check_tools(tools: Any) -> list[dict[str, Any]]:
+    """``tools`` if valid (count, types, names, strict schemas, namespaces); else the 400."""
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise wrong_type("tools", "an array", tools)
+    if len(tools) > MAX_TOOLS:
+        raise ApiError(400, f"Invalid 'tools': array too long. Expected an array with maximum "
+                       f"length {MAX_TOOLS}, but got an array with length {len(tools)} "
+                       "instead.", param="tools", code="array_above_max_length")
+    for i, tool in enumerate(tools):
+        at = f"tools[{i}]"
+        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+            raise missing(f"{at}.type")
+        if tool["type"] == "function":
+            _check_function(tool, at)
+        elif tool["type"] == "namespace":
+            for key in ("name", "description", "tools"):
+                if key not in tool:
+                    raise missing(f"{at}.{key}")
+            for j, member in enumerate(tool["tools"]):
+                if isinstance(member, dict) and member.get("type") == "function":
+                    _check_function(member, f"{at}.tools[{j}]")
+    return tools
+
+
+def declared(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Function name -> parameters schema, namespaces flattened (what the model may call)."""
+    found: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        members = tool.get("tools", []) if tool.get("type") == "namespace" else [tool]
+        for member in members:
+            if member.get("type") == "function":
+                found[member["name"]] = member.get("parameters") or {}
+    return found
+
+
+def check_output(item: dict[str, Any], at: str) -> None:
+    """A ``function_call_output`` input item's fields; else the 400."""
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str):
+        raise missing(f"{at}.call_id")
+    if len(call_id) > MAX_CALL_ID_CHARS:
+        raise ApiError(400, f"Invalid '{at}.call_id': string too long. Expected a string with "
+                       f"maximum length {MAX_CALL_ID_CHARS}, but got a string with length "
+                       f"{len(call_id)} instead.", param=f"{at}.call_id",
+                       code="string_above_max_length")
+    output = item.get("output")
+    if "output" not in item:
+        raise missing(f"{at}.output")
+    if not isinstance(output, (str, list)):
+        raise wrong_type(f"{at}.output", "a string or an array", output)
+    if isinstance(output, str) and len(output) > MAX_OUTPUT_CHARS:
+        raise ApiError(400, f"Invalid '{at}.output': string too long. Expected a string with "
+                       f"maximum length {MAX_OUTPUT_CHARS}, but got a string with length "
+                       f"{len(output)} instead.", param=f"{at}.output",
+                       code="string_above_max_length")

@@ -1,0 +1,286 @@
+"""Pure translations between the neutral model and the Responses wire (no I/O)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolbridge import (
+    Content,
+    ImagePart,
+    SchemaConversionError,
+    TextPart,
+    ToolCall,
+    ToolChoice,
+    ToolDefinition,
+    ToolResult,
+    UsageError,
+    WireFormatError,
+)
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.runtime import output_text
+from toolbridge.schema import convert_schema
+
+from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS, ResponsesCorrelation
+
+__all__ = [
+    "continuation",
+    "error_output",
+    "output_to_wire",
+    "read_calls",
+    "render_tool",
+    "render_tool_choice",
+    "render_tools",
+    "response_of",
+    "write_results",
+]
+
+# Keys a rendered function owns; vendor_extras may add the others (allowed_callers, async).
+_OWN = frozenset({"type", "name", "description", "parameters", "strict", "defer_loading",
+                  "output_schema", "function", "namespace"})
+_TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+# ---------------------------------------------------------------------- definitions
+def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
+                ) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """One flat function tool, and the schema losses of its strict conversion.
+
+    ``strict`` is always sent: the Responses API treats an absent ``strict`` as true.
+    """
+    imported = _imported(tool)
+    if imported is not None:
+        return imported, ()
+    wire: dict[str, Any] = {"type": "function", "name": tool.name}
+    if tool.description:
+        wire["description"] = tool.description
+    losses: tuple[Any, ...] = ()
+    if tool.strict is True:
+        conversion = convert_schema(tool.parameters, "openai-strict", policy=policy)
+        wire["parameters"], losses = conversion.schema, tuple(conversion.losses)
+        wire["strict"] = True
+    elif tool.strict is None:
+        try:
+            conversion = convert_schema(tool.parameters, "openai-strict", policy="error")
+        except SchemaConversionError:  # not lossless: as declared, and say it is not strict
+            wire["parameters"], wire["strict"] = tool.parameters, False
+        else:
+            wire["parameters"], wire["strict"] = conversion.schema, True
+    else:
+        wire["parameters"], wire["strict"] = tool.parameters, False
+    if tool.defer_loading:
+        wire["defer_loading"] = True
+    if tool.returns is not None and tool.returns.get("type") != "string":
+        # Describes the JSON a string output encodes (function_tool_param.py); a handler's
+        # string is sent as it is, not JSON-encoded, so a string schema would be wrong.
+        wire["output_schema"] = tool.returns
+    extras = tool.vendor_extras.get(DIALECT, {})
+    wire.update({k: v for k, v in extras.items() if k not in _OWN})
+    return wire, losses
+
+
+def _imported(tool: ToolDefinition) -> dict[str, Any] | None:
+    """The original definition of a tool read by `read_tools`, while it is unchanged."""
+    original = tool.vendor_extras.get(DIALECT, {}).get("function")
+    if not isinstance(original, Mapping):
+        return None
+    same = (original.get("name") == tool.name
+            and (original.get("description") or "") == tool.description
+            and original.get("strict") == tool.strict
+            and bool(original.get("defer_loading", False)) == tool.defer_loading
+            and original.get("output_schema") == tool.returns
+            and (original.get("parameters") or tool.parameters) == tool.parameters)
+    return dict(original) if same else None
+
+
+def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
+    """The ``tools`` list: functions (grouped back into their namespaces), plus one
+    ``tool_search`` entry when any function is deferred."""
+    rendered = RenderedTools.each(tools, lambda tool: render_tool(tool, policy=policy))
+    definitions: list[dict[str, Any]] = []
+    namespaces: dict[str, dict[str, Any]] = {}
+    for tool, wire in zip(tools, rendered.definitions, strict=True):
+        space = tool.vendor_extras.get(DIALECT, {}).get("namespace")
+        if not isinstance(space, Mapping) or not isinstance(space.get("name"), str):
+            definitions.append(wire)
+            continue
+        group = namespaces.get(space["name"])
+        if group is None:
+            group = namespaces[space["name"]] = {
+                "type": "namespace", "name": space["name"],
+                "description": str(space.get("description") or ""), "tools": []}
+            definitions.append(group)
+        group["tools"].append(wire)
+    if any(t.defer_loading for t in tools):
+        # Deferred functions stay hidden unless tool search is on (lib/_tools.py).
+        definitions.append({"type": "tool_search"})
+    return RenderedTools(definitions, rendered.losses)
+
+
+def render_tool_choice(choice: ToolChoice) -> Any:
+    """``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "name": ...}``."""
+    if choice.mode == "tool":
+        return {"type": "function", "name": choice.tool}
+    return choice.mode
+
+
+# ---------------------------------------------------------------------- pending calls
+def response_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    """The response object in ``payload`` and the field prefix naming it in errors.
+
+    Accepts a response (``POST /responses``, ``GET /responses/{id}``, a stream gathered by the
+    client) or a terminal stream event (``response.completed`` carries the whole response).
+    """
+    kind = payload.get("type")
+    if kind in _TERMINAL_EVENTS:
+        response = payload.get("response")
+        if not isinstance(response, Mapping):
+            raise WireFormatError(DIALECT, "response", "missing or not an object", payload)
+        return response, "response."
+    if isinstance(kind, str) and (kind.startswith("response.") or kind == "error"):
+        raise WireFormatError(
+            DIALECT, "type",
+            f"a lone {kind!r} event is not a payload: gather the stream (the id from "
+            "response.created, the calls from response.output_item.done, the end from "
+            "response.completed) and pass the response, or pass the response.completed event",
+            payload)
+    if kind == "function_call":
+        raise WireFormatError(DIALECT, "type", "a function_call item alone has no response "
+                              "id; pass the response whose output holds it", payload)
+    if "output" not in payload and payload.get("object") != "response":
+        raise WireFormatError(DIALECT, "output",
+                              "missing: expected a response object or a response.completed "
+                              "event", payload)
+    return payload, ""
+
+
+def _text(value: Any, field: str, body: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise WireFormatError(DIALECT, field, "missing or not a non-empty string", body)
+    return value
+
+
+def _conversation(value: Any, field: str, body: Any) -> str | None:
+    """The id of a response's ``conversation`` (``{"id": ...}``, or the request's string)."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return _text(value.get("id"), f"{field}.id", body)
+    return _text(value, field, body)
+
+
+def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
+    """The ``function_call`` items of a finished response's ``output``.
+
+    A response still ``queued`` or ``in_progress`` has no pending calls yet (its items are not
+    final), nor has one that ``failed``, was ``cancelled`` or is ``incomplete``. Client-side
+    items other than functions (``custom_tool_call``, ``mcp_approval_request``, ...) are
+    returned unhandled. Store keys: ``(conversation, "", call_id)`` for a response of a
+    conversation, else ``(conversation or response id, response id, call_id)``, where
+    ``conversation`` (the caller's) keys the store when the response names none.
+    """
+    response, at = response_of(payload)
+    response_id = _text(response.get("id"), f"{at}id", payload)
+    status = response.get("status")
+    if status is not None and not isinstance(status, str):
+        raise WireFormatError(DIALECT, f"{at}status", "not a string", payload)
+    output = response.get("output")
+    if output is None and status in (None, "queued", "in_progress"):
+        return PendingCalls(())
+    if not isinstance(output, list):
+        raise WireFormatError(DIALECT, f"{at}output", "missing or not a list", payload)
+    conversation_id = _conversation(response.get("conversation"), f"{at}conversation", payload)
+    if conversation is not None and conversation_id not in (None, conversation):
+        raise UsageError(f"{DIALECT}: response {response_id} belongs to conversation "
+                         f"{conversation_id}, not {conversation!r}")
+    key = conversation_id or conversation or response_id
+    # In a conversation, calls are keyed by the conversation and their (unique) call id alone:
+    # after a restart its items still list a pending call, but not the response that asked.
+    turn = "" if conversation_id else response_id
+    calls: list[ToolCall] = []
+    others: list[Mapping[str, Any]] = []
+    for i, item in enumerate(output):
+        where = f"{at}output[{i}]"
+        if not isinstance(item, Mapping):
+            raise WireFormatError(DIALECT, where, "not an object", payload)
+        kind = item.get("type")
+        if not isinstance(kind, str):
+            raise WireFormatError(DIALECT, f"{where}.type", "missing or not a string", payload)
+        if kind in CLIENT_ITEM_TYPES:
+            others.append(item)
+        if kind != "function_call":
+            continue
+        call_id = _text(item.get("call_id"), f"{where}.call_id", payload)
+        name = _text(item.get("name"), f"{where}.name", payload)
+        if "arguments" not in item:
+            raise WireFormatError(DIALECT, f"{where}.arguments", "missing", payload)
+        namespace, item_id = item.get("namespace"), item.get("id")
+        for field, value in (("namespace", namespace), ("id", item_id)):
+            if value is not None and not isinstance(value, str):
+                raise WireFormatError(DIALECT, f"{where}.{field}", "not a string", payload)
+        arguments, raw, error = read_arguments(item["arguments"])
+        calls.append(ToolCall.trusted(
+            id=call_id, name=name, arguments=arguments, raw_arguments=raw,
+            argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
+            correlation=ResponsesCorrelation.trusted(
+                response_id=response_id, call_id=call_id, conversation_id=conversation_id,
+                namespace=namespace, item_id=item_id)))
+    if status not in (None, "completed"):
+        return PendingCalls((), tuple(others))
+    return PendingCalls(tuple(calls), tuple(others))
+
+
+# ---------------------------------------------------------------------- results
+def error_output(message: str) -> str:
+    """A failed call's output: ``{"error": "<message>"}`` as JSON text (no error flag here)."""
+    return json.dumps({"error": message}, ensure_ascii=False)
+
+
+def output_to_wire(result: ToolResult) -> str | list[dict[str, str]]:
+    """A result's ``output``: text, or ``input_text`` / ``input_image`` parts."""
+    if not result.success:
+        return error_output(result.error or "the tool failed")
+    if isinstance(result.output, Content):
+        parts: list[dict[str, str]] = []
+        for part in result.output.parts:
+            if isinstance(part, TextPart):
+                parts.append({"type": "input_text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                parts.append({"type": "input_image", "image_url": part.url})
+        return parts
+    text = output_text(result.output)
+    if len(text) > MAX_OUTPUT_CHARS:
+        return error_output(f"{result.call.name} returned {len(text):,} characters; the "
+                            f"Responses API accepts at most {MAX_OUTPUT_CHARS:,} per output")
+    return text
+
+
+def continuation(call: ToolCall) -> dict[str, str]:
+    """``{"conversation": id}`` for a call of a conversation, else ``{"previous_response_id"}``."""
+    correlation = call.correlation
+    if isinstance(correlation, ResponsesCorrelation):
+        if correlation.conversation_id:
+            return {"conversation": correlation.conversation_id}
+        return {"previous_response_id": correlation.response_id}
+    if not call.turn:
+        raise UsageError(f"{DIALECT}: call {call.id!r} has no response id; read calls with "
+                         "read_calls so the continuation can be named")
+    return {"previous_response_id": call.turn}
+
+
+def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
+    """The body fragment continuing the response: ``input`` (one ``function_call_output``
+    per call) and ``previous_response_id`` or ``conversation``.
+
+    Model, tools and instructions, which a continuing request also needs, are the caller's.
+    """
+    if not results:
+        return {"input": []}
+    turns = {(r.call.conversation, r.call.turn) for r in results}
+    if len(turns) > 1:
+        raise UsageError(f"{DIALECT}: results of several responses cannot continue one "
+                         f"request (responses: {sorted(t for _, t in turns)})")
+    items = [{"type": "function_call_output", "call_id": r.call.id, "output": output_to_wire(r)}
+             for r in results]
+    return {**continuation(results[0].call), "input": items}
