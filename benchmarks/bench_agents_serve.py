@@ -74,7 +74,12 @@ def quantiles(samples: list[float]) -> tuple[float, float]:
 
 # ---------------------------------------------------------------------------- emulator
 def _serve_emulator(conn: Connection, rounds: int) -> None:
+    import logging
+
     from toolbridge.testing import emulator
+
+    # Stopping with a cancelled helper's streams still open makes uvicorn log each one.
+    logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
 
     with emulator("openai-agents", script=script(rounds)) as emu:
         conn.send(emu.base_url)
@@ -255,7 +260,7 @@ def measure(side: str, count: int, rounds: int, spread: float, duration: float,
             skip.extend(result.pop("warm_up"))
         low, high = result["window"]
         result["calls"] = sum(1 for _, took in times if low <= took <= high)
-        result["rate"] = result["calls"] / (high - low)
+        result["rate"] = result["calls"] / (high - low) if high > low else 0.0
         result["reaction"] = quantiles([took - asked for asked, took in times
                                         if low <= asked and took <= high])
         return result
