@@ -5,20 +5,22 @@ real backend is another machine; each side's worker gets its own process too, st
 for every measurement). The baseline is openai's ``client.beta.agents.sessions.stream(
 session_id, input=..., tool_handlers=...)`` (async, unchanged, ``base_url=<emulator>/v1``);
 toolbridge is a `toolbridge.serve.Worker` with its defaults (one connection, summary
-transcripts), each session a ``Job(session_id, ("go",))``. The same async tool on both sides
-(``noop(n) -> n``). Every session exists, idle, before timing starts; each measured turn asks
-ROUNDS rounds of one call.
+transcripts), each session a `Job` of many turns. The same async tool on both sides
+(``noop(n) -> n``). Every session exists, idle, before timing starts; each turn asks ROUNDS
+rounds of one call, and each session plays turn after turn (the helper: one ``stream`` per
+turn), so SESSIONS sessions are at work at once for the whole measurement.
 
-- throughput: calls answered per second, SESSIONS at once, started together ("burst") or each
-  at a random moment within SPREAD seconds ("spread");
+- throughput: calls answered per second during DURATION seconds once every session started;
+  sessions start together ("burst") or each at a random moment within SPREAD seconds
+  ("spread");
 - reaction latency: measured by the emulator, from emitting ``requires_action`` to accepting
   the call's result (p50, p99);
-- memory: the worker's RSS growth per served session while MEMORY sessions are each waiting in
-  a handler at once (every stream open), over its RSS with the sessions created but not yet
-  served.
+- memory: the worker's RSS growth per served session while MEMORY sessions (started over
+  MEMORY_SPREAD seconds) are each waiting in a handler at once, every stream open, over its
+  RSS with the sessions created but not yet served.
 
     .venv/bin/python benchmarks/bench_agents_serve.py [--sessions 1,20,200] [--rounds 3]
-        [--spread 5] [--memory 1000] [--repeat 1]
+        [--spread 5] [--duration 5] [--memory 1000] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 SIDES = ("toolbridge", "sdk-helper")
+MEMORY_SPREAD = 10.0
+"""Seconds over which the memory run's sessions start (both sides)."""
 WARM_UP = 2
 """Sessions each worker serves before the measured ones (imports and first-use caches are
 not what a long-running worker pays per call); their reaction times are left out."""
@@ -74,7 +78,12 @@ def quantiles(samples: list[float]) -> tuple[float, float]:
 
 # ---------------------------------------------------------------------------- emulator
 def _serve_emulator(conn: Connection, rounds: int) -> None:
+    import logging
+
     from toolbridge.testing import emulator
+
+    # Stopping with a cancelled helper's streams still open makes uvicorn log each one.
+    logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
 
     with emulator("openai-agents", script=script(rounds)) as emu:
         conn.send(emu.base_url)
@@ -248,14 +257,14 @@ def measure(side: str, count: int, rounds: int, spread: float, duration: float,
             out = await asyncio.to_thread(subprocess.run, [
                 sys.executable, __file__, "--worker", side, base_url, str(count), str(spread),
                 str(duration), "1" if memory else "0"], capture_output=True, text=True,
-                timeout=600)
+                timeout=1800)
             if out.returncode != 0:
                 raise RuntimeError(f"{side} worker failed:\n{out.stderr[-3000:]}")
             result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
             skip.extend(result.pop("warm_up"))
         low, high = result["window"]
         result["calls"] = sum(1 for _, took in times if low <= took <= high)
-        result["rate"] = result["calls"] / (high - low)
+        result["rate"] = result["calls"] / (high - low) if high > low else 0.0
         result["reaction"] = quantiles([took - asked for asked, took in times
                                         if low <= asked and took <= high])
         return result
@@ -308,8 +317,8 @@ def main(argv: list[str] | None = None) -> None:
                   f"p99 {p99:6.1f} ms vs {p99_base:6.1f} ms (p99 ratio {p99 / p99_base:4.2f}x)")
     if args.memory:
         grown = {}
-        for side in SIDES:
-            r = measure(side, args.memory, 1, 0.0, 0.0, memory=True)
+        for side in SIDES:  # started over MEMORY_SPREAD s: the helper's pool chokes on a burst
+            r = measure(side, args.memory, 1, MEMORY_SPREAD, 0.0, memory=True)
             grown[side] = (r["rss_waiting_kb"] - r["rss_before_kb"]) / args.memory
         print(f"  memory, {args.memory} sessions waiting at once: RSS growth per session "
               f"toolbridge {grown['toolbridge']:.1f} KB, helper {grown['sdk-helper']:.1f} KB "

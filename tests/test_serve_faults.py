@@ -225,7 +225,8 @@ def test_a_driver_stopped_between_the_tools_and_the_submit_resumes(
             transcript = asyncio.run(aconverse(box, dialect, ["go"], opts.model_copy(
                 update={"session": session}), settings=SETTINGS))
     assert transcript.status == "completed", transcript.render()
-    assert runs == {"lookup:a": 1, "charge": 1, "lookup:b": 1}
+    # The side-effecting call never runs twice; a plain one cut off mid-run may run again.
+    assert runs["charge"] == 1 and runs["lookup:a"] == 1 and runs["lookup:b"] in (1, 2)
     assert "charged 3" in transcript.reply or dialect != "google-ces"
 
 

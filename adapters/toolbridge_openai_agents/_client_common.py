@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -149,22 +148,24 @@ def session_body(response: httpx.Response, what: str) -> dict[str, Any]:
 class EventDeduper:
     """Drops events whose ``event_id`` was seen among the last ``limit`` (SDK: 1,024)."""
 
+    __slots__ = ("_seen", "limit")
+
     def __init__(self, limit: int = 1024) -> None:
         self.limit = limit
-        self._order: deque[str] = deque()
-        self._seen: set[str] = set()
+        self._seen: dict[str, None] = {}
+        """The ids, oldest first (an ordered set)."""
 
     def accept(self, event: Mapping[str, Any]) -> bool:
         """True the first time an event id is seen (events without one always pass)."""
         event_id = event.get("event_id")
         if not isinstance(event_id, str):
             return True
-        if event_id in self._seen:
+        seen = self._seen
+        if event_id in seen:
             return False
-        if len(self._order) >= self.limit:
-            self._seen.discard(self._order.popleft())
-        self._order.append(event_id)
-        self._seen.add(event_id)
+        if len(seen) >= self.limit:
+            del seen[next(iter(seen))]
+        seen[event_id] = None
         return True
 
 

@@ -4,18 +4,22 @@ httpx's default pool (httpcore's) can hand the same idle HTTP/1.1 connection to 
 requests at once; all but one find it taken and go round again, and when many requests are
 queued together (a worker submitting for many conversations) one can go round dozens of
 times: tens to hundreds of milliseconds before it is even written (encode/httpcore#1110;
-pydantic/httpx2#974 keeps the behaviour). Here every connection is a one-connection httpx
-transport: a request takes an idle one (or a new one) and gives it back when its response is
-closed, so no two requests ever race for one connection. httpx is imported when the first
-transport is built, not with this module.
+pydantic/httpx2#974 keeps the behaviour). It also walks every connection for every request,
+twice. Here a request takes an idle connection (the newest) or opens one, and gives it back
+when its response is closed: no two requests ever race for one connection, and a worker
+holding a thousand event streams pays nothing per request for them. Connections are
+httpcore's own (HTTP/1.1, TLS), on a plain-asyncio network backend (`_network`). httpx and
+httpcore are imported when the first transport is built, not with this module.
 """
 
 from __future__ import annotations
 
 import functools
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
+
+from ._network import network_backend
 
 if TYPE_CHECKING:
     import httpx
@@ -24,48 +28,75 @@ __all__ = ["exclusive_transport"]
 
 
 def exclusive_transport(*, keep: int = 64, keepalive_expiry: float = 5.0,
-                        **options: Any) -> httpx.AsyncBaseTransport:
+                        verify: ssl.SSLContext | bool | str = True) -> httpx.AsyncBaseTransport:
     """A transport for ``httpx.AsyncClient(transport=...)``: one connection per request in
     flight, at most ``keep`` idle ones kept for reuse (``keep=0`` for event streams, whose
-    connection is not reused).
-
-    ``options`` go to each connection's `httpx.AsyncHTTPTransport` (``verify``, ``http1``,
-    ``local_address``, ...); TLS settings are built once and shared by all of them.
-    """
-    transport: httpx.AsyncBaseTransport = _classes()[0](keep, keepalive_expiry, options)
+    connection is not reused); ``verify`` as httpx takes it (built once, shared)."""
+    transport: httpx.AsyncBaseTransport = _classes()[0](keep, keepalive_expiry, verify)
     return transport
 
 
 @functools.cache
-def _classes() -> tuple[type[Any], type[Any]]:
+def _classes() -> tuple[type[Any], Callable[..., Any]]:
+    import httpcore
     import httpx
 
+    core_errors = (httpcore.UnsupportedProtocol, httpcore.TimeoutException,
+                   httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError)
+
+    def mapped(exc: Exception, request: httpx.Request) -> Exception:
+        """httpcore's error as httpx's (same names), as httpx's own transport maps them (a
+        plain ``try``, not a context manager: a suspended read keeps no extra frame)."""
+        kind = getattr(httpx, type(exc).__name__, httpx.TransportError)
+        error: Exception = kind(str(exc), request=request)
+        return error
+
     class Exclusive(httpx.AsyncBaseTransport):
-        def __init__(self, keep: int, keepalive_expiry: float, options: dict[str, Any]) -> None:
-            verify = options.pop("verify", True)
-            if not isinstance(verify, ssl.SSLContext):
-                verify = httpx.create_ssl_context(verify=verify)  # once, not per connection
-            self._options = {**options, "verify": verify, "limits": httpx.Limits(
-                max_connections=1, max_keepalive_connections=1,
-                keepalive_expiry=keepalive_expiry)}
+        def __init__(self, keep: int, keepalive_expiry: float,
+                     verify: ssl.SSLContext | bool | str) -> None:
+            self._ssl = verify if isinstance(verify, ssl.SSLContext) else (
+                httpx.create_ssl_context(verify=verify))
             self.keep = keep
-            self._idle: list[httpx.AsyncHTTPTransport] = []
+            self.keepalive_expiry = keepalive_expiry
+            self._idle: list[httpcore.AsyncHTTPConnection] = []
             self._closed = False
 
+        async def _connection(self, origin: httpcore.Origin) -> httpcore.AsyncHTTPConnection:
+            while self._idle:
+                connection = self._idle.pop()
+                if (connection.can_handle_request(origin) and connection.is_idle()
+                        and not connection.has_expired()):
+                    return connection
+                await connection.aclose()  # expired, or closed by the server
+            return httpcore.AsyncHTTPConnection(
+                origin, ssl_context=self._ssl, keepalive_expiry=self.keepalive_expiry,
+                network_backend=network_backend())
+
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            connection = (self._idle.pop() if self._idle
-                          else httpx.AsyncHTTPTransport(**self._options))
+            url = request.url
+            port = url.port or (443 if url.raw_scheme == b"https" else 80)
+            origin = httpcore.Origin(url.raw_scheme, url.raw_host, port)
+            core = httpcore.Request(
+                method=request.method,
+                url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=port,
+                                 target=url.raw_path),
+                headers=request.headers.raw, content=request.stream,
+                extensions=request.extensions)
+            connection = await self._connection(origin)
             try:
-                response = await connection.handle_async_request(request)
+                response = await connection.handle_async_request(core)
+            except core_errors as exc:
+                await connection.aclose()
+                raise mapped(exc, request) from exc
             except BaseException:
                 await connection.aclose()
                 raise
-            return httpx.Response(response.status_code, headers=response.headers,
-                                  stream=Releasing(response.stream, connection, self),
+            return httpx.Response(response.status, headers=response.headers,
+                                  stream=Body(response.stream, connection, self, request),
                                   extensions=response.extensions)
 
-        async def release(self, connection: httpx.AsyncHTTPTransport) -> None:
-            if self._closed or len(self._idle) >= self.keep:
+        async def release(self, connection: httpcore.AsyncHTTPConnection) -> None:
+            if self._closed or len(self._idle) >= self.keep or not connection.is_idle():
                 await connection.aclose()
             else:
                 self._idle.append(connection)
@@ -79,25 +110,33 @@ def _classes() -> tuple[type[Any], type[Any]]:
         def __repr__(self) -> str:
             return f"<exclusive transport: {len(self._idle)} idle>"
 
-    class Releasing(httpx.AsyncByteStream):
+    class Body(httpx.AsyncByteStream):
         """A response body that gives its connection back when it is closed."""
 
-        def __init__(self, stream: Any, connection: httpx.AsyncHTTPTransport,
-                     pool: Exclusive) -> None:
+        __slots__ = ("_connection", "_pool", "_request", "_stream")
+
+        def __init__(self, stream: Any, connection: httpcore.AsyncHTTPConnection,
+                     pool: Exclusive, request: httpx.Request) -> None:
             self._stream = stream
-            self._connection: httpx.AsyncHTTPTransport | None = connection
+            self._connection: httpcore.AsyncHTTPConnection | None = connection
             self._pool = pool
+            self._request = request
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in self._stream:
-                yield chunk
+            try:
+                async for chunk in self._stream:
+                    yield chunk
+            except core_errors as exc:
+                raise mapped(exc, self._request) from exc
 
         async def aclose(self) -> None:
             try:
                 await self._stream.aclose()
+            except core_errors as exc:
+                raise mapped(exc, self._request) from exc
             finally:
                 connection, self._connection = self._connection, None
                 if connection is not None:
                     await self._pool.release(connection)
 
-    return Exclusive, Releasing
+    return Exclusive, mapped

@@ -31,10 +31,40 @@ if TYPE_CHECKING:
 __all__ = ["Conversation"]
 
 log = logging.getLogger("toolbridge.serve")
+_NONE: frozenset[Key] = frozenset()
+
+
+class _Inbox:
+    """What the turn's task waits for; one consumer (lighter than an `asyncio.Queue`)."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: list[tuple[Any, ...]] = []
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: tuple[Any, ...]) -> None:
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def get(self) -> tuple[Any, ...]:
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._items.pop(0)
 
 
 class Conversation:
     """Drives one `Backend` with a `Toolbox`, recording into a `Transcript`."""
+
+    __slots__ = ("_ended", "_inbox", "_inflight", "_reader", "_ready", "_record",
+                 "_recoveries", "_resend", "_rounds", "_saved", "_sending", "_step",
+                 "_step_keys", "_submitted", "_submitting", "_tasks", "backend",
+                 "checkpoints", "settings", "toolbox", "transcript", "turn_index")
 
     def __init__(self, backend: Backend, toolbox: Toolbox, transcript: Transcript,
                  settings: DriverSettings, checkpoints: Checkpoints) -> None:
@@ -45,11 +75,11 @@ class Conversation:
         self.checkpoints = checkpoints
         self.turn_index = 0
         self._record = Recorder(transcript, settings)
-        self._inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self._inbox = _Inbox()
         """What the turn's task waits for: ``("final", step)`` or ``("failed", error)``."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
-        self._inflight: set[Key] = set()
+        self._inflight: dict[Key, None] = {}
         self._ready: dict[Key, ToolResult] = {}
         self._submitted: dict[Key, None] = {}
         """Calls submitted, oldest first (an ordered set, bounded)."""
@@ -60,7 +90,7 @@ class Conversation:
         """The calls of the last whole step submitted (a backend without `partial_submit`): a
         step listing other calls is a new round, whose every call is answered (again)."""
         self._submitting = False
-        self._sending: set[Key] = set()
+        self._sending: frozenset[Key] = _NONE
         """The calls of the submission in flight (a step read meanwhile may still list them)."""
         self._saved: tuple[Step, Mapping[str, Any]] | None = None
         """The answer being sent, kept (and persisted) when the backend cannot list pending
@@ -75,7 +105,8 @@ class Conversation:
     async def turn(self, message: str) -> Step:
         """Send ``message`` and answer calls until the turn ends; the final step."""
         self.transcript.add("user", message)
-        if self.backend.streams:  # reading already while the message goes out
+        self._ended = False
+        if self.backend.streams and self._reader is None:  # reading while the message goes
             self._start_reader()
         try:
             first = await self.backend.send(message)
@@ -226,7 +257,7 @@ class Conversation:
         batches = [[c] for c in startable] if self.backend.partial_submit else (
             [startable] if startable else [])
         for batch in batches:
-            self._inflight.update((c.turn, c.id) for c in batch)
+            self._inflight.update(dict.fromkeys((c.turn, c.id) for c in batch))
             self._spawn(self._answer(batch))
         if refused:
             self._take(refused)
@@ -264,7 +295,8 @@ class Conversation:
         try:
             results = await self.toolbox.aexecute(calls, **self.settings.context)
         except Exception as exc:
-            self._inflight.difference_update((c.turn, c.id) for c in calls)
+            for call in calls:
+                self._inflight.pop((call.turn, call.id), None)
             self._fail(exc)
             return
         seconds = (time.perf_counter() - started) / max(len(calls), 1)
@@ -278,7 +310,7 @@ class Conversation:
         current = set(self._step_keys)
         for result in results:
             key = (result.call.turn, result.call.id)
-            self._inflight.discard(key)
+            self._inflight.pop(key, None)
             if self.backend.partial_submit or key in current:
                 self._ready[key] = result
 
@@ -310,14 +342,14 @@ class Conversation:
                     step, body, keys = await self._batch()
                 else:
                     return
-                self._sending = set(keys)
+                self._sending = frozenset(keys) if keys else _NONE
                 try:
                     next_step = await self.backend.submit(step, body)
                 except Exception as exc:
-                    self._sending = set()
+                    self._sending = _NONE
                     self._fail(exc)
                     return
-                self._sending, self._saved = set(), None  # delivered: never to be resent
+                self._sending, self._saved = _NONE, None  # delivered: never to be resent
                 for key in keys:
                     remember(self._submitted, key)
                 if keys and not self.backend.partial_submit:
@@ -400,18 +432,28 @@ class Conversation:
         return final
 
     async def _stop(self) -> None:
-        tasks = [t for t in self._tasks if not t.done()]
+        """The turn is over: stop its calls and submissions. The reader goes on (a streaming
+        backend's stream serves every turn; `close` stops it)."""
+        tasks = [t for t in self._tasks if not t.done() and t is not self._reader]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        self._tasks.clear()
-        self._reader = None
+        self._tasks = {self._reader} if self._reader is not None else set()
         self._inflight.clear()
         self._ready.clear()
         self._step, self._step_keys, self._saved = None, [], None
-        self._submitting, self._sending, self._resend = False, set(), False
-        self._inbox = asyncio.Queue()
+        self._submitting, self._sending, self._resend = False, _NONE, False
+        self._inbox = _Inbox()
+
+    async def close(self) -> None:
+        """The conversation is over for this driver: stop reading, and whatever still runs."""
+        await self._stop()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        self._tasks.clear()
 
     def _note_conversation(self) -> None:
         if self.backend.conversation and not self.transcript.conversation:

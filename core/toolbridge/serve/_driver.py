@@ -119,7 +119,10 @@ async def hold(toolbox: Toolbox, backend: Backend, messages: Sequence[str] | Non
             exc.transcript = transcript
         raise
     finally:
-        await backend.aclose()
+        try:
+            await conversation.close()
+        finally:
+            await backend.aclose()
 
 
 def _end(transcript: Transcript, final: Step, backend: Backend) -> None:

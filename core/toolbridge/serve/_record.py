@@ -32,6 +32,8 @@ class Recorder:
     """The transcript's ``call`` and ``result`` entries and the progress report, once per call
     (a call answered again after a recovery, from the store, is not shown twice)."""
 
+    __slots__ = ("recorded", "report", "transcript")
+
     def __init__(self, transcript: Transcript, settings: DriverSettings) -> None:
         self.transcript = transcript
         self.report = settings.on_answer

@@ -28,7 +28,7 @@ class TranscriptEntry:
     """The wire payload behind the step, when there is one."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Transcript:
     """What happened on one backend, in order, and the conversation's `status`.
 
