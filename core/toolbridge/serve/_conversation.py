@@ -61,7 +61,7 @@ class _Inbox:
 class Conversation:
     """Drives one `Backend` with a `Toolbox`, recording into a `Transcript`."""
 
-    __slots__ = ("_ended", "_inbox", "_inflight", "_reader", "_ready", "_record",
+    __slots__ = ("_ended", "_inbox", "_inflight", "_last_round", "_reader", "_ready", "_record",
                  "_recoveries", "_resend", "_rounds", "_saved", "_sending", "_step",
                  "_step_keys", "_submitted", "_submitting", "_tasks", "backend",
                  "checkpoints", "settings", "toolbox", "transcript", "turn_index")
