@@ -40,7 +40,7 @@ def tools_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
     sys.modules.pop("policy_tools", None)
 
 
-DIALECTS = ("google-ces", "openai-agents", "openai-assistants")
+DIALECTS = ("google-ces", "openai-agents", "openai-assistants", "openai-chat", "openai-responses")
 
 
 def test_policy_error_prints_every_dialect_then_fails(
@@ -50,7 +50,7 @@ def test_policy_error_prints_every_dialect_then_fails(
     assert all(f"== {name}" in out for name in DIALECTS)  # printed before failing
     assert out.count("-- fails --policy error") == 1  # CES drops `format`; nothing checks it
     assert "tool 'mail'" in out and "not enforced" in out
-    assert err.startswith("toolbridge: failed: --policy error: 1 of 3 dialect(s)")
+    assert err.startswith("toolbridge: failed: --policy error: 1 of 5 dialect(s)")
     assert "google-ces" in err and err.count("\n") == 1
 
 

@@ -24,7 +24,7 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
 )
-from toolbridge.schema import unwrap_arguments
+from toolbridge.schema import decode_strict_arguments
 
 from . import translate
 from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
@@ -81,13 +81,8 @@ class OpenAIAssistantsDialect(Dialect):
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
-        """Undo strict mode: unwrap a root sent as ``{"value": ...}``, and drop ``null`` sent
-        for optional parameters that do not accept null."""
-        arguments = call.arguments
-        if tool.strict is True:  # only a strict tool can have been wrapped (never lossless)
-            arguments = unwrap_arguments(tool.parameters, "openai-strict", arguments)
-        decoded = translate.drop_absent_nulls(arguments, tool.parameters, tool.parameters)
-        return decoded if isinstance(decoded, dict) else arguments
+        """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
         run, _ = run_of(payload)

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge import (
-    SchemaConversionError,
     ToolCall,
     ToolChoice,
     ToolDefinition,
@@ -17,12 +16,11 @@ from toolbridge import (
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
-from toolbridge.schema import convert_schema
+from toolbridge.schema import strict_parameters
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, AssistantsCorrelation, run_of
 
 __all__ = [
-    "drop_absent_nulls",
     "error_output",
     "read_calls",
     "render_tool",
@@ -42,21 +40,11 @@ def render_tool(
     function: dict[str, Any] = {"name": tool.name}
     if tool.description:
         function["description"] = tool.description
-    losses: tuple[Any, ...] = ()
-    if tool.strict is True:
-        conversion = convert_schema(tool.parameters, "openai-strict", policy=policy)
-        function["parameters"], losses = conversion.schema, tuple(conversion.losses)
-        function["strict"] = True
-    elif tool.strict is None:
-        try:  # strict only when nothing at all is lost
-            conversion = convert_schema(tool.parameters, "openai-strict", policy="lossless")
-        except SchemaConversionError:
-            function["parameters"] = tool.parameters  # not lossless: send it as declared
-        else:
-            function["parameters"], function["strict"] = conversion.schema, True
-    else:
-        function["parameters"], function["strict"] = tool.parameters, False
-    return {"type": "function", "function": function}, losses
+    sent = strict_parameters(tool.parameters, tool.strict, policy=policy)
+    function["parameters"] = sent.schema
+    if sent.strict or tool.strict is False:  # "strict when lossless" that was not: left out
+        function["strict"] = sent.strict
+    return {"type": "function", "function": function}, sent.losses
 
 
 def _imported(tool: ToolDefinition) -> dict[str, Any] | None:
@@ -168,65 +156,3 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
                          f"submit_tool_outputs body (runs: {sorted(t for _, t in runs)})")
     return {"tool_outputs": [{"tool_call_id": r.call.id, "output": _output(r)}
                              for r in results]}
-
-
-# ------------------------------------------------------------------ strict nulls
-def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
-    for _ in range(32):
-        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            return schema
-        node: Any = root
-        for part in ref[2:].split("/"):
-            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(
-                node, Mapping) else None
-        schema = node
-    return schema
-
-
-def _accepts_null(schema: Any, root: Mapping[str, Any]) -> bool:
-    schema = _resolve(schema, root)
-    if not isinstance(schema, Mapping):
-        return schema is not False
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    if "const" in schema:
-        return schema["const"] is None
-    if "enum" in schema:
-        return None in schema["enum"]
-    if kind is not None:
-        return False
-    if any(k in schema for k in ("anyOf", "oneOf")):
-        return any(_accepts_null(s, root) for s in schema.get("anyOf", schema.get("oneOf", ())))
-    if "allOf" in schema:
-        return all(_accepts_null(s, root) for s in schema["allOf"])
-    return True
-
-
-def drop_absent_nulls(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
-    """Drop ``null`` given for optional properties whose schema does not accept null.
-
-    Strict mode makes every optional property required and nullable; the model answers
-    "absent" with ``null``. Dropping it lets the handler's default apply again.
-    """
-    schema = _resolve(schema, root)
-    if depth > 64 or not isinstance(schema, Mapping):
-        return value
-    props = schema.get("properties")
-    if isinstance(value, dict) and isinstance(props, Mapping):
-        required = set(schema.get("required", ()))
-        out = {}
-        for key, item in value.items():
-            sub = props.get(key)
-            if sub is None:
-                out[key] = item
-            elif item is None and key not in required and not _accepts_null(sub, root):
-                continue
-            else:
-                out[key] = drop_absent_nulls(item, sub, root, depth + 1)
-        return out
-    items = schema.get("items")
-    if isinstance(value, list) and isinstance(items, Mapping):
-        return [drop_absent_nulls(v, items, root, depth + 1) for v in value]
-    return value

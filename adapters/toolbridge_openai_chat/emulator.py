@@ -89,6 +89,16 @@ def _check_tools(tools: Any) -> dict[str, dict[str, Any]]:
     return declared
 
 
+_NO_CALL_STATE = ("Chat Completions keeps no calls on the server: an id used again is a new "
+                  "call at a new position (the reuse_call_ids fault plays servers that do it)")
+
+
+def _strict_names(tools: Any) -> list[str]:
+    """Names of the (already checked) functions declared ``strict: true``."""
+    return [t["function"]["name"] for t in tools or () if t.get("type") == "function"
+            and t["function"].get("strict") is True]
+
+
 def _text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
@@ -128,6 +138,7 @@ def _replay(model: ScriptedModel, messages: Any) -> None:
             model.start_turn(_text(message.get("content")))
         elif role == "assistant" and message.get("tool_calls"):
             waiting = [str(c.get("id")) for c in message["tool_calls"] if isinstance(c, dict)]
+            model.replay_ids(waiting)
             with contextlib.suppress(ScriptError):  # replaying: checked when it was made
                 model.next_round()
     if waiting:
@@ -203,7 +214,11 @@ class ChatEmulator(Emulator):
         model_name = body.get("model") or deployment
         if not model_name:
             raise _missing("model")
-        model = ScriptedModel(self.script, _check_tools(body.get("tools")))
+        # A strict function's model spells out every property: null for the absent ones.
+        model = ScriptedModel(self.script, _check_tools(body.get("tools")),
+                              strict=_strict_names(body.get("tools")),
+                              new_id=lambda: f"call_{uuid.uuid4().hex[:24]}",
+                              unsupported={"hallucinated_id": _NO_CALL_STATE})
         _replay(model, body.get("messages"))
         try:
             calls = [] if body.get("tool_choice") == "none" else model.next_round()
@@ -216,9 +231,9 @@ class ChatEmulator(Emulator):
                                    "annotations": []}
         if calls:
             message["tool_calls"] = [
-                {"id": f"call_{i}" if reuse else f"call_{uuid.uuid4().hex[:24]}",
-                 "type": "function", "function": {"name": c.name,
-                                                  "arguments": json.dumps(c.arguments)}}
+                {"id": f"call_{i}" if reuse else c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": c.raw_arguments
+                              if c.raw_arguments is not None else json.dumps(c.arguments)}}
                 for i, c in enumerate(calls)]
         else:
             message["content"] = model.reply()

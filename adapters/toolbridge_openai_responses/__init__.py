@@ -27,6 +27,7 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
 )
+from toolbridge.schema import decode_strict_arguments
 
 from . import translate
 from .options import ResponsesEmulatorOptions, ResponsesServeOptions
@@ -82,11 +83,8 @@ class OpenAIResponsesDialect(Dialect):
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
-        """Drop ``null`` sent for optional parameters that do not accept null (strict mode)."""
-        from toolbridge_openai_assistants.translate import drop_absent_nulls
-
-        decoded = drop_absent_nulls(call.arguments, tool.parameters, tool.parameters)
-        return decoded if isinstance(decoded, dict) else call.arguments
+        """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list (namespaces flattened, others skipped)."""

@@ -162,6 +162,13 @@ def declared(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def strict_names(tools: list[dict[str, Any]]) -> list[str]:
+    """Names of the functions sent strict (an absent ``strict`` is true on this API)."""
+    return [member["name"] for tool in tools
+            for member in (tool.get("tools", []) if tool.get("type") == "namespace" else [tool])
+            if member.get("type") == "function" and member.get("strict", True) is not False]
+
+
 def check_output(item: dict[str, Any], at: str) -> None:
     """A ``function_call_output`` input item's fields; else the 400."""
     call_id = item.get("call_id")

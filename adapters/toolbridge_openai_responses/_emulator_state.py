@@ -9,7 +9,14 @@ from typing import Any
 
 from toolbridge.emulation import Script, ScriptError
 
-from ._emulator_checks import ApiError, check_create, check_output, check_tools, declared
+from ._emulator_checks import (
+    ApiError,
+    check_create,
+    check_output,
+    check_tools,
+    declared,
+    strict_names,
+)
 from ._emulator_model import (
     build_events,
     new_id,
@@ -108,7 +115,8 @@ class EmulatedService:
         full = context + new
         status, error = "completed", None
         try:
-            output = next_output(self.script, declared(tools), full, body.get("tool_choice"))
+            output = next_output(self.script, declared(tools), full, body.get("tool_choice"),
+                                     strict=strict_names(tools))
         except ScriptError as exc:
             output, status = [], "failed"
             error = {"code": "server_error", "message": f"emulator script error: {exc}"}

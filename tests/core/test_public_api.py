@@ -29,7 +29,8 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.schema": {
         "Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
-        "SchemaTarget", "SchemaTransformer", "build_http_request", "compile_decoder",
+        "SchemaTarget", "SchemaTransformer", "StrictParameters", "build_http_request",
+        "compile_decoder", "decode_strict_arguments", "strict_parameters",
         "convert_schema", "decode_arguments", "normalize_schema", "to_json_schema",
         "tools_from_openapi", "unwrap_arguments",
     },
