@@ -82,10 +82,11 @@ def test_convert_reports_skipped_tools(tmp_path: Path,
             "type": "object", "properties": {}}}}]}
     path = tmp_path / "assistant.json"
     path.write_text(json.dumps(assistant), encoding="utf-8")
+    report = tmp_path / "report.json"
     assert main(["convert", "--from", "openai-assistants", "--to", "openai-agents",
-                 str(path)]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert [t["name"] for t in out["tools"]] == ["ping"]
+                 "--report", str(report), str(path)]) == 0
+    assert [t["name"] for t in json.loads(capsys.readouterr().out)] == ["ping"]
+    out = json.loads(report.read_text())
     assert [line.split(":")[0] for line in out["skipped"]] == [
         "tools[0] (code_interpreter)", "tools[1] (file_search)"]
     assert main(["convert", "--from", "openai-assistants", "--to", "neutral", str(path)]) == 0

@@ -27,6 +27,7 @@ from toolbridge.http import (
     exclusive_transport,
     raise_for_backend,
     send_with_retries,
+    transport_error,
 )
 
 from ._client_common import (
@@ -226,11 +227,14 @@ class AgentsClient(_Requests):
     def _open(self, request: httpx.Request, what: str) -> httpx.Response:
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
+            failed: Exception | None = None
             try:
                 response = self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= policy.max_attempts:
-                    raise BackendError(f"{what}: {exc!r}") from None
+                    raise transport_error(f"{what}", failed)
                 time.sleep(policy.delay(attempt, None))
                 continue
             if response.is_success:
@@ -377,11 +381,14 @@ class AsyncAgentsClient(_Requests):
     async def _open(self, request: httpx.Request, what: str) -> httpx.Response:
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
+            failed: Exception | None = None
             try:
                 response = await self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= policy.max_attempts:
-                    raise BackendError(f"{what}: {exc!r}") from None
+                    raise transport_error(f"{what}", failed)
                 await asyncio.sleep(policy.delay(attempt, None))
                 continue
             if response.is_success:

@@ -141,8 +141,11 @@ class AssistantsBackend(Backend):
 
     async def resume(self) -> Step | None:
         if not self.conversation:
-            raise UsageError(f"{DIALECT}: serving needs thread_id=... and run_id=... (or "
-                             "assistant_id=... to create the run)")
+            given = ("assistant_id is given, but serving also needs the thread: thread_id=..."
+                     if self.connection.options.assistant_id is not None else
+                     "serving needs thread_id=... and run_id=... (or thread_id=... and "
+                     "assistant_id=... to create the run)")
+            raise UsageError(f"{DIALECT}: {given}")
         if self.run_id is None:
             if self.connection.options.assistant_id is None:
                 raise UsageError(f"{DIALECT}: give run_id=... to serve an existing run, or "

@@ -12,7 +12,12 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, UsageError
-from toolbridge.http import asend_with_retries, exclusive_transport, send_with_retries
+from toolbridge.http import (
+    asend_with_retries,
+    exclusive_transport,
+    send_with_retries,
+    transport_error,
+)
 
 from ._base import (
     _SSE,
@@ -78,11 +83,14 @@ class AssistantsClient(_Base):
         request = self._build("POST", path, self._token(), {**body, "stream": True}, stream=True)
         attempt = 1
         while True:
+            failed: Exception | None = None
             try:
                 response = self._http.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= self.retry.max_attempts:
-                    raise BackendError(f"openai-assistants: {what}: {exc!r}") from None
+                    raise transport_error(f"openai-assistants: {what}", failed)
                 time.sleep(self.retry.delay(attempt, None))
                 attempt += 1
                 continue
@@ -99,6 +107,7 @@ class AssistantsClient(_Base):
                 response.read()
                 self._decode(response, what, run_ids)
             parser = _SSE(what)
+            broke: Exception | None = None
             try:
                 for line in response.iter_lines():
                     frame = parser.feed(line)
@@ -107,8 +116,10 @@ class AssistantsClient(_Base):
                     if parser.done:
                         return
             except httpx.TransportError as exc:
-                raise StreamInterruptedError(f"openai-assistants: {what}: stream broke "
-                                             f"off: {exc!r}") from None
+                broke = exc
+            if broke is not None:  # raised out here: the httpx error is not chained to ours
+                where = f"openai-assistants: {what}: stream broke off"
+                raise StreamInterruptedError(str(transport_error(where, broke)))
             raise StreamInterruptedError(f"openai-assistants: {what}: stream ended "
                                          "without [DONE]")
         finally:
@@ -240,11 +251,14 @@ class AsyncAssistantsClient(_Base):
                               stream=True)
         attempt = 1
         while True:
+            failed: Exception | None = None
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= self.retry.max_attempts:
-                    raise BackendError(f"openai-assistants: {what}: {exc!r}") from None
+                    raise transport_error(f"openai-assistants: {what}", failed)
                 await asyncio.sleep(self.retry.delay(attempt, None))
                 attempt += 1
                 continue
@@ -261,6 +275,7 @@ class AsyncAssistantsClient(_Base):
                 await response.aread()
                 self._decode(response, what, run_ids)
             parser = _SSE(what)
+            broke: Exception | None = None
             try:
                 async for line in response.aiter_lines():
                     frame = parser.feed(line)
@@ -269,8 +284,10 @@ class AsyncAssistantsClient(_Base):
                     if parser.done:
                         return
             except httpx.TransportError as exc:
-                raise StreamInterruptedError(f"openai-assistants: {what}: stream broke "
-                                             f"off: {exc!r}") from None
+                broke = exc
+            if broke is not None:  # raised out here: the httpx error is not chained to ours
+                where = f"openai-assistants: {what}: stream broke off"
+                raise StreamInterruptedError(str(transport_error(where, broke)))
             raise StreamInterruptedError(f"openai-assistants: {what}: stream ended "
                                          "without [DONE]")
         finally:

@@ -50,7 +50,8 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.http": {
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
-        "raise_for_backend", "send_with_retries",
+        "raise_for_backend", "redact_text", "redact_url", "send_with_retries",
+        "transport_error", "transport_failure",
     },
     "toolbridge.serve": {
         "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",

@@ -24,7 +24,12 @@ __all__ = ["main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolbridge",
-        description="Write a tool handler once; serve it on every function-calling backend.")
+        description="Write a tool handler once; serve it on every function-calling backend.",
+        epilog="example: toolbridge demo    (every built-in backend's emulator, one "
+        "conversation each)")
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"toolbridge {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in (_demo, _tools, _serve):
         group.add_parsers(sub)
