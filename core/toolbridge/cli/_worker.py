@@ -1,0 +1,56 @@
+"""``toolbridge worker``: a Temporal worker of the fleet (the `toolbridge_temporal` package).
+
+The core never imports the integration at import time: it is loaded when the command runs,
+and a missing ``temporal`` extra is a `UsageError` saying what to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+from typing import Any
+
+from ..errors import UsageError
+from ._options import EXIT_OK, load_toolbox
+
+__all__ = ["add_parsers"]
+
+
+def _integration() -> Any:
+    try:
+        return importlib.import_module("toolbridge_temporal")
+    except ImportError as exc:
+        raise UsageError("toolbridge worker needs the `temporal` extra: pip install "
+                         f"'toolbridge[temporal]' ({exc})") from None
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    fleet = _integration()
+    toolbox = load_toolbox(args.toolbox)
+    print(f"toolbridge worker: serving task queue {args.task_queue} on {args.temporal} "
+          f"({len(toolbox)} tools); Ctrl-C stops it", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(fleet.run_worker(args.temporal, args.task_queue, toolbox,
+                                     namespace=args.namespace,
+                                     max_concurrent_activities=args.concurrency))
+    return EXIT_OK
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``worker`` command to ``sub``."""
+    p = sub.add_parser("worker", help="serve conversations and calls from a Temporal task queue",
+                       description="Run a worker of the Temporal fleet: it serves the "
+                       "conversation workflows and their activities (sends, submissions, "
+                       "tool calls) of a task queue with the toolbox's tools. Needs the "
+                       "`temporal` extra.")
+    p.add_argument("toolbox", metavar="MODULE:TOOLBOX")
+    p.add_argument("--temporal", required=True, metavar="HOST:PORT",
+                   help="the Temporal frontend, e.g. 127.0.0.1:7233")
+    p.add_argument("--task-queue", required=True, metavar="QUEUE",
+                   help="the task queue the conversations were started on")
+    p.add_argument("--namespace", default="default", help="Temporal namespace (default: default)")
+    p.add_argument("--concurrency", type=int, default=100,
+                   help="activities run at once (default 100)")
+    p.set_defaults(func=cmd_worker)
