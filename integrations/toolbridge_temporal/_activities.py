@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -91,9 +91,10 @@ def _key(call: ToolCall) -> tuple[str, str]:
 class Activities:
     """The activities one worker serves, for ``toolbox`` (see the module docs)."""
 
-    def __init__(self, toolbox: Toolbox, *, keep: int = 1024) -> None:
+    def __init__(self, toolbox: Toolbox, *, keep: int = 1024,
+                 dialect_options: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.toolbox = toolbox
-        self.backends = Backends(toolbox, keep=keep)
+        self.backends = Backends(toolbox, keep=keep, local=dialect_options)
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions, to give to a `temporalio.worker.Worker`."""

@@ -28,9 +28,12 @@ __all__ = ["Backends"]
 class Backends:
     """A worker's connections, and its recently used backends (at most ``keep``)."""
 
-    def __init__(self, toolbox: Toolbox, *, keep: int = 1024) -> None:
+    def __init__(self, toolbox: Toolbox, *, keep: int = 1024,
+                 local: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.toolbox = toolbox
         self.keep = keep
+        self.local = {get_dialect(name).name: dict(given) for name, given in (local or {}).items()}
+        """The worker's own options per dialect (credentials), over the workflow's."""
         self._connections: dict[str, Connection] = {}
         self._kept: OrderedDict[str, Backend] = OrderedDict()
 
@@ -40,7 +43,8 @@ class Backends:
         found = self._connections.get(key)
         if found is None:
             d = get_dialect(dialect)
-            found = d.connect(d.serve_options.parse(dict(options)), list(self.toolbox))
+            merged = {**options, **self.local.get(d.name, {})}
+            found = d.connect(d.serve_options.parse(merged), list(self.toolbox))
             self._connections[key] = found
         return found
 

@@ -6,8 +6,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SecretBytes, SecretStr
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from toolbridge import UsageError
 from toolbridge.http import Secret
@@ -20,7 +22,20 @@ from ._workflow import ConversationWorkflow
 if TYPE_CHECKING:
     from toolbridge import Toolbox
 
-__all__ = ["run_worker", "serve", "worker"]
+__all__ = ["PASSED_THROUGH", "run_worker", "sandbox", "serve", "worker"]
+
+_SECRETS = (Secret, SecretStr, SecretBytes)
+PASSED_THROUGH = ("toolbridge", "toolbridge_temporal._activities",
+                  "toolbridge_temporal._backends", "toolbridge_temporal._serving", "pydantic",
+                  "pydantic_core")
+"""Modules the workflow sandbox takes from the worker as they are (the workflow only reads
+their data classes; the activities, which do the I/O, never run in the sandbox)."""
+
+
+def sandbox() -> SandboxedWorkflowRunner:
+    """Temporal's sandbox, with the modules of `PASSED_THROUGH` passed through."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    return SandboxedWorkflowRunner(restrictions=restrictions)
 
 
 def _options(dialect: str, options: ServeOptions | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -29,7 +44,7 @@ def _options(dialect: str, options: ServeOptions | Mapping[str, Any] | None) -> 
     parsed = d.serve_options.parse(options)
     given = (dict(options) if isinstance(options, Mapping) else
              parsed.model_dump(mode="json", exclude_unset=True) if options is not None else {})
-    secret = sorted(name for name in given if isinstance(getattr(parsed, name, None), Secret))
+    secret = sorted(name for name in given if isinstance(getattr(parsed, name, None), _SECRETS))
     if secret:
         raise UsageError(f"{d.name}: {', '.join(secret)} would be stored in the workflow's "
                          "history; give credentials to the workers (their environment) instead")
@@ -61,21 +76,29 @@ async def serve(
                                        task_queue=task_queue)
 
 
-def worker(client: Client, task_queue: str, toolbox: Toolbox, **options: Any
+def worker(client: Client, task_queue: str, toolbox: Toolbox, *,
+           dialect_options: Mapping[str, Mapping[str, Any]] | None = None, **options: Any
            ) -> tuple[Worker, Activities]:
     """A Temporal worker serving conversations and calls with ``toolbox`` on ``task_queue``,
-    and its `Activities` (close them after the worker stopped). ``options`` go to
-    `temporalio.worker.Worker` (e.g. ``max_concurrent_activities``)."""
-    activities = Activities(toolbox)
+    and its `Activities` (close them after the worker stopped).
+
+    ``dialect_options`` are this worker's own serve options per dialect (credentials: they
+    override the workflow's); ``options`` go to `temporalio.worker.Worker` (e.g.
+    ``max_concurrent_activities``)."""
+    activities = Activities(toolbox, dialect_options=dialect_options)
+    options.setdefault("workflow_runner", sandbox())
     return Worker(client, task_queue=task_queue, workflows=[ConversationWorkflow],
                   activities=activities.all(), **options), activities
 
 
 async def run_worker(address: str, task_queue: str, toolbox: Toolbox, *,
-                     namespace: str = "default", **options: Any) -> None:
+                     namespace: str = "default",
+                     dialect_options: Mapping[str, Mapping[str, Any]] | None = None,
+                     **options: Any) -> None:
     """Connect to Temporal at ``address`` and serve ``task_queue`` until cancelled."""
     client = await Client.connect(address, namespace=namespace)
-    running, activities = worker(client, task_queue, toolbox, **options)
+    running, activities = worker(client, task_queue, toolbox, dialect_options=dialect_options,
+                                 **options)
     try:
         await running.run()
     finally:

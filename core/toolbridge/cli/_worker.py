@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 from ..errors import UsageError
-from ._options import EXIT_OK, load_toolbox
+from ._options import EXIT_OK, load_toolbox, parse_key_values
 
 __all__ = ["add_parsers"]
 
@@ -29,11 +29,17 @@ def _integration() -> Any:
 def cmd_worker(args: argparse.Namespace) -> int:
     fleet = _integration()
     toolbox = load_toolbox(args.toolbox)
+    local: dict[str, dict[str, Any]] = {}
+    for pair in args.option:
+        dialect, dot, rest = pair.partition(".")
+        if not dot or "=" not in rest:
+            raise UsageError(f"--option {pair!r}: expected DIALECT.KEY=VALUE")
+        local.setdefault(dialect, {}).update(parse_key_values([rest]))
     print(f"toolbridge worker: serving task queue {args.task_queue} on {args.temporal} "
           f"({len(toolbox)} tools); Ctrl-C stops it", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(fleet.run_worker(args.temporal, args.task_queue, toolbox,
-                                     namespace=args.namespace,
+                                     namespace=args.namespace, dialect_options=local,
                                      max_concurrent_activities=args.concurrency))
     return EXIT_OK
 
@@ -53,4 +59,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--namespace", default="default", help="Temporal namespace (default: default)")
     p.add_argument("--concurrency", type=int, default=100,
                    help="activities run at once (default 100)")
+    p.add_argument("--option", "-o", action="append", default=[], metavar="DIALECT.KEY=VALUE",
+                   help="this worker's own serve option for a dialect, e.g. "
+                   "google-ces.token=... (credentials stay out of the workflow's history)")
     p.set_defaults(func=cmd_worker)
