@@ -60,6 +60,7 @@ def make_toolbox(store: Any = None) -> toolbridge.Toolbox:
             context.heartbeat(slow)
             await asyncio.sleep(min(slow, 0.2))
             slow -= 0.2
+        write("charged", context.call_id)
         return f"charged {amount}"
 
     return box

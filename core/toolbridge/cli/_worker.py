@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib
+from datetime import timedelta
 from typing import Any
 
 from ..errors import UsageError
@@ -29,6 +30,9 @@ def _integration() -> Any:
 def cmd_worker(args: argparse.Namespace) -> int:
     fleet = _integration()
     toolbox = load_toolbox(args.toolbox)
+    sticky: dict[str, Any] = {}
+    if args.sticky_timeout is not None:
+        sticky["sticky_queue_schedule_to_start_timeout"] = timedelta(seconds=args.sticky_timeout)
     local: dict[str, dict[str, Any]] = {}
     for pair in args.option:
         dialect, dot, rest = pair.partition(".")
@@ -40,7 +44,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(fleet.run_worker(args.temporal, args.task_queue, toolbox,
                                      namespace=args.namespace, dialect_options=local,
-                                     max_concurrent_activities=args.concurrency))
+                                     max_concurrent_activities=args.concurrency,
+                                     **sticky))
     return EXIT_OK
 
 
@@ -59,6 +64,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--namespace", default="default", help="Temporal namespace (default: default)")
     p.add_argument("--concurrency", type=int, default=100,
                    help="activities run at once (default 100)")
+    p.add_argument("--sticky-timeout", type=float, metavar="SECONDS",
+                   help="how long a conversation's next workflow task waits for this worker "
+                   "before any worker takes it (Temporal's default: 10 s); a worker lost "
+                   "delays its conversations by this much")
     p.add_argument("--option", "-o", action="append", default=[], metavar="DIALECT.KEY=VALUE",
                    help="this worker's own serve option for a dialect, e.g. "
                    "google-ces.token=... (credentials stay out of the workflow's history)")
