@@ -198,6 +198,13 @@ class ConversationWorkflow:
         try:
             data = await self._activity("send", message=message)
         except _Failed as failed:  # as the driver: a user message is never sent twice
+            if failed.kind == "Retryable":  # carry on only if the turn is known to have started
+                try:
+                    state = await self._activity("state")
+                except _Failed:
+                    state = StepData("unknown")
+                if state.status == "requires_action":
+                    return state
             self._raise(failed, "sending the user message failed: ")
         return StepData("completed") if data.status == "unknown" else data
 
