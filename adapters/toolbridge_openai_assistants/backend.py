@@ -187,6 +187,10 @@ class AssistantsBackend(Backend):
     def checkpoint(self) -> dict[str, Any]:
         return {"thread_id": self.conversation, "run_id": self.run_id}
 
+    def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        self.conversation = str(checkpoint.get("thread_id") or self.conversation)
+        self.run_id = checkpoint.get("run_id") or self.run_id
+
     # ------------------------------------------------------------------ runs
     async def _start_run(self, assistant_id: str) -> Step:
         fields = self.connection.run_fields

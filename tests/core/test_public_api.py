@@ -35,7 +35,9 @@ EXPECTED: dict[str, set[str]] = {
         "tools_from_openapi", "unwrap_arguments",
     },
     "toolbridge.tools": {
-        "FunctionSignature", "RegisteredTool", "ToolContext", "inspect_function",
+        "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
+        "heartbeats",
+        "inspect_function",
         "schema_validator",
     },
     "toolbridge.runtime": {
