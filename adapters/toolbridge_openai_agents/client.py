@@ -71,15 +71,20 @@ class _Requests:
     def _create_body(self, tools: Tools, input: Any, environment: Mapping[str, Any] | None,
                      agent: Mapping[str, Any] | None, model: str | None,
                      instructions: str | None, metadata: Mapping[str, str] | None,
-                     stream: bool) -> dict[str, Any]:
+                     stream: bool, agent_id: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"environment": dict(environment or {"type": "none"})}
         spec = dict(agent or {})
         if model is not None:
             spec["model"] = model
         if instructions is not None:
             spec["instructions"] = instructions
-        spec["tools"] = render_tools(tools)
-        body["agent"] = spec
+        rendered = render_tools(tools)
+        if agent_id is None or rendered:  # a saved agent keeps its tools unless replaced
+            spec["tools"] = rendered
+        if agent_id is not None:
+            body["agent_id"] = agent_id
+        if spec:
+            body["agent"] = spec
         if input is not None:
             body["input"] = input
         if metadata is not None:
@@ -150,12 +155,32 @@ class AgentsClient(_Requests):
                        environment: Mapping[str, Any] | None = None,
                        agent: Mapping[str, Any] | None = None, model: str | None = None,
                        instructions: str | None = None,
-                       metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """``POST /agents/sessions`` declaring ``tools`` (environment ``none`` by default)."""
+                       metadata: Mapping[str, str] | None = None,
+                       agent_id: str | None = None) -> dict[str, Any]:
+        """``POST /agents/sessions`` declaring ``tools`` (environment ``none`` by default);
+        with ``agent_id``, a session of that saved agent (``tools`` then replace its own)."""
         body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, False)
+                                 metadata, False, agent_id)
         return session_body(self._send(self._build("POST", "/agents/sessions", json=body),
                                        "create session"), "create session")
+
+    def create_agent(self, **body: Any) -> dict[str, Any]:
+        """``POST /agents``: a saved agent (``model`` required; ``name``, ``instructions``,
+        ``tools`` in wire form, ``metadata``, ``reasoning``, ``text``)."""
+        return session_body(self._send(self._build("POST", "/agents", json=body),
+                                       "create agent"), "create agent")
+
+    def retrieve_agent(self, agent_id: str) -> dict[str, Any]:
+        """``GET /agents/{agent_id}``."""
+        what = f"retrieve agent {agent_id}"
+        return session_body(self._send(self._build("GET", f"/agents/{agent_id}"), what), what)
+
+    def list_agents(self, *, after: str | None = None, limit: int = 20, order: str = "desc"
+                    ) -> dict[str, Any]:
+        """One page of saved agents (the API filters nothing): ``{"data", "has_more"}``."""
+        return session_body(self._send(self._build(
+            "GET", "/agents", params=_list_params(None, after, limit, order)), "list agents"),
+            "list agents")
 
     def create_session_stream(self, tools: Tools = (), *, input: Any,
                               environment: Mapping[str, Any] | None = None,
@@ -308,12 +333,28 @@ class AsyncAgentsClient(_Requests):
                              environment: Mapping[str, Any] | None = None,
                              agent: Mapping[str, Any] | None = None, model: str | None = None,
                              instructions: str | None = None,
-                             metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+                             metadata: Mapping[str, str] | None = None,
+                             agent_id: str | None = None) -> dict[str, Any]:
         body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, False)
+                                 metadata, False, agent_id)
         return session_body(await self._send(
             self._build("POST", "/agents/sessions", json=body), "create session"),
             "create session")
+
+    async def create_agent(self, **body: Any) -> dict[str, Any]:
+        return session_body(await self._send(self._build("POST", "/agents", json=body),
+                                             "create agent"), "create agent")
+
+    async def retrieve_agent(self, agent_id: str) -> dict[str, Any]:
+        what = f"retrieve agent {agent_id}"
+        return session_body(await self._send(self._build("GET", f"/agents/{agent_id}"),
+                                             what), what)
+
+    async def list_agents(self, *, after: str | None = None, limit: int = 20,
+                          order: str = "desc") -> dict[str, Any]:
+        return session_body(await self._send(self._build(
+            "GET", "/agents", params=_list_params(None, after, limit, order)), "list agents"),
+            "list agents")
 
     async def create_session_stream(
         self, tools: Tools = (), *, input: Any, environment: Mapping[str, Any] | None = None,

@@ -190,6 +190,15 @@ class Dialect(abc.ABC):
 
         raise UsageError(f"dialect {self.name!r} has no serve backend")
 
+    def migration_target(self, options: Mapping[str, Any]) -> Any:
+        """A `toolbridge.migration.MigrationTarget` writing migrated assistants and threads
+        to this dialect's backend, configured by ``options`` (the client's: ``base_url``,
+        ``api_key``, ...). Dialects that are no migration target raise `UsageError`.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} is not a migration target")
+
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """This dialect's emulated backend (a `toolbridge.emulation.Emulator`), configured by
         ``options`` (an instance of `emulator_options`: ``script``, ``faults`` and the
