@@ -243,17 +243,17 @@ def _tools(assistant: Mapping[str, Any], *, strict_required: bool
         if skipped.kind == "file_search":
             options = entry.get("file_search") or {}
             ids = list((resources.get("file_search") or {}).get("vector_store_ids") or [])
-            tool: dict[str, Any] = {"type": "file_search", "vector_store_ids": ids}
+            search: dict[str, Any] = {"type": "file_search", "vector_store_ids": ids}
             how = f"file_search with vector stores {ids}" if ids else "file_search"
             if options.get("max_num_results") is not None:
-                tool["max_num_results"] = options["max_num_results"]
+                search["max_num_results"] = options["max_num_results"]
             ranking = options.get("ranking_options") or {}
             if ranking:
-                tool["ranking_options"] = {"ranker": "auto", **(
+                search["ranking_options"] = {"ranker": "auto", **(
                     {"score_threshold": ranking["score_threshold"]}
                     if "score_threshold" in ranking else {})}
                 how += "; ranker names differ, ranker set to auto"
-            tools.append(tool)
+            tools.append(search)
             fates.append(Fate("tool", where, "approximated" if ranking else "carried", how))
         elif skipped.kind == "code_interpreter":
             files = list((resources.get("code_interpreter") or {}).get("file_ids") or [])
