@@ -91,8 +91,12 @@ def _run(args: argparse.Namespace) -> int:
     from ..migration import migrate
 
     workload = _source(args)
-    remap = {k: str(v) for k, v in parse_key_values(args.model_map, "model map",
-                                                    raw=True).items()}
+    remap = {}
+    for pair in args.model_map:  # model names keep their hyphens (not option names)
+        old, sep, new = pair.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise UsageError(f"--model-map {pair!r} must look like OLD=NEW")
+        remap[old.strip()] = new.strip()
     options = parse_key_values(args.option, raw=True)
     target = target_for(args.to, options)
     ledger = open_ledger(args)

@@ -67,8 +67,9 @@ def _plan_agent(assistant: Mapping[str, Any], target: MigrationTarget,
     new = remapped(model, remap)
     if new is not None:
         report.remaps[model] = new
+        why = "remap given" if model in remap else "retired model"
         report.fates.append(Fate("setting", f"{assistant['id']}.model", "approximated",
-                                 f"retired model {model} remapped to {new}"))
+                                 f"{why}: {model} remapped to {new}"))
     else:
         report.fates.append(Fate("setting", f"{assistant['id']}.model", "carried"))
     plan = target.plan_agent(assistant, new or model)
