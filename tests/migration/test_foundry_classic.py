@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -102,3 +103,28 @@ def test_openai_sources_need_thread_ids(emu: Any) -> None:
     with AssistantsClient(base_url=emu.base_url + "/v1", api_key="k") as client, \
             pytest.raises(UsageError, match="cannot list threads"):
         read_workload(client)
+
+
+def test_migrate_command_reads_a_live_foundry_classic_endpoint(
+        emu: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from toolbridge.cli import main
+    from toolbridge_openai_assistants import AssistantsClient
+
+    project = emu.base_url + "/api/projects/proj1"
+    with AssistantsClient(project_endpoint=project, credential=Credential()) as client:
+        client.create_assistant(model="gpt-4o", name="desk", tools=[PLAIN])
+        for i in range(3):
+            client.create_thread(messages=[{"role": "user", "content": f"hello {i}"}])
+    monkeypatch.setenv("ENTRA", "entra-token")
+    with emulator("openai-agents") as agents:
+        code = main(["migrate", "--source-option", f"project_endpoint={project}",
+                     "--source-option", "token_env=ENTRA", "--to", "openai-agents",
+                     "-o", f"base_url={agents.base_url}/v1", "-o", "api_key=k",
+                     "--ledger", str(tmp_path / "ledger.json"), "--progress", "--json", "-"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        report = json.loads(captured.out)
+        assert report["counts"]["threads"] == 3 and report["counts"]["verified"] == 3
+        assert "threads [" in captured.err and "3/3" in captured.err  # the progress bar
+        assert len(agents.state.agents) == 1 and len(agents.state.sessions) == 3

@@ -201,3 +201,31 @@ def test_killed_half_way_and_run_again(tmp_path: Path) -> None:
             report["possible_orphans"])
     records = SqliteStore(str(tmp_path / "ledger.db")).records()
     assert records is not None and len(records.list("migration:killed", "thread/")) == 8
+
+
+def test_rate_limited_append_waits_and_is_sent_once(source: Any, tmp_path: Path) -> None:
+    """A 429 with Retry-After on the first append: the client waits as told, then sends it
+    again (a 429 was not processed), and nothing is duplicated."""
+    export, _ = source
+    faults = {"fail_requests": [FailRule(nth=3, status=429, retry_after=0.2)]}
+    with emulator("openai-responses", faults=faults) as emu:
+        from toolbridge_openai_responses import ConversationsTarget
+
+        target = ConversationsTarget(base_url=emu.base_url + "/v1", api_key="k",
+                                     config_dir=tmp_path)
+        started = time.monotonic()
+        report = migrate(read_export(export), target, Ledger(MemoryRecords(), "429"))
+        assert report.ok and time.monotonic() - started >= 0.2
+        assert [e.status for e in emu.journal.entries("POST", "/items")][:2] == [429, 200]
+        assert all(len(c.items) == 4 for c in emu.state.service.conversations.values())
+
+
+def test_openai_sdk_saved_agents_on_the_emulator() -> None:
+    from openai import OpenAI
+
+    with emulator("openai-agents") as emu:
+        client = OpenAI(base_url=emu.base_url + "/v1", api_key="sk-test", max_retries=0)
+        agent = client.beta.agents.create(model="gpt-5.1", name="desk",
+                                          metadata={"source_assistant_id": "asst_1"})
+        assert client.beta.agents.retrieve(agent.id).name == "desk"
+        assert [a.id for a in client.beta.agents.list()] == [agent.id]
