@@ -41,6 +41,7 @@ from ._client_common import (
     resync_event,
     session_body,
 )
+from ._saved_agents import AsyncSavedAgents, SavedAgents
 from ._streams import AsyncEventStream, EventStream
 
 __all__ = [
@@ -125,7 +126,7 @@ def _events_of(body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[Ma
 
 
 # ============================================================================ sync
-class AgentsClient(_Requests):
+class AgentsClient(_Requests, SavedAgents):
     """Blocking client. Options: ``api_key``, ``base_url``, ``organization``, ``project``,
     ``timeout``, ``retry`` (a `toolbridge.http.RetryPolicy`), ``race_delays``, ``headers``."""
 
@@ -163,24 +164,6 @@ class AgentsClient(_Requests):
                                  metadata, False, agent_id)
         return session_body(self._send(self._build("POST", "/agents/sessions", json=body),
                                        "create session"), "create session")
-
-    def create_agent(self, **body: Any) -> dict[str, Any]:
-        """``POST /agents``: a saved agent (``model`` required; ``name``, ``instructions``,
-        ``tools`` in wire form, ``metadata``, ``reasoning``, ``text``)."""
-        return session_body(self._send(self._build("POST", "/agents", json=body),
-                                       "create agent"), "create agent")
-
-    def retrieve_agent(self, agent_id: str) -> dict[str, Any]:
-        """``GET /agents/{agent_id}``."""
-        what = f"retrieve agent {agent_id}"
-        return session_body(self._send(self._build("GET", f"/agents/{agent_id}"), what), what)
-
-    def list_agents(self, *, after: str | None = None, limit: int = 20, order: str = "desc"
-                    ) -> dict[str, Any]:
-        """One page of saved agents (the API filters nothing): ``{"data", "has_more"}``."""
-        return session_body(self._send(self._build(
-            "GET", "/agents", params=_list_params(None, after, limit, order)), "list agents"),
-            "list agents")
 
     def create_session_stream(self, tools: Tools = (), *, input: Any,
                               environment: Mapping[str, Any] | None = None,
@@ -303,7 +286,7 @@ class AgentsClient(_Requests):
 
 
 # ============================================================================ async
-class AsyncAgentsClient(_Requests):
+class AsyncAgentsClient(_Requests, AsyncSavedAgents):
     """Async client; same methods and options as `AgentsClient`, awaited."""
 
     _http: httpx.AsyncClient
@@ -340,21 +323,6 @@ class AsyncAgentsClient(_Requests):
         return session_body(await self._send(
             self._build("POST", "/agents/sessions", json=body), "create session"),
             "create session")
-
-    async def create_agent(self, **body: Any) -> dict[str, Any]:
-        return session_body(await self._send(self._build("POST", "/agents", json=body),
-                                             "create agent"), "create agent")
-
-    async def retrieve_agent(self, agent_id: str) -> dict[str, Any]:
-        what = f"retrieve agent {agent_id}"
-        return session_body(await self._send(self._build("GET", f"/agents/{agent_id}"),
-                                             what), what)
-
-    async def list_agents(self, *, after: str | None = None, limit: int = 20,
-                          order: str = "desc") -> dict[str, Any]:
-        return session_body(await self._send(self._build(
-            "GET", "/agents", params=_list_params(None, after, limit, order)), "list agents"),
-            "list agents")
 
     async def create_session_stream(
         self, tools: Tools = (), *, input: Any, environment: Mapping[str, Any] | None = None,

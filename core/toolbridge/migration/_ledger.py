@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ..store import Records
 from ..store._records import check_value
 
@@ -34,7 +35,7 @@ class FileRecords(Records):
             try:
                 self._values = json.loads(self.path.read_text(encoding="utf-8"))
             except ValueError as exc:
-                raise ValueError(f"ledger {self.path} is not JSON: {exc}") from None
+                raise UsageError(f"ledger {self.path} is not JSON: {exc}") from None
 
     def _save(self) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
