@@ -115,23 +115,27 @@ def _thread(plan: ThreadPlan, agent_id: str | None, target: MigrationTarget, led
             target_id = target.create_thread(plan, agent_id)
             ledger.put("thread", plan.source_id, state="created", target_id=target_id)
     appended = 0
-    if state != "done":
-        appended = _append(plan, target_id, target, ledger)
+    if state == "done":
+        held = target.held(target_id)
+    else:
+        appended, held = _append(plan, target_id, target, ledger)
         ledger.put("thread", plan.source_id, state="done", target_id=target_id)
-    return ThreadOutcome(plan.source_id, target_id, status, appended,
-                         _verify(plan, target.held(target_id)))
+    return ThreadOutcome(plan.source_id, target_id, status, appended, _verify(plan, held))
 
 
-def _append(plan: ThreadPlan, target_id: str, target: MigrationTarget, ledger: Ledger) -> int:
-    """Append what the target does not hold yet, a chunk at a time; returns how many."""
+def _append(plan: ThreadPlan, target_id: str, target: MigrationTarget, ledger: Ledger
+            ) -> tuple[int, list[tuple[str, str]]]:
+    """Append what the target does not hold yet, a chunk at a time; returns how many, and
+    the target's messages as last listed (holding them all)."""
     base = len(plan.expected) - len(plan.append_items)  # messages sent with the create
     sent = 0
     failures = 0
     while True:
-        held = _held_count(plan, target.held(target_id))
+        listed = target.held(target_id)
+        held = _held_count(plan, listed)
         todo = plan.append_items[max(held - base, 0):]
         if not todo:
-            return sent
+            return sent, listed
         part = todo[:target.chunk]
         try:
             target.append(target_id, part)
