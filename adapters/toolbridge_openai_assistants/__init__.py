@@ -28,7 +28,7 @@ from toolbridge.schema import decode_strict_arguments
 
 from . import translate
 from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
-from .migrate import tools_from_assistant
+from .migrate import read_workload, tools_from_assistant
 from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
 from .serve import arun_conversation, aserve_run, run_conversation, serve_run
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, AssistantsCorrelation, run_of
@@ -53,6 +53,7 @@ __all__ = [
     "aserve_run",
     "run_conversation",
     "serve_run",
+    "read_workload",
     "tools_from_assistant",
 ]
 
@@ -104,6 +105,13 @@ class OpenAIAssistantsDialect(Dialect):
         from .backend import AssistantsConnection
 
         return AssistantsConnection(self, AssistantsOptions.parse(options), tools)
+
+    def migration_source(self, options: Mapping[str, Any], *,
+                         assistant_ids: Sequence[str] | None = None,
+                         thread_ids: Sequence[str] | None = None) -> Any:
+        """`read_workload` through an `AssistantsClient` built from ``options``."""
+        with AssistantsClient(**options) as client:
+            return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids)
 
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """The emulated Assistants API (`AssistantsEmulator`)."""

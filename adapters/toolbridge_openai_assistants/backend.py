@@ -68,7 +68,8 @@ def _client(options: AssistantsOptions) -> AsyncAssistantsClient:
     given = {k: getattr(options, k) for k in CLIENT_FIELDS if getattr(options, k) is not None}
     if options.base_url:
         given["base_url"] = api_root(options.base_url)
-    elif options.azure_endpoint is None and options.api_key is None:
+    elif options.azure_endpoint is None and options.project_endpoint is None and (
+            options.api_key is None):
         given.update(credentials_from_env())
     return AsyncAssistantsClient(**given)
 

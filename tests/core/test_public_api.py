@@ -67,6 +67,12 @@ EXPECTED: dict[str, set[str]] = {
         "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel", "StreamDropped",
         "StreamFaults", "faults_from", "instrument", "serve", "sse_frames",
     },
+    "toolbridge.migration": {
+        "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind", "FileRecords",
+        "Ledger", "MigrationReport", "MigrationTarget", "ThreadOutcome", "ThreadPlan",
+        "Verification", "Workload", "config_hash", "message_text", "migrate", "read_export",
+        "remapped", "setting_fates",
+    },
     "toolbridge.testing": {
         "aconverse", "check_dialect", "converse", "emulator", "installed_dialects",
     },

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..errors import UsageError
-from ._options import EXIT_OK, load_toolbox, parse_key_values
+from ._options import EXIT_OK, add_command, load_toolbox, parse_key_values
 
 __all__ = ["add_parsers"]
 
@@ -51,11 +51,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Add the ``worker`` command to ``sub``."""
-    p = sub.add_parser("worker", help="serve conversations and calls from a Temporal task queue",
-                       description="Run a worker of the Temporal fleet: it serves the "
-                       "conversation workflows and their activities (sends, submissions, "
-                       "tool calls) of a task queue with the toolbox's tools. Needs the "
-                       "`temporal` extra.")
+    p = add_command(sub, "worker", "serve conversations and calls from a Temporal task queue",
+                    "Run a worker of the Temporal fleet: it serves the conversation workflows "
+                    "and their activities (sends, submissions, tool calls) of a task queue "
+                    "with the toolbox's tools. Needs the `temporal` extra.",
+                    "toolbridge worker --temporal 127.0.0.1:7233 --task-queue tools "
+                    "myapp.tools:toolbox",
+                    "toolbridge worker --temporal temporal:7233 --task-queue tools "
+                    "-o google-ces.timeout=60 myapp.tools:toolbox")
     p.add_argument("toolbox", metavar="MODULE:TOOLBOX")
     p.add_argument("--temporal", required=True, metavar="HOST:PORT",
                    help="the Temporal frontend, e.g. 127.0.0.1:7233")
