@@ -65,8 +65,9 @@ class GoogleCesDialect(Dialect):
     name = "google-ces"
     serve_options = CesOptions
     emulator_options = CesEmulatorOptions
-    # CES states no size limit for a ToolResponse; results are Structs, never content parts.
-    limits = DialectLimits(content_parts=False)
+    # Google states no size limit for a ToolResponse: the cap is ours (`wire.MAX_RESULT_BYTES`).
+    # Results are Structs, never content parts.
+    limits = DialectLimits(max_result_bytes=wire.MAX_RESULT_BYTES, content_parts=False)
 
     def __init__(self, *, session: str = "", tool_names: Mapping[str, str] | None = None):
         if session:
