@@ -63,8 +63,9 @@ class OpenAIAssistantsDialect(Dialect):
     name: ClassVar[str] = DIALECT
     serve_options = AssistantsOptions
     emulator_options = AssistantsEmulatorOptions
+    # submit_tool_outputs takes one output per listed call, a repeated id too.
     limits: ClassVar[DialectLimits] = DialectLimits(
-        max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS)
+        max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS, repeated_result_ids=True)
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"

@@ -56,8 +56,9 @@ class OpenAIChatDialect(Dialect):
     """Chat Completions on any OpenAI-compatible server."""
 
     name: ClassVar[str] = DIALECT
+    # Every listed call needs its own tool message, a repeated id too (a server may repeat one).
     limits: ClassVar[DialectLimits] = DialectLimits(
-        max_result_chars=MAX_CONTENT_CHARS, max_tools=MAX_TOOLS)
+        max_result_chars=MAX_CONTENT_CHARS, max_tools=MAX_TOOLS, repeated_result_ids=True)
     serve_options: ClassVar[type[ServeOptions]] = ChatServeOptions
     emulator_options: ClassVar[type[DialectOptions]] = ChatEmulatorOptions
 

@@ -145,7 +145,6 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         raise WireFormatError(DIALECT, f"{at}tool_calls", "not a list", payload)
     calls: list[ToolCall] = []
     others: list[Mapping[str, Any]] = []
-    seen: set[str] = set()
     for i, item in enumerate(tool_calls):
         where = f"{at}tool_calls[{i}]"
         if not isinstance(item, Mapping):
@@ -157,10 +156,6 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                 raise WireFormatError(DIALECT, f"{where}.type", "not a string", payload)
             others.append(item)
             continue
-        if call_id in seen:
-            raise WireFormatError(DIALECT, f"{where}.id", f"{call_id!r} repeats an earlier "
-                                  "call's id in the same message", payload)
-        seen.add(call_id)
         function = item.get("function")
         if not isinstance(function, Mapping):
             raise WireFormatError(DIALECT, f"{where}.function", "missing or not an object",
