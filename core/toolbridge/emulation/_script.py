@@ -44,7 +44,8 @@ class ScriptError(UsageError):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True,
+                              use_attribute_docstrings=True)
 
 
 class ScriptCall(_Model):
