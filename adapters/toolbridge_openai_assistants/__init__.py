@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .backend import AssistantsBackend, AssistantsConnection
     from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
     from .emulator import AssistantsEmulator
-    from .migrate import tools_from_assistant
+    from .migrate import read_workload, tools_from_assistant
     from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
     from .serve import arun_conversation, aserve_run, run_conversation, serve_run
 
@@ -53,6 +53,7 @@ __all__ = [
     "aserve_run",
     "run_conversation",
     "serve_run",
+    "read_workload",
     "tools_from_assistant",
 ]
 
@@ -109,6 +110,16 @@ class OpenAIAssistantsDialect(Dialect):
 
         return AssistantsConnection(self, AssistantsOptions.parse(options), tools)
 
+    def migration_source(self, options: Mapping[str, Any], *,
+                         assistant_ids: Sequence[str] | None = None,
+                         thread_ids: Sequence[str] | None = None) -> Any:
+        """`read_workload` through an `AssistantsClient` built from ``options``."""
+        from .client import AssistantsClient
+        from .migrate import read_workload
+
+        with AssistantsClient(**options) as client:
+            return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids)
+
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """The emulated Assistants API (`AssistantsEmulator`)."""
         from .emulator import AssistantsEmulator
@@ -128,6 +139,7 @@ _LAZY = {
     "AssistantsOptions": ".options",
     "AssistantsClient": ".client", "AsyncAssistantsClient": ".client",
     "RunExpiredError": ".client", "tools_from_assistant": ".migrate",
+    "read_workload": ".migrate",
     "AssistantsBackend": ".backend", "AssistantsConnection": ".backend",
     "AssistantsEmulator": ".emulator",
     "arun_conversation": ".serve", "aserve_run": ".serve", "run_conversation": ".serve",

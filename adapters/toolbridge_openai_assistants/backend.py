@@ -68,7 +68,8 @@ def _client(options: AssistantsOptions) -> AsyncAssistantsClient:
     given = {k: getattr(options, k) for k in CLIENT_FIELDS if getattr(options, k) is not None}
     if options.base_url:
         given["base_url"] = api_root(options.base_url)
-    elif options.azure_endpoint is None and options.api_key is None:
+    elif options.azure_endpoint is None and options.project_endpoint is None and (
+            options.api_key is None):
         given.update(credentials_from_env())
     return AsyncAssistantsClient(**given)
 
@@ -186,6 +187,10 @@ class AssistantsBackend(Backend):
 
     def checkpoint(self) -> dict[str, Any]:
         return {"thread_id": self.conversation, "run_id": self.run_id}
+
+    def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        self.conversation = str(checkpoint.get("thread_id") or self.conversation)
+        self.run_id = checkpoint.get("run_id") or self.run_id
 
     # ------------------------------------------------------------------ runs
     async def _start_run(self, assistant_id: str) -> Step:

@@ -148,11 +148,37 @@ class AssistantsClient(_Base):
         return result
 
     def list_messages(self, thread_id: str, *, run_id: str | None = None,
-                      order: str = "desc", limit: int = 20) -> list[dict[str, Any]]:
+                      order: str = "desc", limit: int = 20, after: str | None = None
+                      ) -> list[dict[str, Any]]:
         """``GET /threads/{thread_id}/messages`` (one page)."""
         page = self._call("GET", f"/threads/{thread_id}/messages", "list messages",
-                          query={"run_id": run_id, "order": order, "limit": limit})
+                          query={"run_id": run_id, "order": order, "limit": limit,
+                                 "after": after})
         return list(page.get("data", []))
+
+    def retrieve_assistant(self, assistant_id: str) -> dict[str, Any]:
+        """``GET /assistants/{assistant_id}``."""
+        result: dict[str, Any] = self._call("GET", f"/assistants/{assistant_id}",
+                                            "retrieve assistant")
+        return result
+
+    def retrieve_thread(self, thread_id: str) -> dict[str, Any]:
+        """``GET /threads/{thread_id}``."""
+        result: dict[str, Any] = self._call("GET", f"/threads/{thread_id}", "retrieve thread")
+        return result
+
+    def iterate(self, path: str, what: str) -> Iterator[dict[str, Any]]:
+        """Every object of a list endpoint (``/assistants``, ``/threads/{id}/messages``;
+        ``/threads`` on Foundry classic only), oldest first, 100 per page."""
+        after = None
+        while True:
+            page = self._call("GET", path, what,
+                              query={"order": "asc", "limit": 100, "after": after})
+            data = list(page.get("data") or [])
+            yield from data
+            if not page.get("has_more") or not data:
+                return
+            after = data[-1]["id"]
 
     def create_run(self, thread_id: str, assistant_id: str, **fields: Any) -> dict[str, Any]:
         """``POST /threads/{thread_id}/runs`` without streaming; returns the queued run."""

@@ -39,10 +39,13 @@ if TYPE_CHECKING:
         StreamGatherer,
     )
     from .emulator import ResponsesEmulator
+    from .migration import ConversationsTarget, FoundryTarget, load_config
     from .options import ResponsesEmulatorOptions, ResponsesServeOptions
 
 __all__ = [
     "AsyncResponsesClient",
+    "ConversationsTarget",
+    "FoundryTarget",
     "OpenAIResponsesDialect",
     "ResponseStreamError",
     "ResponsesClient",
@@ -51,6 +54,7 @@ __all__ = [
     "ResponsesEmulatorOptions",
     "ResponsesServeOptions",
     "StreamGatherer",
+    "load_config",
 ]
 
 
@@ -114,6 +118,16 @@ class OpenAIResponsesDialect(Dialect):
 
         return ResponsesConnection(ResponsesServeOptions.parse(options), tools)
 
+    def migration_target(self, options: Mapping[str, Any]) -> Any:
+        """A `FoundryTarget` (prompt agents + conversations) when ``options`` name a
+        ``project_endpoint``, else a `ConversationsTarget` (configuration files +
+        conversations; ``config_dir`` says where)."""
+        from .migration import ConversationsTarget, FoundryTarget
+
+        if options.get("project_endpoint"):
+            return FoundryTarget(**options)
+        return ConversationsTarget(**options)
+
     def create_emulator(self, options: Any = None, **more: Any) -> Any:
         """The emulated Responses API (`ResponsesEmulator`): OpenAI, Azure and Foundry URL
         forms. ``options``: `ResponsesEmulatorOptions` or its fields as keywords."""
@@ -130,6 +144,8 @@ _LAZY = {
     "ResponsesClient": ".client", "AsyncResponsesClient": ".client",
     "ResponseStreamError": ".client", "StreamGatherer": ".client",
     "ResponsesEmulator": ".emulator",
+    "ConversationsTarget": ".migration", "FoundryTarget": ".migration",
+    "load_config": ".migration",
 }
 
 

@@ -271,6 +271,22 @@ class EmulatedService:
                            " not found.", param="agent_reference", code="not_found")
         return found[-1]
 
+    def list_agent_versions(self, name: str, query: Any) -> dict[str, Any]:
+        """``GET /agents/{name}/versions``: 404 for an unknown agent; ``order``, ``after``,
+        ``limit`` as every list."""
+        if name not in self.agents:
+            raise ApiError(404, f"Agent '{name}' not found.", param="agent_name",
+                           code="not_found")
+        versions = list(self.agents[name])
+        if query.get("order", "desc") == "desc":
+            versions.reverse()
+        after = query.get("after")
+        if after:
+            ids = [v["id"] for v in versions]
+            versions = versions[ids.index(after) + 1:] if after in ids else []
+        limit = max(1, min(int(query.get("limit", "20") or 20), 100))
+        return _page(copy.deepcopy(versions[:limit]), len(versions) > limit)
+
     def agent_version(self, name: str, version: str) -> dict[str, Any]:
         return copy.deepcopy(self._agent({"type": "agent_reference", "name": name,
                                           "version": version}))

@@ -225,6 +225,26 @@ class ResponsesClient(Requests):
             idempotent=False, body={"definition": dict(definition), **fields}, project=True)
         return result
 
+    def list_agent_versions(self, name: str) -> list[dict[str, Any]]:
+        """``GET {project}/agents/{name}/versions``: every version (none for an unknown
+        agent), oldest first."""
+        versions: list[dict[str, Any]] = []
+        after = None
+        while True:
+            try:
+                page = self._send("GET", f"/agents/{name}/versions",
+                                  f"list agent versions of {name}", project=True,
+                                  query={"after": after, "limit": 100, "order": "asc"})
+            except BackendError as exc:
+                if exc.status == 404:
+                    return versions
+                raise
+            data = page.get("data") or []
+            versions += data
+            if not page.get("has_more") or not data:
+                return versions
+            after = data[-1]["id"]
+
     def close(self) -> None:
         if self._owns:
             self._http.close()

@@ -36,7 +36,9 @@ EXPECTED: dict[str, set[str]] = {
         "tools_from_openapi", "unwrap_arguments",
     },
     "toolbridge.tools": {
-        "FunctionSignature", "RegisteredTool", "ToolContext", "inspect_function",
+        "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
+        "heartbeats",
+        "inspect_function",
         "schema_validator",
     },
     "toolbridge.runtime": {
@@ -62,9 +64,16 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.emulation": {
         "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",
-        "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "RunningEmulator", "Script",
-        "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel", "StreamDropped",
-        "StreamFaults", "faults_from", "instrument", "serve", "sse_frames",
+        "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
+        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
+        "StreamDropped", "StreamFaults", "faults_from", "instrument", "missing_parameter",
+        "serve", "sse_frames", "strict_schema_problem", "wrong_type",
+    },
+    "toolbridge.migration": {
+        "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind", "FileRecords",
+        "Ledger", "MigrationReport", "MigrationTarget", "ThreadOutcome", "ThreadPlan",
+        "Verification", "Workload", "config_hash", "message_text", "migrate", "read_export",
+        "remapped", "setting_fates",
     },
     "toolbridge.testing": {
         "aconverse", "check_dialect", "converse", "emulator", "installed_dialects",

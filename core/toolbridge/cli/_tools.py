@@ -73,7 +73,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         print_json(converted)
         return EXIT_OK
     print_json(converted["tools"])
-    report = {"losses": converted["losses"], "skipped": converted["skipped"]}
+    report = {key: converted[key] for key in ("losses", "skipped", "not_converted")
+              if key in converted}
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
                                      encoding="utf-8")

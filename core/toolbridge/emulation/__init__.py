@@ -12,6 +12,7 @@ from ._options import EmulatorOptions
 if TYPE_CHECKING:
     from ._base import Emulator
     from ._journal import Journal, JournalEntry
+    from ._openai import OpenAIApiError, missing_parameter, strict_schema_problem, wrong_type
     from ._script import (
         MISBEHAVIOURS,
         Misbehaviour,
@@ -41,6 +42,7 @@ __all__ = [
     "JournalEntry",
     "Misbehaviour",
     "ModelCall",
+    "OpenAIApiError",
     "RunningEmulator",
     "Script",
     "ScriptCall",
@@ -51,8 +53,11 @@ __all__ = [
     "StreamFaults",
     "faults_from",
     "instrument",
+    "missing_parameter",
     "serve",
     "sse_frames",
+    "strict_schema_problem",
+    "wrong_type",
 ]
 
 # An adapter's options import the faults and options above; the emulator itself (the scripted
@@ -64,6 +69,8 @@ _LAZY: dict[str, str] = {
     "ModelCall": "._scripted", "ScriptedModel": "._scripted",
     "EmulatorServer": "._server", "RunningEmulator": "._server", "StreamDropped": "._server",
     "instrument": "._server", "serve": "._server", "sse_frames": "._server",
+    "OpenAIApiError": "._openai", "missing_parameter": "._openai",
+    "strict_schema_problem": "._openai", "wrong_type": "._openai",
 }
 
 
