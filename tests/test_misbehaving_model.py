@@ -162,3 +162,30 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
         assert outputs[0] == "ticket: late" and outputs[2] == "ticket: other"
         assert "already used in this turn for a different call" in error_of(outputs[1])
         assert_continued(transcript, ran, bad=3)
+
+
+CARRIES_REPEATS = {"openai-assistants", "openai-chat"}
+"""The wires that take one result per listed call, a repeated id too
+(`DialectLimits.repeated_result_ids`); the others match results to calls by id."""
+
+
+@pytest.mark.parametrize("dialect", BUILT_IN)
+def test_a_repeated_id_in_one_message_sinks_none_of_its_neighbours(dialect: str) -> None:
+    first = {"name": "create_ticket", "arguments": {"subject": "first"}}
+    repeat = {"name": "create_ticket", "arguments": {"subject": "again"},
+              "misbehave": "repeated_id"}
+    neighbour = {"name": "create_ticket", "arguments": {"subject": "other"}}
+    toolbox, ran = make_toolbox()
+    transcript = converse(toolbox, dialect, ["Tickets?"],
+                          script=script([first, repeat, neighbour]))
+    assert transcript.status == "completed", transcript.render()
+    assert ran.count(("create_ticket", "first")) == ran.count(("create_ticket", "other")) == 1
+    assert ("create_ticket", "again") not in ran
+    outputs = received(transcript)
+    if dialect in CARRIES_REPEATS:  # the repeat got its own error result
+        assert outputs[:3] == ["ticket: first", outputs[1], "ticket: other"]
+        assert "repeats the id of an earlier call" in error_of(outputs[1])
+        assert_continued(transcript, ran, bad=3)
+    else:  # answered once, by the first call's result
+        assert outputs[:2] == ["ticket: first", "ticket: other"], transcript.render()
+        assert_continued(transcript, ran, bad=2)

@@ -8,7 +8,7 @@ Definitions are CES ``Tool`` resources with a ``clientFunction``; pending calls 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolCall, ToolDefinition, ToolResult
 from toolbridge.plugin import (
@@ -22,15 +22,19 @@ from toolbridge.plugin import (
     RenderedTools,
     ServeOptions,
     hookimpl,
+    lazy_options,
 )
-from toolbridge.schema import compile_decoder
 
 from . import translate, wire
-from .client import AsyncCesClient, CesApiError, CesClient, SyncReport, TokenProvider
-from .options import CesEmulatorOptions, CesOptions
-from .serve import arun_conversation, run_conversation
 from .translate import CesCorrelation, definition_from_tool, tool_id_of
 from .wire import endpoint, new_session_id, session_name
+
+if TYPE_CHECKING:
+    from .backend import CesBackend, CesConnection
+    from .client import AsyncCesClient, CesApiError, CesClient, SyncReport, TokenProvider
+    from .emulator import GoogleCesEmulator
+    from .options import CesEmulatorOptions, CesOptions
+    from .serve import arun_conversation, run_conversation
 
 __all__ = [
     "AsyncCesClient",
@@ -63,10 +67,11 @@ class GoogleCesDialect(Dialect):
     """
 
     name = "google-ces"
-    serve_options = CesOptions
-    emulator_options = CesEmulatorOptions
-    # CES states no size limit for a ToolResponse; results are Structs, never content parts.
-    limits = DialectLimits(content_parts=False)
+    serve_options = lazy_options(f"{__name__}.options:CesOptions")
+    emulator_options = lazy_options(f"{__name__}.options:CesEmulatorOptions")
+    # Google states no size limit for a ToolResponse: the cap is ours (`wire.MAX_RESULT_BYTES`).
+    # Results are Structs, never content parts.
+    limits = DialectLimits(max_result_bytes=wire.MAX_RESULT_BYTES, content_parts=False)
 
     def __init__(self, *, session: str = "", tool_names: Mapping[str, str] | None = None):
         if session:
@@ -110,6 +115,8 @@ class GoogleCesDialect(Dialect):
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Struct numbers are doubles: integral values become ints where the schema says
         integer; stringified enum values get their declared type back."""
+        from toolbridge.schema import compile_decoder
+
         decoded = compile_decoder(tool.parameters)(call.arguments)
         return decoded if isinstance(decoded, dict) else dict(call.arguments)
 
@@ -122,28 +129,42 @@ class GoogleCesDialect(Dialect):
     def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
         """A `CesConnection`: one client, the tools synced once per app."""
         from .backend import CesConnection
+        from .options import CesOptions
 
         return CesConnection(self, CesOptions.parse(options), tools)
 
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """The emulated CES (`GoogleCesEmulator`)."""
         from .emulator import GoogleCesEmulator
+        from .options import CesEmulatorOptions
 
         parsed = CesEmulatorOptions.parse(options)
         return GoogleCesEmulator(script=parsed.script, faults=parsed.faults,
                                  number_style=parsed.number_style)
 
 
+# The client (httpx), the serve helpers, the backend and the emulator (the emulators extra)
+# load on first use: importing the package (plugin discovery does) stays light.
+_LAZY = {
+    "CesEmulatorOptions": ".options",
+    "CesOptions": ".options",
+    "AsyncCesClient": ".client", "CesApiError": ".client", "CesClient": ".client",
+    "SyncReport": ".client", "TokenProvider": ".client",
+    "CesBackend": ".backend", "CesConnection": ".backend",
+    "GoogleCesEmulator": ".emulator",
+    "arun_conversation": ".serve", "run_conversation": ".serve",
+}
+
+
 def __getattr__(name: str) -> Any:
-    if name in ("CesBackend", "CesConnection"):
-        from . import backend
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(backend, name)
-    if name == "GoogleCesEmulator":  # needs the emulators extra (starlette)
-        from .emulator import GoogleCesEmulator
-
-        return GoogleCesEmulator
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 
 @hookimpl

@@ -9,7 +9,6 @@ from typing import Any
 
 from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
 from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, RenderedTools, nests_deeper_than
-from toolbridge.schema import convert_schema, to_json_schema
 
 from . import wire
 
@@ -61,6 +60,8 @@ def tool_resource(
 ) -> tuple[dict[str, Any], tuple[Any, ...]]:
     """One ``Tool`` resource with a ``clientFunction``, and the schema losses (parameters,
     then ``returns`` with pointers under ``/returns``)."""
+    from toolbridge.schema import convert_schema  # the schema engine: on first use
+
     params = convert_schema(tool.parameters, "ces", policy=policy)
     function: dict[str, Any] = {"name": tool.name}
     if tool.description:
@@ -93,6 +94,8 @@ def definition_from_tool(resource: Mapping[str, Any]) -> ToolDefinition:
     if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
         raise WireFormatError(DIALECT, "clientFunction.name", "missing; only client "
                               "function tools have a neutral form", dict(resource))
+    from toolbridge.schema import to_json_schema
+
     params = function.get("parameters")
     parameters = (to_json_schema(params, "ces").schema
                   if isinstance(params, Mapping) else {"type": "object", "properties": {}})

@@ -15,6 +15,7 @@ __all__ = [
     "API_VERSION",
     "DEFAULT_UNIVERSE",
     "EXECUTION_TYPES",
+    "MAX_RESULT_BYTES",
     "SCHEMA_FIELDS",
     "SCHEMA_TYPES",
     "SESSION_ID_PATTERN",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 API_VERSION = "v1"
+MAX_RESULT_BYTES = 1_048_576
+"""Largest result we send (UTF-8 bytes of its JSON text): 1 MiB. Our choice: Google documents
+no size limit for a ``ToolResponse``; a result this large already fills a model's context."""
 DEFAULT_UNIVERSE = "googleapis.com"
 """``ces.{UNIVERSE_DOMAIN}`` is the SDK's endpoint template (``session_service/client.py``)."""
 

@@ -17,9 +17,9 @@ from toolbridge.plugin import (
     RenderedTools,
     ServeOptions,
     hookimpl,
+    lazy_options,
 )
 
-from .options import AgentsEmulatorOptions, AgentsFaults, AgentsOptions
 from .translate import DIALECT, calls_from_wire, results_to_wire, tools_to_wire
 from .wire import MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .client import AgentsClient, AsyncAgentsClient, PendingCallRaceError
     from .emulator import AgentsEmulator
     from .migration import AgentsTarget
+    from .options import AgentsEmulatorOptions, AgentsFaults, AgentsOptions
     from .serve import arun_conversation, aserve_session, run_conversation, serve_session
 
 __all__ = [
@@ -53,8 +54,8 @@ class OpenAIAgentsDialect(Dialect):
     """Agents API sessions: flat function tools, ``required_actions``, ``tool_result`` events."""
 
     name = DIALECT
-    serve_options = AgentsOptions
-    emulator_options = AgentsEmulatorOptions
+    serve_options = lazy_options(f"{__name__}.options:AgentsOptions")
+    emulator_options = lazy_options(f"{__name__}.options:AgentsEmulatorOptions")
     limits = DialectLimits(
         max_result_bytes=MAX_RESULT_BYTES - RESULT_MARGIN_BYTES,
         content_parts=True,
@@ -94,6 +95,7 @@ class OpenAIAgentsDialect(Dialect):
     def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
         """An `AgentsConnection` (one client for every session it serves)."""
         from .backend import AgentsConnection
+        from .options import AgentsOptions
 
         return AgentsConnection(self, AgentsOptions.parse(options), tools)
 
@@ -106,12 +108,16 @@ class OpenAIAgentsDialect(Dialect):
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """The emulated Agents API (`AgentsEmulator`): ``script``, ``faults``."""
         from .emulator import AgentsEmulator
+        from .options import AgentsEmulatorOptions
 
         parsed = AgentsEmulatorOptions.parse(options)
         return AgentsEmulator(script=parsed.script, faults=parsed.faults)
 
 
 _LAZY = {
+    "AgentsEmulatorOptions": ".options",
+    "AgentsFaults": ".options",
+    "AgentsOptions": ".options",
     "AgentsClient": ".client", "AsyncAgentsClient": ".client", "PendingCallRaceError": ".client",
     "AgentsEmulator": ".emulator", "AgentsTarget": ".migration",
     "AgentsBackend": ".backend", "AgentsConnection": ".backend",

@@ -61,7 +61,7 @@ class ToolResultEventDict(TypedDict, total=False):
 
 
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="allow", frozen=True)
 
 
 class FunctionCallAction(_Lenient):

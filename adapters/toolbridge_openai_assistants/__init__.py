@@ -23,19 +23,19 @@ from toolbridge.plugin import (
     RenderedTools,
     ServeOptions,
     hookimpl,
+    lazy_options,
 )
-from toolbridge.schema import decode_strict_arguments
 
 from . import translate
-from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
-from .migrate import read_workload, tools_from_assistant
-from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
-from .serve import arun_conversation, aserve_run, run_conversation, serve_run
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, AssistantsCorrelation, run_of
 
 if TYPE_CHECKING:
     from .backend import AssistantsBackend, AssistantsConnection
+    from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
     from .emulator import AssistantsEmulator
+    from .migrate import read_workload, tools_from_assistant
+    from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
+    from .serve import arun_conversation, aserve_run, run_conversation, serve_run
 
 __all__ = [
     "AssistantsBackend",
@@ -62,10 +62,11 @@ class OpenAIAssistantsDialect(Dialect):
     """Assistants API runs on OpenAI or Azure OpenAI."""
 
     name: ClassVar[str] = DIALECT
-    serve_options = AssistantsOptions
-    emulator_options = AssistantsEmulatorOptions
+    serve_options = lazy_options(f"{__name__}.options:AssistantsOptions")
+    emulator_options = lazy_options(f"{__name__}.options:AssistantsEmulatorOptions")
+    # submit_tool_outputs takes one output per listed call, a repeated id too.
     limits: ClassVar[DialectLimits] = DialectLimits(
-        max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS)
+        max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS, repeated_result_ids=True)
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
@@ -83,6 +84,8 @@ class OpenAIAssistantsDialect(Dialect):
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        from toolbridge.schema import decode_strict_arguments
+
         return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
@@ -103,6 +106,7 @@ class OpenAIAssistantsDialect(Dialect):
     def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
         """An `AssistantsConnection`: one client, one assistant created for new threads."""
         from .backend import AssistantsConnection
+        from .options import AssistantsOptions
 
         return AssistantsConnection(self, AssistantsOptions.parse(options), tools)
 
@@ -110,12 +114,16 @@ class OpenAIAssistantsDialect(Dialect):
                          assistant_ids: Sequence[str] | None = None,
                          thread_ids: Sequence[str] | None = None) -> Any:
         """`read_workload` through an `AssistantsClient` built from ``options``."""
+        from .client import AssistantsClient
+        from .migrate import read_workload
+
         with AssistantsClient(**options) as client:
             return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids)
 
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """The emulated Assistants API (`AssistantsEmulator`)."""
         from .emulator import AssistantsEmulator
+        from .options import AssistantsEmulatorOptions
 
         parsed = AssistantsEmulatorOptions.parse(options)
         return AssistantsEmulator(script=parsed.script, faults=parsed.faults,
@@ -123,16 +131,31 @@ class OpenAIAssistantsDialect(Dialect):
                                   expire_after=parsed.expire_after)
 
 
+# The client (httpx), the serve helpers, the backend, migration and the emulator (the
+# emulators extra) load on first use: importing the package (plugin discovery does) stays light.
+_LAZY = {
+    "AssistantsEmulatorOptions": ".options",
+    "AssistantsFaults": ".options",
+    "AssistantsOptions": ".options",
+    "AssistantsClient": ".client", "AsyncAssistantsClient": ".client",
+    "RunExpiredError": ".client", "tools_from_assistant": ".migrate",
+    "read_workload": ".migrate",
+    "AssistantsBackend": ".backend", "AssistantsConnection": ".backend",
+    "AssistantsEmulator": ".emulator",
+    "arun_conversation": ".serve", "aserve_run": ".serve", "run_conversation": ".serve",
+    "serve_run": ".serve",
+}
+
+
 def __getattr__(name: str) -> Any:
-    if name == "AssistantsEmulator":
-        from .emulator import AssistantsEmulator
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return AssistantsEmulator
-    if name in ("AssistantsBackend", "AssistantsConnection"):
-        from . import backend
-
-        return getattr(backend, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 
 @hookimpl

@@ -312,9 +312,8 @@ class EmulatedService:
             raise ApiError(400, f"Expected tool outputs for call_ids {expected}, got {got}")
         thread = self._thread(thread_id)
         assert thread.model is not None
-        by_id = {o["tool_call_id"]: o["output"] for o in outputs}
-        for call_id in expected:
-            thread.model.record(by_id[call_id], call_id)
+        for output in outputs:  # a repeated id's outputs go to its calls in order
+            thread.model.record(output["output"], output["tool_call_id"])
         run.update(status="queued", required_action=None)
         events: list[Event] = [("thread.run.queued", copy.deepcopy(run))]
         if stream:

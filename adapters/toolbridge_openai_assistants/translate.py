@@ -16,7 +16,6 @@ from toolbridge import (
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
-from toolbridge.schema import strict_parameters
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, AssistantsCorrelation, run_of
 
@@ -40,6 +39,8 @@ def render_tool(
     function: dict[str, Any] = {"name": tool.name}
     if tool.description:
         function["description"] = tool.description
+    from toolbridge.schema import strict_parameters  # the schema engine: on first use
+
     sent = strict_parameters(tool.parameters, tool.strict, policy=policy)
     function["parameters"] = sent.schema
     if sent.strict or tool.strict is False:  # "strict when lossless" that was not: left out

@@ -21,23 +21,22 @@ from toolbridge.plugin import (
     Connection,
     Dialect,
     DialectLimits,
-    DialectOptions,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
     ServeOptions,
     hookimpl,
+    lazy_options,
 )
-from toolbridge.schema import decode_strict_arguments
 
 from . import translate
-from .options import ChatEmulatorOptions, ChatServeOptions
 from .stream import ChunkAssembler, assemble_chunks
 from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS, ChatCorrelation
 
 if TYPE_CHECKING:
     from .client import AsyncChatClient, ChatClient
     from .emulator import ChatEmulator
+    from .options import ChatEmulatorOptions, ChatServeOptions
 
 __all__ = [
     "AsyncChatClient",
@@ -56,10 +55,11 @@ class OpenAIChatDialect(Dialect):
     """Chat Completions on any OpenAI-compatible server."""
 
     name: ClassVar[str] = DIALECT
+    # Every listed call needs its own tool message, a repeated id too (a server may repeat one).
     limits: ClassVar[DialectLimits] = DialectLimits(
-        max_result_chars=MAX_CONTENT_CHARS, max_tools=MAX_TOOLS)
-    serve_options: ClassVar[type[ServeOptions]] = ChatServeOptions
-    emulator_options: ClassVar[type[DialectOptions]] = ChatEmulatorOptions
+        max_result_chars=MAX_CONTENT_CHARS, max_tools=MAX_TOOLS, repeated_result_ids=True)
+    serve_options = lazy_options(f"{__name__}.options:ChatServeOptions")
+    emulator_options = lazy_options(f"{__name__}.options:ChatEmulatorOptions")
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
@@ -82,6 +82,8 @@ class OpenAIChatDialect(Dialect):
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        from toolbridge.schema import decode_strict_arguments
+
         return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
@@ -93,6 +95,7 @@ class OpenAIChatDialect(Dialect):
     def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
         """A `ChatConnection` (the serve driver's seam) for ``options`` (`ChatServeOptions`)."""
         from .backend import ChatConnection
+        from .options import ChatServeOptions
 
         return ChatConnection(ChatServeOptions.parse(options), tools)
 
@@ -100,11 +103,15 @@ class OpenAIChatDialect(Dialect):
         """The emulated Chat Completions server (`ChatEmulator`): OpenAI and Azure URL forms.
         ``options``: `ChatEmulatorOptions` or its fields as keywords."""
         from .emulator import ChatEmulator
+        from .options import ChatEmulatorOptions
 
         return ChatEmulator(**dict(ChatEmulatorOptions.parse(options, **more)))
 
 
-_LAZY = {"ChatClient": ".client", "AsyncChatClient": ".client", "ChatEmulator": ".emulator"}
+_LAZY = {
+    "ChatEmulatorOptions": ".options",
+    "ChatServeOptions": ".options",
+   "ChatClient": ".client", "AsyncChatClient": ".client", "ChatEmulator": ".emulator"}
 
 
 def __getattr__(name: str) -> Any:

@@ -18,7 +18,6 @@ from toolbridge import (
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
-from toolbridge.schema import strict_parameters
 
 from .wire import DIALECT, MAX_CONTENT_CHARS, ChatCorrelation
 
@@ -48,6 +47,8 @@ def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
     function: dict[str, Any] = {"name": tool.name}
     if tool.description:
         function["description"] = tool.description
+    from toolbridge.schema import strict_parameters  # the schema engine: on first use
+
     sent = strict_parameters(tool.parameters, tool.strict, policy=policy)
     function["parameters"] = sent.schema
     if sent.strict or tool.strict is False:  # "strict when lossless" that was not: left out
@@ -145,7 +146,6 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         raise WireFormatError(DIALECT, f"{at}tool_calls", "not a list", payload)
     calls: list[ToolCall] = []
     others: list[Mapping[str, Any]] = []
-    seen: set[str] = set()
     for i, item in enumerate(tool_calls):
         where = f"{at}tool_calls[{i}]"
         if not isinstance(item, Mapping):
@@ -157,10 +157,6 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                 raise WireFormatError(DIALECT, f"{where}.type", "not a string", payload)
             others.append(item)
             continue
-        if call_id in seen:
-            raise WireFormatError(DIALECT, f"{where}.id", f"{call_id!r} repeats an earlier "
-                                  "call's id in the same message", payload)
-        seen.add(call_id)
         function = item.get("function")
         if not isinstance(function, Mapping):
             raise WireFormatError(DIALECT, f"{where}.function", "missing or not an object",

@@ -20,17 +20,15 @@ from toolbridge.plugin import (
     Connection,
     Dialect,
     DialectLimits,
-    DialectOptions,
     DialectRegistry,
     PendingCalls,
     RenderedTools,
     ServeOptions,
     hookimpl,
+    lazy_options,
 )
-from toolbridge.schema import decode_strict_arguments
 
 from . import translate
-from .options import ResponsesEmulatorOptions, ResponsesServeOptions
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, ResponsesCorrelation
 
 if TYPE_CHECKING:
@@ -42,6 +40,7 @@ if TYPE_CHECKING:
     )
     from .emulator import ResponsesEmulator
     from .migration import ConversationsTarget, FoundryTarget, load_config
+    from .options import ResponsesEmulatorOptions, ResponsesServeOptions
 
 __all__ = [
     "AsyncResponsesClient",
@@ -65,8 +64,8 @@ class OpenAIResponsesDialect(Dialect):
     name: ClassVar[str] = DIALECT
     limits: ClassVar[DialectLimits] = DialectLimits(
         max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS, content_parts=True)
-    serve_options: ClassVar[type[ServeOptions]] = ResponsesServeOptions
-    emulator_options: ClassVar[type[DialectOptions]] = ResponsesEmulatorOptions
+    serve_options = lazy_options(f"{__name__}.options:ResponsesServeOptions")
+    emulator_options = lazy_options(f"{__name__}.options:ResponsesEmulatorOptions")
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
@@ -88,6 +87,8 @@ class OpenAIResponsesDialect(Dialect):
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        from toolbridge.schema import decode_strict_arguments
+
         return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
@@ -113,6 +114,7 @@ class OpenAIResponsesDialect(Dialect):
         """A `ResponsesConnection` (the serve driver's seam) for ``options``
         (`ResponsesServeOptions`)."""
         from .backend import ResponsesConnection
+        from .options import ResponsesServeOptions
 
         return ResponsesConnection(ResponsesServeOptions.parse(options), tools)
 
@@ -130,12 +132,15 @@ class OpenAIResponsesDialect(Dialect):
         """The emulated Responses API (`ResponsesEmulator`): OpenAI, Azure and Foundry URL
         forms. ``options``: `ResponsesEmulatorOptions` or its fields as keywords."""
         from .emulator import ResponsesEmulator
+        from .options import ResponsesEmulatorOptions
 
         parsed = ResponsesEmulatorOptions.parse(options, **more)
         return ResponsesEmulator(**dict(parsed))
 
 
 _LAZY = {
+    "ResponsesEmulatorOptions": ".options",
+    "ResponsesServeOptions": ".options",
     "ResponsesClient": ".client", "AsyncResponsesClient": ".client",
     "ResponseStreamError": ".client", "StreamGatherer": ".client",
     "ResponsesEmulator": ".emulator",

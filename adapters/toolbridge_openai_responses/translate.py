@@ -19,7 +19,6 @@ from toolbridge import (
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
-from toolbridge.schema import strict_parameters
 
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS, ResponsesCorrelation
 
@@ -54,6 +53,8 @@ def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
     wire: dict[str, Any] = {"type": "function", "name": tool.name}
     if tool.description:
         wire["description"] = tool.description
+    from toolbridge.schema import strict_parameters  # the schema engine: on first use
+
     sent = strict_parameters(tool.parameters, tool.strict, policy=policy)
     wire["parameters"], wire["strict"] = sent.schema, sent.strict
     if tool.defer_loading:

@@ -35,9 +35,6 @@ from .model import (
     ToolResult,
 )
 from .plugin import dialects, get_dialect
-from .store import ResultStore, open_store  # loaded by `Toolbox` anyway: no cost to import
-from .toolbox import Toolbox
-from .tools import ToolContext
 
 __all__ = [
     "ArgumentError",
@@ -74,13 +71,22 @@ __version__ = "0.1.0"
 # reaches stderr (Python's last-resort handler would print every failing handler's traceback).
 logging.getLogger("toolbridge").addHandler(logging.NullHandler())
 
-# Names whose modules `import toolbridge` does not otherwise load come on first access.
+# Names whose modules `import toolbridge` does not otherwise load come on first access: the
+# runtime (with asyncio and the worker threads), the store, tool inspection, the serve driver.
+# Plugin discovery imports every adapter, which imports only `toolbridge.plugin` and the model.
 _LAZY: dict[str, str] = {
+    "ResultStore": ".store",
+    "ToolContext": ".tools",
+    "Toolbox": ".toolbox",
     "Transcript": ".serve",
+    "open_store": ".store",
 }
 
 if TYPE_CHECKING:
     from .serve import Transcript
+    from .store import ResultStore, open_store
+    from .toolbox import Toolbox
+    from .tools import ToolContext
 
 
 def __getattr__(name: str) -> Any:

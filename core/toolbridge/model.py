@@ -52,7 +52,8 @@ _set_dict, _set_fields_set, _set_extra, _set_private = (_slot_setter(name) for n
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # Schemas are built on first validation, not at import (adapters import these).
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class ToolRetry(_Frozen):
@@ -150,7 +151,7 @@ class Correlation(_Frozen):
     Each dialect subclasses it with typed fields; the core never looks inside.
     """
 
-    model_config = ConfigDict(frozen=True, extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="allow")
 
     @classmethod
     def trusted(cls, **fields: Any) -> Self:
@@ -224,7 +225,7 @@ class ToolCall(_Frozen):
 
 
 _CALL_FIELDS = _FIELD_SETS[ToolCall] = set(ToolCall.model_fields)
-_NO_CORRELATION = Correlation()
+_NO_CORRELATION = Correlation.trusted()  # no validation: its schema is built on first use
 
 
 class TextPart(_Frozen):

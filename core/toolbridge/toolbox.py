@@ -20,6 +20,16 @@ __all__ = ["Toolbox"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class _DefaultStore(str):
+    """The ``store`` a toolbox gets when none is given: ``memory://``, but told apart from a
+    user's explicit ``"memory://"`` (only the implicit default warns about side effects)."""
+
+    __slots__ = ()
+
+
+DEFAULT_STORE = _DefaultStore("memory://")
+
+
 def _setting(name: str, doc: str) -> Any:
     """A toolbox attribute that is its pipeline's setting of the same name."""
 
@@ -39,7 +49,8 @@ class Toolbox:
     default per-call limit in seconds; ``error_formatter`` turns a handler exception into the
     text the agent sees (never a traceback; a `ToolError`'s message is always sent verbatim).
     ``store`` keeps each call's state and result (a `ResultStore`, or a URL: ``memory://``, the
-    default, or ``sqlite:///results.db``; ``None`` stores nothing); ``oversize`` is the
+    default, or ``sqlite:///results.db``; ``None`` stores nothing; only the default warns
+    when a side-effecting tool runs on a store a restart forgets); ``oversize`` is the
     `SizePolicy` for results over the dialect's limit; ``executor`` decides where handlers run
     (a `toolbridge.runtime.Executor`; default: `toolbridge.runtime.ThreadExecutor`).
 
@@ -53,7 +64,7 @@ class Toolbox:
         max_concurrency: int = 16,
         timeout: float | None = None,
         error_formatter: Callable[[BaseException], str] = default_error_formatter,
-        store: ResultStore | str | None = "memory://",
+        store: ResultStore | str | None = DEFAULT_STORE,
         oversize: SizePolicy = "error",
         executor: Executor | None = None,
     ) -> None:
@@ -64,16 +75,30 @@ class Toolbox:
                              f"{oversize!r}")
         self._tools: dict[str, RegisteredTool] = {}
         self._pipeline = Pipeline(
-            self._tools, store=None if store is None else open_store(store),
-            max_concurrency=max_concurrency, timeout=timeout, error_formatter=error_formatter,
-            oversize=oversize, executor=executor)
+            self._tools, store=None, max_concurrency=max_concurrency, timeout=timeout,
+            error_formatter=error_formatter, oversize=oversize, executor=executor)
+        if store is DEFAULT_STORE:
+            self._pipeline.store = open_store(store)
+        else:
+            self.store = None if store is None else open_store(store)
         self._owns_store = isinstance(store, str)
 
     max_concurrency: int = _setting("max_concurrency", "Calls of one payload run at once.")
     timeout: float | None = _setting("timeout", "Default per-call limit in seconds.")
     error_formatter: Callable[[BaseException], str] = _setting(
         "error_formatter", "Turns a handler exception into the agent's error text.")
-    store: ResultStore | None = _setting("store", "Where call states and results live.")
+    @property
+    def store(self) -> ResultStore | None:
+        """Where call states and results live."""
+        return self._pipeline.store
+
+    @store.setter
+    def store(self, store: ResultStore | None) -> None:
+        # A store the user chose: they know whether it survives a restart, no warning for it.
+        if store is not None:
+            store.warned_side_effects = True
+        self._pipeline.store = store
+
     oversize: SizePolicy = _setting("oversize", "What to do with results over the limit.")
     executor: Executor | None = _setting("executor", "Where handlers run (None: the default).")
 

@@ -16,7 +16,7 @@ from pydantic import Field
 
 import toolbridge
 import toolbridge.store
-from toolbridge import ToolCall, WireFormatError
+from toolbridge import ToolCall
 from toolbridge.store import MemoryStore, StoreCall, StoredResult, StoreKey, end_owner
 
 
@@ -144,11 +144,17 @@ def test_calls_of_several_turns_are_claimed_per_turn() -> None:
     assert stored is not None and stored.result == StoredResult(True, "b", None)
 
 
-def test_a_repeated_id_in_one_turn_is_refused_before_anything_runs() -> None:
+def test_a_repeated_id_in_one_turn_gets_an_error_result_and_sinks_nothing() -> None:
     box, ran = counting_toolbox()
-    with pytest.raises(WireFormatError, match="appears twice"):
-        box.execute([call("1", "echo", {"text": "a"}), call("1", "echo", {"text": "b"})])
-    assert ran == []
+    payload = [call("1", "echo", {"text": "a"}), call("2", "echo", {"text": "b"}),
+               call("1", "echo", {"text": "c"}), call("1", "echo", {"text": "d"}, turn="t2")]
+    first, other, repeat, next_turn = box.execute(payload)
+    assert (first.output, other.output, next_turn.output) == ("a", "b", "d")
+    assert repeat.error == ("call id '1' repeats the id of an earlier call of this turn (call 1, "
+                            "echo); only that call was run: give every call its own id")
+    assert ran == ["a", "b", "d"]
+    assert [r.output for r in box.execute(payload)[:2]] == ["a", "b"]  # replayed from the store
+    assert ran == ["a", "b", "d"]
 
 
 def test_unkeyed_calls_run_and_are_not_stored() -> None:

@@ -24,7 +24,8 @@ EXPECTED: dict[str, set[str]] = {
         "Arguments", "Backend", "Connection", "Dialect", "DialectLimits", "DialectOptions",
         "DialectRegistry", "ImportedTools", "LossPolicy", "OptionHelp", "PendingCalls",
         "RenderedTools", "ServeOptions", "SkippedTool", "Step", "StepStatus", "Translations",
-        "dialects", "get_dialect", "hookimpl", "hookspec", "nests_deeper_than", "plugin_manager",
+        "dialects", "get_dialect", "hookimpl", "hookspec", "lazy_options", "nests_deeper_than",
+        "plugin_manager",
         "read_arguments", "register_plugin",
     },
     "toolbridge.schema": {
@@ -130,3 +131,46 @@ def test_library_logs_nothing_without_logging_configured() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stderr == "", out.stderr
+
+
+BUILT_IN_ADAPTERS = ["toolbridge_google_ces", "toolbridge_openai_agents",
+                     "toolbridge_openai_assistants", "toolbridge_openai_chat",
+                     "toolbridge_openai_responses"]
+NOT_ON_IMPORT = [
+    *HEAVY, "asyncio", "ssl", "concurrent.futures", "docstring_parser", "pydantic.networks",
+    # toolbridge's own heavy parts: the runtime's pipeline and workers, the store, the schema
+    # engine, tool inspection, the serve driver, the emulator and the adapters' clients.
+    "toolbridge.runtime._pipeline", "toolbridge.runtime._threads", "toolbridge.runtime._journal",
+    "toolbridge.store", "toolbridge.schema", "toolbridge.tools", "toolbridge.toolbox",
+    "toolbridge.serve", "toolbridge.emulation._server", "toolbridge.emulation._scripted",
+    "toolbridge.http._transport",
+    *(f"{a}.{m}" for a in BUILT_IN_ADAPTERS
+      for m in ("client", "backend", "emulator", "serve", "tools_import")),
+]
+"""What ``import toolbridge`` and every built-in adapter's package (plugin discovery imports them
+all) must leave for first use; bench_import.py measures what that saves."""
+
+
+def test_importing_toolbridge_and_every_adapter_is_light() -> None:
+    code = (f"import sys, toolbridge, {', '.join(BUILT_IN_ADAPTERS)}\n"
+            f"print([m for m in {NOT_ON_IMPORT!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_lazy_names_resolve_where_they_are_used() -> None:
+    code = ("import sys, toolbridge\n"
+            "assert 'toolbridge.toolbox' not in sys.modules\n"
+            "box = toolbridge.Toolbox()\n"
+            "@box.tool\n"
+            "def add(a: int, b: int) -> int:\n"
+            "    return a + b\n"
+            "body = box.handle('openai-chat', {'role': 'assistant', 'tool_calls': [{'id': 'c',"
+            " 'type': 'function', 'function': {'name': 'add',"
+            " 'arguments': '{\"a\": 1, \"b\": 2}'}}]})\n"
+            "assert body['messages'][0]['content'] == '3', body\n"
+            "print(sorted(m for m in ('toolbridge.runtime._pipeline', 'toolbridge.store', "
+            "'toolbridge.schema') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(["toolbridge.runtime._pipeline", "toolbridge.schema",
+                                      "toolbridge.store"]), out.stdout + out.stderr

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from toolbridge import ResultStore, Toolbox, ToolCall
+from toolbridge.runtime import Pipeline
 from toolbridge.store import MemoryStore, StoreCall, StoreClaim, StoreCompletion, StoreKey
 
 
@@ -69,8 +70,8 @@ class Forgetful(ResultStore):
         return self.inner.prune(older_than)
 
 
-def charging(store: ResultStore) -> Toolbox:
-    toolbox = Toolbox(store=store)
+def charging(store: ResultStore | str | None, toolbox: Toolbox | None = None) -> Toolbox:
+    toolbox = Toolbox(store=store) if toolbox is None else toolbox
 
     @toolbox.tool(side_effects=True, inline=True)
     def charge(amount: int) -> str:
@@ -79,16 +80,40 @@ def charging(store: ResultStore) -> Toolbox:
     return toolbox
 
 
-def test_a_users_non_durable_store_gets_the_side_effect_warning(
-    caplog: pytest.LogCaptureFixture
-) -> None:
-    assert ResultStore.warned_side_effects is False
-    toolbox = charging(Forgetful())
+def side_effect_warnings(toolbox: Toolbox, caplog: pytest.LogCaptureFixture) -> list[str]:
+    caplog.clear()
     with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
         toolbox.execute([call("charge", {"amount": 1}, "a", conversation="c")])
         toolbox.execute([call("charge", {"amount": 1}, "b", conversation="c")])
+    return [r.getMessage() for r in caplog.records if "is not durable" in r.getMessage()]
+
+
+def test_only_the_implicit_memory_store_gets_the_side_effect_warning(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    [warning] = side_effect_warnings(charging(None, Toolbox()), caplog)
+    assert "MemoryStore" in warning and "sqlite:///results.db" in warning
+    for chosen in ("memory://", MemoryStore(), Forgetful()):
+        assert side_effect_warnings(charging(chosen), caplog) == [], chosen
+    assigned = charging(None)
+    assigned.store = MemoryStore()
+    assert side_effect_warnings(assigned, caplog) == []
+    assert ResultStore.warned_side_effects is False
+
+
+def test_a_pipeline_on_a_users_non_durable_store_warns_once(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    toolbox = charging(None)
+    store = Forgetful()
+    pipeline = Pipeline(toolbox._tools, store=store)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
+        pipeline.run([call("charge", {"amount": 1}, "a", conversation="c")], {})
+        pipeline.run([call("charge", {"amount": 1}, "b", conversation="c")], {})
     warnings = [r for r in caplog.records if "is not durable" in r.getMessage()]
     assert len(warnings) == 1 and "Forgetful" in warnings[0].getMessage()
+    assert ResultStore.warned_side_effects is False
 
 
 class Flaky(Forgetful):

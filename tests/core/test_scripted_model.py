@@ -73,7 +73,7 @@ def test_a_strict_tool_still_refuses_a_missing_required_argument() -> None:
 
 def test_every_misbehaviour_is_described() -> None:
     assert set(MISBEHAVIOURS) == {"wrong_types", "invalid_enum", "broken_json",
-                                  "unknown_tool", "hallucinated_id"}
+                                  "unknown_tool", "hallucinated_id", "repeated_id"}
 
 
 @pytest.mark.parametrize(("call", "message"), [
@@ -132,6 +132,26 @@ def test_a_hallucinated_id_reuses_the_previous_rounds_first_id() -> None:
     assert [c.id for c in model.next_round()] == ["c1", "c2"]
     reused, fresh = model.next_round()
     assert (reused.id, reused.issued, fresh.id, fresh.issued) == ("c1", False, "c3", True)
+
+
+def test_a_repeated_id_is_the_rounds_first_id_in_the_same_round() -> None:
+    script = Script.load({"turns": [{"rounds": [
+        [{"name": "get_weather", "arguments": {"city": "Oslo"}},
+         {"name": "get_weather", "arguments": {"city": "Rome"}, "misbehave": "repeated_id"},
+         {"name": "get_weather", "arguments": {"city": "Baku"}}],
+    ]}]})
+    ids = iter(["c1", "c2"])
+    model = ScriptedModel(script, {"get_weather": WEATHER}, new_id=lambda: next(ids))
+    model.start_turn("hi")
+    first, repeat, fresh = model.next_round()
+    assert [(c.id, c.issued) for c in (first, repeat, fresh)] == [
+        ("c1", True), ("c1", False), ("c2", True)]
+
+
+def test_a_rounds_first_call_cannot_be_a_repeated_id() -> None:
+    bad = {"name": "get_weather", "arguments": {"city": "Lima"}, "misbehave": "repeated_id"}
+    with pytest.raises(ScriptError, match="first call cannot be repeated_id"):
+        play([bad])
 
 
 def test_one_hallucinated_id_per_round() -> None:

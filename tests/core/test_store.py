@@ -54,7 +54,7 @@ def payload(*ids: str, tool: str = "charge") -> dict[str, Any]:
 
 
 def counting_toolbox(store: Any, side_effects: bool = False, **kw: Any) -> tuple[Toolbox, list]:
-    toolbox = Toolbox(store=store)
+    toolbox = Toolbox() if store == "default" else Toolbox(store=store)
     runs: list[int] = []
 
     @toolbox.tool(side_effects=side_effects, **kw)
@@ -192,17 +192,18 @@ def test_a_cancelled_call_without_side_effects_runs_again(echo_dialect: str) -> 
 def test_an_in_memory_side_effect_warns_once(
     echo_dialect: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    toolbox, _ = counting_toolbox("memory://", side_effects=True)
+    toolbox, _ = counting_toolbox("default", side_effects=True)  # no store chosen
     with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
         toolbox.handle(echo_dialect, payload("a", "b"))
         toolbox.handle(echo_dialect, payload("c"))
     warnings = [r for r in caplog.records if "result store is in memory" in r.getMessage()]
     assert len(warnings) == 1
-    caplog.clear()
-    durable, _ = counting_toolbox(SqliteStore(":memory:"), side_effects=True)
-    with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
-        durable.handle(echo_dialect, payload("a"))
-    assert not caplog.records
+    for chosen in (SqliteStore(":memory:"), "memory://"):  # durable, or the user's choice
+        caplog.clear()
+        quiet, _ = counting_toolbox(chosen, side_effects=True)
+        with caplog.at_level(logging.WARNING, logger="toolbridge.runtime"):
+            quiet.handle(echo_dialect, payload("a"))
+        assert not caplog.records
 
 
 def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,14 +4,32 @@ Each adapter's emulator subclasses `Emulator`; `toolbridge.testing.emulator` sta
 dialect name. Needs the ``emulators`` extra (starlette, uvicorn) to serve.
 """
 
-from ._base import Emulator
+from typing import TYPE_CHECKING, Any
+
 from ._faults import FailRule, Faults, StreamFaults, faults_from
-from ._journal import Journal, JournalEntry
-from ._openai import OpenAIApiError, missing_parameter, strict_schema_problem, wrong_type
 from ._options import EmulatorOptions
-from ._script import MISBEHAVIOURS, Misbehaviour, Script, ScriptCall, ScriptError, ScriptTurn
-from ._scripted import ModelCall, ScriptedModel
-from ._server import EmulatorServer, RunningEmulator, StreamDropped, instrument, serve, sse_frames
+
+if TYPE_CHECKING:
+    from ._base import Emulator
+    from ._journal import Journal, JournalEntry
+    from ._openai import OpenAIApiError, missing_parameter, strict_schema_problem, wrong_type
+    from ._script import (
+        MISBEHAVIOURS,
+        Misbehaviour,
+        Script,
+        ScriptCall,
+        ScriptError,
+        ScriptTurn,
+    )
+    from ._scripted import ModelCall, ScriptedModel
+    from ._server import (
+        EmulatorServer,
+        RunningEmulator,
+        StreamDropped,
+        instrument,
+        serve,
+        sse_frames,
+    )
 
 __all__ = [
     "MISBEHAVIOURS",
@@ -41,3 +59,27 @@ __all__ = [
     "strict_schema_problem",
     "wrong_type",
 ]
+
+# An adapter's options import the faults and options above; the emulator itself (the scripted
+# model, the server, the journal) loads on first use.
+_LAZY: dict[str, str] = {
+    "Emulator": "._base", "Journal": "._journal", "JournalEntry": "._journal",
+    "MISBEHAVIOURS": "._script", "Misbehaviour": "._script", "Script": "._script",
+    "ScriptCall": "._script", "ScriptError": "._script", "ScriptTurn": "._script",
+    "ModelCall": "._scripted", "ScriptedModel": "._scripted",
+    "EmulatorServer": "._server", "RunningEmulator": "._server", "StreamDropped": "._server",
+    "instrument": "._server", "serve": "._server", "sse_frames": "._server",
+    "OpenAIApiError": "._openai", "missing_parameter": "._openai",
+    "strict_schema_problem": "._openai", "wrong_type": "._openai",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -23,7 +23,7 @@ F = TypeVar("F", bound="Faults")
 class FailRule(BaseModel):
     """Fail the ``nth`` request (1-based, counting every request the emulator receives)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
     nth: int = Field(ge=1)
     status: Literal[429, 500, 502, 503] = 500
     retry_after: float | None = None
@@ -36,7 +36,7 @@ class FailRule(BaseModel):
 class Faults(BaseModel):
     """Faults every emulator applies to every request."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
     fail_requests: tuple[FailRule, ...] = ()
     """Requests to fail, by their number (see `FailRule`)."""
     latency_ms: int = Field(default=0, ge=0)

@@ -20,7 +20,7 @@ __all__ = ["MISBEHAVIOURS", "Misbehaviour", "Script", "ScriptCall", "ScriptError
            "ScriptTurn"]
 
 Misbehaviour = Literal["wrong_types", "invalid_enum", "broken_json", "unknown_tool",
-                       "hallucinated_id"]
+                       "hallucinated_id", "repeated_id"]
 
 MISBEHAVIOURS: dict[str, str] = {
     "wrong_types": "arguments of the wrong JSON type, sent as written (the declared schema "
@@ -33,6 +33,8 @@ MISBEHAVIOURS: dict[str, str] = {
     "unknown_tool": "a call of a tool the session does not declare",
     "hallucinated_id": "the call reuses the id of the previous round's first call instead of "
                        "a fresh one (one such call per round, not in a turn's first round)",
+    "repeated_id": "the call has the same id as the first call of its round, in the same "
+                   "message (not the round's first call)",
 }
 """Each kind of deliberate misbehaviour a script call may be marked with, and what it sends."""
 
@@ -42,7 +44,8 @@ class ScriptError(UsageError):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True,
+                              use_attribute_docstrings=True)
 
 
 class ScriptCall(_Model):

@@ -31,7 +31,8 @@ class ModelCall:
     """``broken_json``: the text to send where the wire carries arguments (not JSON)."""
     misbehave: Misbehaviour | None = None
     issued: bool = True
-    """False for ``hallucinated_id``: ``id`` is an earlier call's, not one issued for this."""
+    """False for ``hallucinated_id`` and ``repeated_id``: ``id`` is an earlier call's, not one
+    issued for this."""
 
     @property
     def arguments_text(self) -> str:
@@ -121,17 +122,26 @@ class ScriptedModel:
         if sum(c.misbehave == "hallucinated_id" for c in script_calls) > 1:
             raise ScriptError(f"{where}: at most one hallucinated_id call per round (each "
                               "reuses the previous round's first call id)")
+        if script_calls and script_calls[0].misbehave == "repeated_id":
+            raise ScriptError(f"{where}: the round's first call cannot be repeated_id (it "
+                              "repeats the id of the round's first call)")
         replayed, self._replayed = self._replayed, []
-        calls = [self._play(call, where, replayed[i] if i < len(replayed) else None)
-                 for i, call in enumerate(script_calls)]
+        calls: list[ModelCall] = []
+        for i, script_call in enumerate(script_calls):
+            calls.append(self._play(script_call, where,
+                                    replayed[i] if i < len(replayed) else None,
+                                    calls[0].id if calls else ""))
         for call in calls:
             self._slots.setdefault(call.id, []).append(self._issued)
             self._issued += 1
         self._previous = calls
         return calls
 
-    def _play(self, call: ScriptCall, where: str, replayed: str | None) -> ModelCall:
+    def _play(self, call: ScriptCall, where: str, replayed: str | None, first: str
+              ) -> ModelCall:
         arguments = self.check(call)
+        if call.misbehave == "repeated_id":
+            return ModelCall(first, call.name, arguments, None, call.misbehave, issued=False)
         if call.misbehave != "hallucinated_id":
             return ModelCall(replayed or self.new_id(), call.name, arguments, call.raw_arguments,
                              call.misbehave)

@@ -5,6 +5,8 @@ conversations).
 What a dialect author's client imports. httpx is imported on first use, not by this module.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .._redact import redact_text, redact_url
 from ._retries import (
     RetryPolicy,
@@ -16,7 +18,9 @@ from ._retries import (
     transport_failure,
 )
 from ._sse import SSEDecoder
-from ._transport import exclusive_transport
+
+if TYPE_CHECKING:
+    from ._transport import exclusive_transport
 
 __all__ = [
     "RetryPolicy",
@@ -31,3 +35,12 @@ __all__ = [
     "transport_error",
     "transport_failure",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "exclusive_transport":  # with ssl and the network backend: on first use
+        from ._transport import exclusive_transport
+
+        globals()[name] = exclusive_transport
+        return exclusive_transport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

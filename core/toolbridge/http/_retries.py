@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import logging
 import math
@@ -190,6 +189,8 @@ async def asend_with_retries(
         wait = policy.delay(attempt, response)
         log.info("retrying %s %s in %.2fs (attempt %d)", request.method, request.url.path,
                  wait, attempt + 1)
+        import asyncio  # loaded by the running loop already; not by importing this module
+
         await asyncio.sleep(wait)
         attempt += 1
 

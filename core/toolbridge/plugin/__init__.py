@@ -21,7 +21,7 @@ from ._dialect import (
 )
 from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nests_deeper_than
 from ._manager import dialects, get_dialect, plugin_manager, register_plugin
-from ._options import DialectOptions, OptionHelp, ServeOptions
+from ._options import DialectOptions, OptionHelp, ServeOptions, lazy_options
 from ._pending import PendingCalls
 from ._registry import DialectRegistry
 from .hookspecs import hookimpl, hookspec
@@ -51,6 +51,7 @@ __all__ = [
     "get_dialect",
     "hookimpl",
     "hookspec",
+    "lazy_options",
     "nests_deeper_than",
     "plugin_manager",
     "read_arguments",

@@ -39,6 +39,11 @@ class DialectLimits:
     """Tool names the backend accepts."""
     content_parts: bool = False
     """Whether results may be content arrays (text and images) instead of text."""
+    repeated_result_ids: bool = False
+    """Whether the backend takes one result per listed call even when a call id is listed
+    twice (results answer the calls one for one). Otherwise results are matched by id: a
+    payload's call whose id repeats an earlier one's is answered only by that first call's
+    result. Either way only the first call with an id runs."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,11 @@ converted to the field's type; an unknown key is an error listing the known ones
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
 import json
+import textwrap
 import types
 import typing
 from collections.abc import Mapping
@@ -22,13 +26,13 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["DialectOptions", "OptionHelp", "ServeOptions"]
+__all__ = ["DialectOptions", "OptionHelp", "ServeOptions", "lazy_options"]
 
 
 class OptionHelp(BaseModel):
     """One option as ``--help`` shows it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
     name: str
     type: str
     default: str
@@ -38,8 +42,10 @@ class OptionHelp(BaseModel):
 class DialectOptions(BaseModel):
     """Base of every dialect's options: frozen, unknown keys refused, one docstring per field."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True,
-                              use_attribute_docstrings=True, validate_default=False)
+    # Built on first use, and field docstrings read only for `describe`: importing a dialect
+    # (plugin discovery imports them all) defines its option classes and nothing more.
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True,
+                              arbitrary_types_allowed=True, validate_default=False)
     dialect: ClassVar[str] = ""
     """The dialect these options belong to (named in error messages)."""
 
@@ -75,17 +81,65 @@ class DialectOptions(BaseModel):
     def describe(cls) -> list[OptionHelp]:
         """Every option: name, type, default and docstring (for ``--help``)."""
         out = []
+        docs = field_docstrings(cls)
         for name, info in cls.model_fields.items():
             annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
             default = "required" if info.is_required() else repr(info.get_default(
                 call_default_factory=True))
             out.append(OptionHelp(name=name, type=annotation.replace("typing.", ""),
-                                  default=default, doc=(info.description or "").strip()))
+                                  default=default, doc=(info.description or docs.get(name, "")
+                                                        ).strip()))
         return out
 
     @classmethod
     def _what(cls) -> str:
         return f"{cls.dialect} options" if cls.dialect else cls.__name__
+
+
+class _LazyOptions:
+    """A class attribute that imports the options class it names when first read."""
+
+    __slots__ = ("target", "value")
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.value: type[DialectOptions] | None = None
+
+    def __get__(self, instance: object, owner: type | None = None) -> type[DialectOptions]:
+        if self.value is None:
+            import importlib
+
+            module, _, name = self.target.partition(":")
+            self.value = getattr(importlib.import_module(module), name)
+        return self.value
+
+
+def lazy_options(target: str) -> Any:
+    """`Dialect.serve_options` / `Dialect.emulator_options` named as ``"package.module:Class"``,
+    imported when first read: plugin discovery imports every dialect's package, and only the
+    CLI, the serve driver and the emulators need its option classes (pydantic models).
+
+        serve_options = lazy_options("my_dialect.options:MyServeOptions")
+    """
+    return _LazyOptions(target)
+
+
+def field_docstrings(cls: type) -> dict[str, str]:
+    """The docstring under each annotated attribute of ``cls`` and its bases (the nearest
+    class's wins), read from their source; none where the source is not available."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, after in itertools.pairwise(body):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs
 
 
 def _from_text(value: Any, annotation: Any) -> Any:

@@ -7,13 +7,36 @@
 `output_text` to put an output on their wire.
 """
 
-from ._call import PlannedCall
-from ._executors import Executor, InlineExecutor, LoopExecutor, ThreadExecutor
-from ._limits import Oversize, SizePolicy
+from typing import TYPE_CHECKING, Any
+
 from ._output import output_text
-from ._pipeline import Pipeline
+
+if TYPE_CHECKING:
+    from ._call import PlannedCall
+    from ._executors import Executor, InlineExecutor, LoopExecutor, ThreadExecutor
+    from ._limits import Oversize, SizePolicy
+    from ._pipeline import Pipeline
 
 __all__ = [
     "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline", "PlannedCall",
     "SizePolicy", "ThreadExecutor", "output_text",
 ]
+
+# Adapters import `output_text` (light); the pipeline, with asyncio, the worker threads and the
+# store, loads when a toolbox first needs it.
+_LAZY: dict[str, str] = {
+    "PlannedCall": "._call", "Executor": "._executors", "InlineExecutor": "._executors",
+    "LoopExecutor": "._executors", "ThreadExecutor": "._executors", "Pipeline": "._pipeline",
+    "Oversize": "._limits", "SizePolicy": "._limits",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -23,7 +23,7 @@ from ._limits import SizePolicy
 from ._loops import no_running_loop
 from ._output import default_error_formatter, write_encoded
 from ._payload import to_data
-from ._plan import plan
+from ._plan import answered_once, plan
 from ._replay import reconcile, still_running, wait_limit
 
 if TYPE_CHECKING:
@@ -245,6 +245,7 @@ def _read(dialect: str | Dialect, payload: Any, conversation: str | None
 def _write(dialect: Dialect, results: list[ToolResult], planned: list[PlannedCall]
            ) -> dict[str, Any]:
     """The dialect's body; outputs already encoded as JSON are not encoded again."""
+    results = answered_once(dialect.limits, results)
     known = {}
     for pc in planned:
         text, result = pc.text, pc.result

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError, UnknownDialectError, WireFormatError
+from ..errors import ArgumentError, UnknownDialectError
 from ..model import ToolCall, ToolResult
 from ..plugin import Dialect, DialectLimits, get_dialect
 from ..store import StoreKey
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..tools import RegisteredTool
     from ._call import Payload
 
-__all__ = ["plan"]
+__all__ = ["answered_once", "plan"]
 
 log = logging.getLogger("toolbridge.runtime")
 
@@ -64,7 +64,8 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
          ) -> tuple[list[ToolResult | None], list[PlannedCall]]:
     """Per call its result when planning decided it (else ``None``), and the planned calls.
 
-    Raises `WireFormatError` when a (conversation, turn, id) appears twice: no call runs.
+    A call whose (conversation, turn, id) came before in ``calls`` is not run: it gets an
+    error result (`answered_once` drops it from a body whose wire matches results by id).
     """
     results: list[ToolResult | None] = [None] * len(calls)
     planned: list[PlannedCall] = []
@@ -115,18 +116,39 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         planned.append(PlannedCall(payload, index, call, tool, kwargs, arguments, info[0],
                                    info[2], key, timeout))
     if len(ids) != len(calls):  # distinct ids are enough, and quick to see
-        _check_unique(calls)
+        repeats = _repeats(calls)
+        if repeats:
+            for index, first in repeats.items():
+                call = calls[index]
+                results[index] = ToolResult.failed(call, (
+                    f"call id {call.id!r} repeats the id of an earlier call of this turn "
+                    f"(call {first + 1}, {calls[first].name}); only that call was run: give "
+                    "every call its own id"))
+            planned = [pc for pc in planned if pc.index not in repeats]
     return results, planned
 
 
-def _check_unique(calls: Sequence[ToolCall]) -> None:
-    """Raise `WireFormatError` naming a call whose (conversation, turn, id) came before."""
-    seen: set[tuple[str, str, str]] = set()
+def _repeats(calls: Sequence[ToolCall]) -> dict[int, int]:
+    """Index of each call whose (conversation, turn, id) came before -> that first call's."""
+    first: dict[tuple[str, str, str], int] = {}
+    repeats: dict[int, int] = {}
     for index, call in enumerate(calls):
         key = (call.conversation, call.turn, call.id)
-        if key in seen:
-            raise WireFormatError(
-                call.dialect, f"calls[{index}].id",
-                f"call id {call.id!r} appears twice in one payload; each call is run once",
-            )
-        seen.add(key)
+        if key in first:
+            repeats[index] = first[key]
+        else:
+            first[key] = index
+    return repeats
+
+
+def answered_once(limits: DialectLimits, results: list[ToolResult]) -> list[ToolResult]:
+    """``results`` as a dialect with ``limits`` sends them: without the results of repeated
+    calls where its backend matches results to calls by id (`DialectLimits.repeated_result_ids`).
+    """
+    if len(results) < 2 or limits.repeated_result_ids:
+        return results
+    calls = [r.call for r in results]
+    if len({c.id for c in calls}) == len(calls):
+        return results
+    repeats = _repeats(calls)
+    return [r for index, r in enumerate(results) if index not in repeats]

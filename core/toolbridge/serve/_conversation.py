@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, ReplyLostError, ServeError, UsageError
 from ..model import ToolCall, ToolResult
-from ..plugin import Backend, Step
+from ..plugin import Backend, Dialect, DialectLimits, Step
+from ..runtime._plan import answered_once
 from ._checkpoints import Checkpoints
 from ._record import Key, Recorder, remember
 
@@ -62,7 +63,7 @@ class Conversation:
     """Drives one `Backend` with a `Toolbox`, recording into a `Transcript`."""
 
     __slots__ = ("_ended", "_inbox", "_inflight", "_last_round", "_reader", "_ready", "_record",
-                 "_recoveries", "_resend", "_rounds", "_saved", "_sending", "_step",
+                 "_recoveries", "_repeats", "_resend", "_rounds", "_saved", "_sending", "_step",
                  "_step_keys", "_submitted", "_submitting", "_tasks", "backend",
                  "checkpoints", "settings", "toolbox", "transcript", "turn_index")
 
@@ -81,6 +82,9 @@ class Conversation:
         self._reader: asyncio.Task[None] | None = None
         self._inflight: dict[Key, None] = {}
         self._ready: dict[Key, ToolResult] = {}
+        self._repeats: dict[Key, list[ToolResult]] = {}
+        """The error results of calls repeating a ready call's (turn, id), sent with it where
+        the wire carries them (`toolbridge.plugin.DialectLimits.repeated_result_ids`)."""
         self._submitted: dict[Key, None] = {}
         """Calls submitted, oldest first (an ordered set, bounded)."""
         self._step: Step | None = None
@@ -254,8 +258,13 @@ class Conversation:
         for call in calls:
             self._record.call(call)
         refused, startable = self._refuse_late(step, calls)
-        batches = [[c] for c in startable] if self.backend.partial_submit else (
-            [startable] if startable else [])
+        if self.backend.partial_submit:  # one batch per call, with the calls repeating its id
+            groups: dict[Key, list[ToolCall]] = {}
+            for call in startable:
+                groups.setdefault((call.turn, call.id), []).append(call)
+            batches = list(groups.values())
+        else:
+            batches = [startable] if startable else []
         for batch in batches:
             self._inflight.update(dict.fromkeys((c.turn, c.id) for c in batch))
             self._spawn(self._answer(batch))
@@ -308,8 +317,13 @@ class Conversation:
 
     def _take(self, results: list[ToolResult]) -> None:
         current = set(self._step_keys)
+        taken: set[Key] = set()
         for result in results:
             key = (result.call.turn, result.call.id)
+            if key in taken:  # a call repeating an earlier one's id: its error result
+                self._repeats.setdefault(key, []).append(result)
+                continue
+            taken.add(key)
             self._inflight.pop(key, None)
             if self.backend.partial_submit or key in current:
                 self._ready[key] = result
@@ -361,11 +375,14 @@ class Conversation:
             self._submitting = False
 
     async def _batch(self) -> tuple[Step, Mapping[str, Any], list[Key]]:
-        keys = list(self._ready) if self.backend.partial_submit else list(self._step_keys)
-        results = [self._ready.pop(k) for k in keys]
+        keys = list(self._ready) if self.backend.partial_submit else list(
+            dict.fromkeys(self._step_keys))
+        results = [r for k in keys for r in (self._ready.pop(k), *self._repeats.pop(k, ()))]
         assert self._step is not None
         step = self._step
-        body = self.backend.dialect.write_results(results)
+        dialect = self.backend.dialect
+        limits = dialect.limits if isinstance(dialect, Dialect) else DialectLimits()
+        body = dialect.write_results(answered_once(limits, results))
         if not self.backend.lists_pending:
             self._saved = (step, body)
             await self.checkpoints.sending(self.backend, self.turn_index, step, body)
@@ -442,6 +459,7 @@ class Conversation:
         self._tasks = {self._reader} if self._reader is not None else set()
         self._inflight.clear()
         self._ready.clear()
+        self._repeats.clear()
         self._step, self._step_keys, self._saved = None, [], None
         self._submitting, self._sending, self._resend = False, _NONE, False
         self._inbox = _Inbox()

@@ -140,8 +140,9 @@ class ResultStore(abc.ABC):
     blocking: ClassVar[bool] = False
     """Whether methods do I/O (the async runtime then calls them in a worker thread)."""
     warned_side_effects: bool = False
-    """Whether the runtime already warned that a side-effecting tool runs on this store
-    although it is not `durable` (it warns once per store)."""
+    """Whether the warning that a side-effecting tool runs on this store although it is not
+    `durable` is settled: the runtime warns once per store, and `toolbridge.Toolbox` sets it
+    for a store the user chose (only its implicit default warns)."""
 
     @abc.abstractmethod
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:

@@ -197,3 +197,30 @@ def test_redelivered_side_effect_call_runs_once() -> None:
     first = box.handle(bound, response)
     again = box.handle(bound, response["outputs"][0])  # the same call, re-delivered
     assert runs == [5] and first == again
+
+
+def test_a_result_over_our_one_mib_cap_is_not_sent() -> None:
+    """Google documents no ToolResponse size limit; ours is 1 MiB of the result's JSON text."""
+    assert DIALECT.limits.max_result_bytes == 1_048_576
+    calls = {"toolCalls": [{"id": "c1", "displayName": "table", "args": {"rows": 5_000_000}},
+                           {"id": "c2", "displayName": "table", "args": {"rows": 10}}]}
+    for oversize in ("error", "truncate"):
+        box = toolbridge.Toolbox(oversize=oversize)
+
+        @box.tool
+        def table(rows: int) -> str:
+            return "é" * rows  # 2 bytes each in UTF-8: the cap counts bytes
+
+        body = box.handle(GoogleCesDialect(session=SESSION), calls)
+        request = parses(ces_v1.RunSessionRequest, body)
+        big, small = body["inputs"][0]["toolResponses"]["toolResponses"]
+        assert small["response"] == {"output": "é" * 10}
+        assert len(json.dumps(body, ensure_ascii=False).encode()) < 1_100_000
+        if oversize == "error":
+            assert big["response"]["error"].startswith(
+                "the result of table is 10000000 bytes, over the google-ces limit of 1048576")
+        else:
+            text = big["response"]["output"]
+            assert text.endswith("[truncated by toolbridge: 10000000 bytes, limit 1048576]")
+            assert len(text.encode()) <= 1_048_576
+        assert len(request.inputs[0].tool_responses.tool_responses) == 2

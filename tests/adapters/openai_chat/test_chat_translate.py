@@ -183,9 +183,6 @@ def test_a_reply_without_tool_calls_has_none_and_custom_calls_are_unhandled() ->
     ({"role": "user"}, "role"), ({"unrelated": 1}, "choices"),
     ({"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f"}}]},
      "tool_calls[0].id"),
-    ({"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f"}},
-                                          {"id": "a", "function": {"name": "f"}}]},
-     "tool_calls[1].id"),
 ])
 def test_malformed_payloads_name_the_field(source: Any, field: str) -> None:
     with pytest.raises(WireFormatError) as info:
