@@ -128,9 +128,14 @@ class ThreadExecutor(LoopExecutor):
     wrapper (a wrapper may block).
     """
 
-    def __init__(self) -> None:
-        self._runs: dict[int, tuple[object, int]] = {}
-        """By ``id`` of a tool (kept alive here): its quick runs in a row."""
+    @property
+    def _runs(self) -> dict[int, tuple[object, int]]:
+        """By ``id`` of a tool (kept alive here): its quick runs in a row (made on first
+        use, so a subclass's ``__init__`` need not call this one's)."""
+        runs: dict[int, tuple[object, int]] | None = self.__dict__.get("_quick_runs")
+        if runs is None:
+            runs = self.__dict__["_quick_runs"] = {}
+        return runs
 
     def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
         if any(c.is_async for c in calls):
