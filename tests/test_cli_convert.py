@@ -28,13 +28,32 @@ OPENAPI = {
 
 def _convert(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: Any, source: str,
              target: str) -> dict[str, Any]:
-    path = tmp_path / "tools.json"
+    """stdout: the tool list the backend takes; the report (``losses``, ``skipped``) in a file."""
+    path, report = tmp_path / "tools.json", tmp_path / "report.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    code = main(["convert", "--from", source, "--to", target, str(path)])
+    code = main(["convert", "--from", source, "--to", target, "--report", str(report),
+                 str(path)])
     out, err = capsys.readouterr()
     assert code == 0, err
-    result: dict[str, Any] = json.loads(out)
+    tools = json.loads(out)
+    assert isinstance(tools, list), "convert prints the tool list itself"
+    result: dict[str, Any] = {"tools": tools, **json.loads(report.read_text())}
     return result
+
+
+def test_the_report_goes_to_stderr_without_report_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wire = toolbridge.get_dialect("openai-assistants").render_tools(list(toolbox)).definitions
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"type": "file_search"}, *wire]), encoding="utf-8")
+    assert main(["convert", "--from", "openai-assistants", "--to", "google-ces",
+                 str(path)]) == 0
+    out, err = capsys.readouterr()
+    tools = json.loads(out)  # stdout is the tool list alone, ready for the backend
+    read = toolbridge.get_dialect("google-ces").read_tools(tools)
+    assert [t.name for t in read] == toolbox.names()
+    assert "toolbridge: skipped:" in err and "file_search" in err
+    assert "toolbridge: loss:" in err
 
 
 def test_assistants_to_agents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,7 +39,7 @@ def test_convert_between_dialects(tmp_path: Path, capsys: pytest.CaptureFixture[
     path.write_text(json.dumps(wire), encoding="utf-8")
     assert main(["convert", "--from", source, "--to", target, str(path)]) == 0
     result = json.loads(capsys.readouterr().out)
-    names = [t.name for t in toolbridge.get_dialect(target).read_tools(result["tools"])]
+    names = [t.name for t in toolbridge.get_dialect(target).read_tools(result)]
     assert names == toolbox.names()
 
 
@@ -52,7 +52,7 @@ def test_emulate_serves_until_interrupted(dialect: str, path: str) -> None:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert f"{dialect} emulator on http://127.0.0.1:" in line, line
-        base = line.split(" on ", 1)[1].split(" ", 1)[0]
+        base = line.split(" on ", 1)[1].split()[0]
         body = ({"model": "m", "input": "hi"} if dialect == "openai-responses"
                 else {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
         answer = httpx.post(base + path, json=body, headers={"Authorization": "Bearer k"})

@@ -40,7 +40,7 @@ def tools_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
     sys.modules.pop("policy_tools", None)
 
 
-DIALECTS = ("google-ces", "openai-agents", "openai-assistants")
+DIALECTS = ("google-ces", "openai-agents", "openai-assistants", "openai-chat", "openai-responses")
 
 
 def test_policy_error_prints_every_dialect_then_fails(
@@ -50,7 +50,7 @@ def test_policy_error_prints_every_dialect_then_fails(
     assert all(f"== {name}" in out for name in DIALECTS)  # printed before failing
     assert out.count("-- fails --policy error") == 1  # CES drops `format`; nothing checks it
     assert "tool 'mail'" in out and "not enforced" in out
-    assert err.startswith("toolbridge: failed: --policy error: 1 of 3 dialect(s)")
+    assert err.startswith("toolbridge: failed: --policy error: 1 of 5 dialect(s)")
     assert "google-ces" in err and err.count("\n") == 1
 
 
@@ -82,10 +82,11 @@ def test_convert_reports_skipped_tools(tmp_path: Path,
             "type": "object", "properties": {}}}}]}
     path = tmp_path / "assistant.json"
     path.write_text(json.dumps(assistant), encoding="utf-8")
+    report = tmp_path / "report.json"
     assert main(["convert", "--from", "openai-assistants", "--to", "openai-agents",
-                 str(path)]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert [t["name"] for t in out["tools"]] == ["ping"]
+                 "--report", str(report), str(path)]) == 0
+    assert [t["name"] for t in json.loads(capsys.readouterr().out)] == ["ping"]
+    out = json.loads(report.read_text())
     assert [line.split(":")[0] for line in out["skipped"]] == [
         "tools[0] (code_interpreter)", "tools[1] (file_search)"]
     assert main(["convert", "--from", "openai-assistants", "--to", "neutral", str(path)]) == 0

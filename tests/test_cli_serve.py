@@ -109,7 +109,7 @@ def test_serve_options_are_typed_and_listed(capsys: pytest.CaptureFixture[str]) 
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "options of google-ces (-o KEY=VALUE):" in out
-    assert "  session (str | None, default None)" in out and "openai-agents" not in out
+    assert "  session (str | None, default None)" in out and "options of openai-agents" not in out
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     out = capsys.readouterr().out

@@ -15,7 +15,7 @@ import pytest
 from toolbridge import Toolbox, Transcript
 from toolbridge.testing import converse, installed_dialects
 
-BUILT_IN = ["google-ces", "openai-agents", "openai-assistants"]
+BUILT_IN = ["google-ces", "openai-agents", "openai-assistants", "openai-chat", "openai-responses"]
 
 
 def test_the_built_in_dialects_are_installed() -> None:
@@ -126,7 +126,18 @@ def test_broken_json_on_ces_is_a_script_error() -> None:
     assert "emulator script error" in str(transcript.error)
 
 
-@pytest.mark.parametrize("dialect", BUILT_IN)
+def test_a_hallucinated_id_on_chat_is_a_script_error() -> None:
+    """Chat Completions has no server-side calls: an id used again is a new call there."""
+    toolbox, _ = make_toolbox()
+    reused = {"name": "create_ticket", "arguments": {"subject": "twice"},
+              "misbehave": "hallucinated_id"}
+    transcript = converse(toolbox, "openai-chat", ["Ticket?"], script=script(
+        [{"name": "create_ticket", "arguments": {"subject": "late"}}], [reused]))
+    assert transcript.status == "failed", transcript.render()
+    assert "reuse_call_ids" in str(transcript.error)
+
+
+@pytest.mark.parametrize("dialect", [d for d in BUILT_IN if d != "openai-chat"])
 def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect: str) -> None:
     first = {"name": "create_ticket", "arguments": {"subject": "late"}}
     reused = {"name": "create_ticket", "arguments": {"subject": "twice"},
@@ -138,9 +149,10 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
     assert ("create_ticket", "twice") not in ran
     assert ran.count(("create_ticket", "late")) == ran.count(("create_ticket", "other")) == 1
     outputs = received(transcript)
-    if dialect == "openai-agents":
+    if dialect in ("openai-agents", "openai-responses"):
         # Listed, never registered as pending: toolbridge already answered that (turn, call
         # id) and sends nothing for it; the turn goes on once the issued call is answered.
+        # (Responses: the conversation already holds that call id's output.)
         assert outputs[:2] == ["ticket: late", "ticket: other"], transcript.render()
         assert "twice" not in json.dumps(results(transcript))
         assert_continued(transcript, ran, bad=2)

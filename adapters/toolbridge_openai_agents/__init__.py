@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .backend import AgentsBackend, AgentsConnection
     from .client import AgentsClient, AsyncAgentsClient, PendingCallRaceError
     from .emulator import AgentsEmulator
+    from .migration import AgentsTarget
     from .serve import arun_conversation, aserve_session, run_conversation, serve_session
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "AgentsEmulator",
     "AgentsEmulatorOptions",
     "AgentsFaults",
+    "AgentsTarget",
     "AgentsOptions",
     "AsyncAgentsClient",
     "OpenAIAgentsDialect",
@@ -95,6 +97,12 @@ class OpenAIAgentsDialect(Dialect):
 
         return AgentsConnection(self, AgentsOptions.parse(options), tools)
 
+    def migration_target(self, options: Mapping[str, Any]) -> Any:
+        """An `AgentsTarget` (saved agents and sessions), the client built from ``options``."""
+        from .migration import AgentsTarget
+
+        return AgentsTarget(**options)
+
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """The emulated Agents API (`AgentsEmulator`): ``script``, ``faults``."""
         from .emulator import AgentsEmulator
@@ -105,7 +113,7 @@ class OpenAIAgentsDialect(Dialect):
 
 _LAZY = {
     "AgentsClient": ".client", "AsyncAgentsClient": ".client", "PendingCallRaceError": ".client",
-    "AgentsEmulator": ".emulator",
+    "AgentsEmulator": ".emulator", "AgentsTarget": ".migration",
     "AgentsBackend": ".backend", "AgentsConnection": ".backend",
     "serve_session": ".serve", "aserve_session": ".serve",
     "run_conversation": ".serve", "arun_conversation": ".serve",

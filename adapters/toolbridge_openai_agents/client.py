@@ -27,6 +27,7 @@ from toolbridge.http import (
     exclusive_transport,
     raise_for_backend,
     send_with_retries,
+    transport_error,
 )
 
 from ._client_common import (
@@ -41,6 +42,7 @@ from ._client_common import (
     resync_event,
     session_body,
 )
+from ._saved_agents import AsyncSavedAgents, SavedAgents
 from ._streams import AsyncEventStream, EventStream
 
 __all__ = [
@@ -71,15 +73,20 @@ class _Requests:
     def _create_body(self, tools: Tools, input: Any, environment: Mapping[str, Any] | None,
                      agent: Mapping[str, Any] | None, model: str | None,
                      instructions: str | None, metadata: Mapping[str, str] | None,
-                     stream: bool) -> dict[str, Any]:
+                     stream: bool, agent_id: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"environment": dict(environment or {"type": "none"})}
         spec = dict(agent or {})
         if model is not None:
             spec["model"] = model
         if instructions is not None:
             spec["instructions"] = instructions
-        spec["tools"] = render_tools(tools)
-        body["agent"] = spec
+        rendered = render_tools(tools)
+        if agent_id is None or rendered:  # a saved agent keeps its tools unless replaced
+            spec["tools"] = rendered
+        if agent_id is not None:
+            body["agent_id"] = agent_id
+        if spec:
+            body["agent"] = spec
         if input is not None:
             body["input"] = input
         if metadata is not None:
@@ -120,7 +127,7 @@ def _events_of(body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[Ma
 
 
 # ============================================================================ sync
-class AgentsClient(_Requests):
+class AgentsClient(_Requests, SavedAgents):
     """Blocking client. Options: ``api_key``, ``base_url``, ``organization``, ``project``,
     ``timeout``, ``retry`` (a `toolbridge.http.RetryPolicy`), ``race_delays``, ``headers``."""
 
@@ -150,10 +157,12 @@ class AgentsClient(_Requests):
                        environment: Mapping[str, Any] | None = None,
                        agent: Mapping[str, Any] | None = None, model: str | None = None,
                        instructions: str | None = None,
-                       metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """``POST /agents/sessions`` declaring ``tools`` (environment ``none`` by default)."""
+                       metadata: Mapping[str, str] | None = None,
+                       agent_id: str | None = None) -> dict[str, Any]:
+        """``POST /agents/sessions`` declaring ``tools`` (environment ``none`` by default);
+        with ``agent_id``, a session of that saved agent (``tools`` then replace its own)."""
         body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, False)
+                                 metadata, False, agent_id)
         return session_body(self._send(self._build("POST", "/agents/sessions", json=body),
                                        "create session"), "create session")
 
@@ -226,11 +235,14 @@ class AgentsClient(_Requests):
     def _open(self, request: httpx.Request, what: str) -> httpx.Response:
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
+            failed: Exception | None = None
             try:
                 response = self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= policy.max_attempts:
-                    raise BackendError(f"{what}: {exc!r}") from None
+                    raise transport_error(f"{what}", failed)
                 time.sleep(policy.delay(attempt, None))
                 continue
             if response.is_success:
@@ -278,7 +290,7 @@ class AgentsClient(_Requests):
 
 
 # ============================================================================ async
-class AsyncAgentsClient(_Requests):
+class AsyncAgentsClient(_Requests, AsyncSavedAgents):
     """Async client; same methods and options as `AgentsClient`, awaited."""
 
     _http: httpx.AsyncClient
@@ -308,9 +320,10 @@ class AsyncAgentsClient(_Requests):
                              environment: Mapping[str, Any] | None = None,
                              agent: Mapping[str, Any] | None = None, model: str | None = None,
                              instructions: str | None = None,
-                             metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+                             metadata: Mapping[str, str] | None = None,
+                             agent_id: str | None = None) -> dict[str, Any]:
         body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, False)
+                                 metadata, False, agent_id)
         return session_body(await self._send(
             self._build("POST", "/agents/sessions", json=body), "create session"),
             "create session")
@@ -377,11 +390,14 @@ class AsyncAgentsClient(_Requests):
     async def _open(self, request: httpx.Request, what: str) -> httpx.Response:
         policy = self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
+            failed: Exception | None = None
             try:
                 response = await self._streams.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= policy.max_attempts:
-                    raise BackendError(f"{what}: {exc!r}") from None
+                    raise transport_error(f"{what}", failed)
                 await asyncio.sleep(policy.delay(attempt, None))
                 continue
             if response.is_success:

@@ -3,7 +3,9 @@
 Routes (under ``/v1``, and at the root): ``POST`` and ``GET /agents/sessions`` (create, with
 ``stream: true`` too; list, ``metadata[key]=value`` filters),
 ``GET|POST /agents/sessions/{id}``, ``POST|GET /agents/sessions/{id}/events``,
-``GET /agents/sessions/{id}/items``, ``GET /agents/sessions/{id}/turns/{turn_id}``.
+``GET /agents/sessions/{id}/items``, ``GET /agents/sessions/{id}/turns/{turn_id}``; saved
+agents: ``POST /agents``, ``GET /agents`` (list), ``GET /agents/{id}`` (a session created
+with ``agent_id`` runs that agent's model, instructions and tools unless ``agent`` overrides).
 Faults (`AgentsFaults`): the shared stream ones plus ``registration_race`` (the first
 submission of each call is answered ``400 Unknown pending tool call``).
 """
@@ -25,7 +27,7 @@ from starlette.routing import Route
 from toolbridge.emulation import Emulator, RunningEmulator, sse_frames
 
 from ._emulator_checks import ApiError, check_create, check_events, check_tools, unknown_call
-from ._emulator_session import EmuSession
+from ._emulator_session import EmuSession, new_id
 from .options import AgentsFaults
 from .wire import TOOL_RESULT
 
@@ -44,6 +46,8 @@ class AgentsEmulator(Emulator):
     def __init__(self, *, script: Any = None, faults: Any = None) -> None:
         super().__init__(script=script, faults=faults)
         self.sessions: dict[str, EmuSession] = {}
+        self.agents: dict[str, dict[str, Any]] = {}
+        """Saved agents (``POST /agents``) by id."""
         self.requires_action_at: dict[tuple[str, str], float] = {}
         """(session id, call id) -> ``perf_counter()`` when ``requires_action`` was emitted."""
         self.result_at: dict[tuple[str, str], float] = {}
@@ -120,7 +124,7 @@ class AgentsEmulator(Emulator):
                     result: Response = await endpoint(request)
                     return result
                 except ApiError as exc:
-                    return JSONResponse(exc.body, status_code=exc.status)
+                    return JSONResponse(exc.body(), status_code=exc.status)
             return Route(path, handle, methods=methods)
 
         # Served under /v1 (the SDK's base URL) and at the root (a bare emulator base URL).
@@ -136,6 +140,9 @@ class AgentsEmulator(Emulator):
                 route(base + "/events", self._stream_events, ["GET"]),
                 route(base + "/items", self._items, ["GET"]),
                 route(base + "/turns/{turn_id}", self._turn, ["GET"]),
+                route(prefix + "/agents", self._create_agent, ["POST"]),
+                route(prefix + "/agents", self._list_agents, ["GET"]),
+                route(prefix + "/agents/{agent_id}", self._retrieve_agent, ["GET"]),
             ]
         return Starlette(routes=routes)
 
@@ -152,6 +159,11 @@ class AgentsEmulator(Emulator):
     async def _create(self, request: Request) -> Response:
         body = check_create(await self._json(request))
         agent = body.get("agent") or {}
+        if body.get("agent_id") is not None:
+            saved = self._saved(str(body["agent_id"]))
+            agent = {**{k: saved[k] for k in ("name", "model", "instructions", "tools")},
+                     **agent}
+            body = {**body, "agent": agent}
         tools = check_tools(agent.get("tools", []))
         session = EmuSession(body, tools, self.script, self._published)
         self.sessions[session.id] = session
@@ -271,3 +283,61 @@ class AgentsEmulator(Emulator):
             raise ApiError(404, "No turn found.", code="not_found")
         return JSONResponse(turn)
 
+    # ------------------------------------------------------------------ saved agents
+    def _saved(self, agent_id: str) -> dict[str, Any]:
+        if agent_id not in self.agents:
+            raise ApiError(404, f"No agent found with id '{agent_id}'.", code="not_found")
+        return self.agents[agent_id]
+
+    async def _create_agent(self, request: Request) -> Response:
+        body = await self._json(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid body: expected an object.", param="body",
+                           code="invalid_type")
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            raise ApiError(400, "Missing required parameter: 'model'.", param="model",
+                           code="missing_required_parameter")
+        check_create({"environment": {"type": "openai_hosted"}, "agent": {
+            "tools": body.get("tools", [])}, "metadata": body.get("metadata")})
+        now = int(time.time())
+        reasoning = body.get("reasoning") or {}
+        agent = {"id": new_id("agent"), "object": "agent", "created_at": now,
+                 "updated_at": now, "name": body.get("name"), "model": body["model"],
+                 "instructions": body.get("instructions"),
+                 "metadata": dict(body.get("metadata") or {}),
+                 "tools": check_tools(body.get("tools", [])),
+                 "multi_agent": {"enabled": False, "max_concurrent_subagents": None},
+                 "reasoning": {"effort": reasoning.get("effort"), "summary": None},
+                 "service_tier": "auto",
+                 "text": {"format": (body.get("text") or {}).get("format") or {"type": "text"},
+                          "verbosity": "medium"}}
+        self.agents[agent["id"]] = agent
+        return JSONResponse(agent)
+
+    async def _retrieve_agent(self, request: Request) -> Response:
+        return JSONResponse(self._saved(request.path_params["agent_id"]))
+
+    async def _list_agents(self, request: Request) -> Response:
+        """``GET /agents``: ``after``, ``limit``, ``order`` (no filters, like the API)."""
+        query = request.query_params
+        agents = list(self.agents.values())
+        if query.get("order", "desc") == "desc":
+            agents.reverse()
+        after = query.get("after")
+        if after:
+            ids = [a["id"] for a in agents]
+            if after not in ids:
+                raise ApiError(400, f"Invalid 'after': no agent '{after}'.", param="after",
+                               code="invalid_value")
+            agents = agents[ids.index(after) + 1:]
+        try:
+            limit = int(query.get("limit", "20"))
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 100:
+            raise ApiError(400, "Invalid 'limit': must be between 1 and 100.", param="limit",
+                           code="invalid_value")
+        page = agents[:limit]
+        return JSONResponse({"object": "list", "data": page, "has_more": len(agents) > limit,
+                             "first_id": page[0]["id"] if page else None,
+                             "last_id": page[-1]["id"] if page else None})

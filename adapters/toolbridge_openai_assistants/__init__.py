@@ -24,11 +24,11 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
 )
-from toolbridge.schema import unwrap_arguments
+from toolbridge.schema import decode_strict_arguments
 
 from . import translate
 from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
-from .migrate import tools_from_assistant
+from .migrate import read_workload, tools_from_assistant
 from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
 from .serve import arun_conversation, aserve_run, run_conversation, serve_run
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, AssistantsCorrelation, run_of
@@ -53,6 +53,7 @@ __all__ = [
     "aserve_run",
     "run_conversation",
     "serve_run",
+    "read_workload",
     "tools_from_assistant",
 ]
 
@@ -81,13 +82,8 @@ class OpenAIAssistantsDialect(Dialect):
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
-        """Undo strict mode: unwrap a root sent as ``{"value": ...}``, and drop ``null`` sent
-        for optional parameters that do not accept null."""
-        arguments = call.arguments
-        if tool.strict is True:  # only a strict tool can have been wrapped (never lossless)
-            arguments = unwrap_arguments(tool.parameters, "openai-strict", arguments)
-        decoded = translate.drop_absent_nulls(arguments, tool.parameters, tool.parameters)
-        return decoded if isinstance(decoded, dict) else arguments
+        """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
         run, _ = run_of(payload)
@@ -109,6 +105,13 @@ class OpenAIAssistantsDialect(Dialect):
         from .backend import AssistantsConnection
 
         return AssistantsConnection(self, AssistantsOptions.parse(options), tools)
+
+    def migration_source(self, options: Mapping[str, Any], *,
+                         assistant_ids: Sequence[str] | None = None,
+                         thread_ids: Sequence[str] | None = None) -> Any:
+        """`read_workload` through an `AssistantsClient` built from ``options``."""
+        with AssistantsClient(**options) as client:
+            return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids)
 
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """The emulated Assistants API (`AssistantsEmulator`)."""

@@ -65,13 +65,35 @@ class _Base:
         self, *, api_key: str | Secret | None = None, base_url: str | None = None,
         azure_endpoint: str | None = None, api_version: str | None = None,
         azure_ad_token_provider: TokenProvider | None = None,
+        project_endpoint: str | None = None, credential: Any = None,
         retry: RetryPolicy | None = None, timeout: float = 60.0,
         poll_interval: float = 1.0, expiry_margin: float = 5.0,
     ) -> None:
         self.api_key = api_key if isinstance(api_key, Secret) or api_key is None else Secret(
             api_key)
-        self.azure = azure_endpoint is not None
-        if self.azure:
+        self.foundry = project_endpoint is not None
+        """Foundry classic agents: the project endpoint, Entra tokens, ``api-version=v1``, no
+        ``OpenAI-Beta`` header, no ``strict`` on functions."""
+        if credential is not None:
+            if azure_ad_token_provider is not None:
+                raise UsageError("openai-assistants: give credential=... or "
+                                 "azure_ad_token_provider=..., not both")
+            azure_ad_token_provider = _token_provider(credential)
+        self.azure = azure_endpoint is not None or self.foundry
+        if self.foundry:
+            if azure_endpoint is not None or base_url is not None:
+                raise UsageError("openai-assistants: project_endpoint=... replaces "
+                                 "azure_endpoint and base_url")
+            if self.api_key is not None or azure_ad_token_provider is None:
+                raise UsageError("openai-assistants: Foundry classic agents take an Entra "
+                                 "token: credential=... (azure-identity) or "
+                                 "azure_ad_token_provider=..., no api_key")
+            if api_version not in (None, "v1"):
+                raise UsageError("openai-assistants: Foundry classic agents use "
+                                 "api_version='v1'")
+            api_version = "v1"
+            self.base_url = str(project_endpoint).rstrip("/")
+        elif self.azure:
             if not api_version:
                 raise UsageError("openai-assistants: Azure needs api_version=... (e.g. "
                                  "'2024-07-01-preview'; Assistants function calling needs "
@@ -99,12 +121,14 @@ class _Base:
         """The last ``openai-poll-after-ms`` hint, in seconds (updated on every response)."""
 
     def __repr__(self) -> str:
-        kind = "azure" if self.azure else "openai"
+        kind = "foundry" if self.foundry else "azure" if self.azure else "openai"
         return f"<{type(self).__name__} {kind} {self.base_url}>"
 
     # ------------------------------------------------------------------ requests
     def _headers(self, token: str | None) -> dict[str, str]:
-        headers = {BETA_HEADER[0]: BETA_HEADER[1], "Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"}
+        if not self.foundry:
+            headers[BETA_HEADER[0]] = BETA_HEADER[1]
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
         elif self.api_key is not None:
@@ -166,16 +190,40 @@ class _Base:
     def _run_path(thread_id: str, run_id: str, tail: str = "") -> str:
         return f"/threads/{thread_id}/runs/{run_id}{tail}"
 
-    @staticmethod
-    def _assistant_body(model: str, tools: Sequence[Mapping[str, Any]],
+    def _assistant_body(self, model: str, tools: Sequence[Mapping[str, Any]],
                         instructions: str | None, name: str | None,
                         fields: Mapping[str, Any]) -> dict[str, Any]:
+        if self.foundry:  # FunctionDefinition there has name, description, parameters
+            tools = [_without_strict(t) for t in tools]
         body: dict[str, Any] = {"model": model, "tools": list(tools), **fields}
         if instructions is not None:
             body["instructions"] = instructions
         if name is not None:
             body["name"] = name
         return body
+
+
+FOUNDRY_SCOPE = "https://ai.azure.com/.default"
+
+
+def _token_provider(credential: Any) -> TokenProvider:
+    """An azure-core ``TokenCredential`` (sync or async) as a token provider."""
+    import inspect
+
+    def sync() -> str:
+        return str(credential.get_token(FOUNDRY_SCOPE).token)
+
+    async def asynchronous() -> str:
+        return str((await credential.get_token(FOUNDRY_SCOPE)).token)
+
+    return asynchronous if inspect.iscoroutinefunction(credential.get_token) else sync
+
+
+def _without_strict(tool: Mapping[str, Any]) -> dict[str, Any]:
+    function = tool.get("function")
+    if tool.get("type") != "function" or not isinstance(function, Mapping):
+        return dict(tool)
+    return {**tool, "function": {k: v for k, v in function.items() if k != "strict"}}
 
 
 def _json_or_text(response: httpx.Response) -> Any:

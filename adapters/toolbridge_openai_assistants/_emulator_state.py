@@ -26,6 +26,27 @@ __all__ = ["ApiError", "EmulatedService", "Event"]
 Event = tuple[str, dict[str, Any]]
 
 
+def list_page(objects: list[dict[str, Any]], query: Mapping[str, str]) -> dict[str, Any]:
+    """One page of a list endpoint: ``order`` (default ``desc``), ``after``, ``limit``."""
+    if query.get("order", "desc") == "desc":
+        objects = objects[::-1]
+    after = query.get("after")
+    if after:
+        ids = [o["id"] for o in objects]
+        if after not in ids:
+            raise ApiError(400, f"Invalid 'after': no object '{after}'.")
+        objects = objects[ids.index(after) + 1:]
+    try:
+        limit = int(query.get("limit", 20))
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= 100:
+        raise ApiError(400, "Invalid 'limit': must be between 1 and 100.")
+    page = objects[:limit]
+    return {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
+            "last_id": page[-1]["id"] if page else None, "has_more": len(objects) > limit}
+
+
 def _id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
 
@@ -89,7 +110,8 @@ class EmulatedService:
             "model": body["model"], "instructions": body.get("instructions"),
             "tools": check_tools(body.get("tools", [])), "metadata": body.get("metadata") or {},
             "top_p": body.get("top_p", 1.0), "temperature": body.get("temperature", 1.0),
-            "response_format": body.get("response_format", "auto"), "tool_resources": {},
+            "response_format": body.get("response_format", "auto"),
+            "tool_resources": body.get("tool_resources") or {},
         }
         self.assistants[assistant["id"]] = assistant
         return assistant
@@ -156,14 +178,14 @@ class EmulatedService:
         messages = list(self._thread(thread_id).messages)
         if query.get("run_id"):
             messages = [m for m in messages if m["run_id"] == query["run_id"]]
-        if query.get("order", "desc") == "desc":
-            messages.reverse()
-        limit = int(query.get("limit", 20))
-        page = messages[:limit]
-        return {"object": "list", "data": page,
-                "first_id": page[0]["id"] if page else None,
-                "last_id": page[-1]["id"] if page else None,
-                "has_more": len(messages) > limit}
+        return list_page(messages, query)
+
+    def list_assistants(self, query: Mapping[str, str]) -> dict[str, Any]:
+        return list_page(list(self.assistants.values()), query)
+
+    def list_threads(self, query: Mapping[str, str]) -> dict[str, Any]:
+        """Foundry classic agents only (OpenAI has no list-threads call)."""
+        return list_page([t.thread for t in self.threads.values()], query)
 
     # ------------------------------------------------------------------ runs
     def create_run(self, thread_id: str, body: dict[str, Any], stream: bool

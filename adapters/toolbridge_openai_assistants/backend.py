@@ -68,7 +68,8 @@ def _client(options: AssistantsOptions) -> AsyncAssistantsClient:
     given = {k: getattr(options, k) for k in CLIENT_FIELDS if getattr(options, k) is not None}
     if options.base_url:
         given["base_url"] = api_root(options.base_url)
-    elif options.azure_endpoint is None and options.api_key is None:
+    elif options.azure_endpoint is None and options.project_endpoint is None and (
+            options.api_key is None):
         given.update(credentials_from_env())
     return AsyncAssistantsClient(**given)
 
@@ -141,8 +142,11 @@ class AssistantsBackend(Backend):
 
     async def resume(self) -> Step | None:
         if not self.conversation:
-            raise UsageError(f"{DIALECT}: serving needs thread_id=... and run_id=... (or "
-                             "assistant_id=... to create the run)")
+            given = ("assistant_id is given, but serving also needs the thread: thread_id=..."
+                     if self.connection.options.assistant_id is not None else
+                     "serving needs thread_id=... and run_id=... (or thread_id=... and "
+                     "assistant_id=... to create the run)")
+            raise UsageError(f"{DIALECT}: {given}")
         if self.run_id is None:
             if self.connection.options.assistant_id is None:
                 raise UsageError(f"{DIALECT}: give run_id=... to serve an existing run, or "
@@ -183,6 +187,10 @@ class AssistantsBackend(Backend):
 
     def checkpoint(self) -> dict[str, Any]:
         return {"thread_id": self.conversation, "run_id": self.run_id}
+
+    def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        self.conversation = str(checkpoint.get("thread_id") or self.conversation)
+        self.run_id = checkpoint.get("run_id") or self.run_id
 
     # ------------------------------------------------------------------ runs
     async def _start_run(self, assistant_id: str) -> Step:

@@ -12,7 +12,12 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, UsageError
-from toolbridge.http import asend_with_retries, exclusive_transport, send_with_retries
+from toolbridge.http import (
+    asend_with_retries,
+    exclusive_transport,
+    send_with_retries,
+    transport_error,
+)
 
 from ._base import (
     _SSE,
@@ -78,11 +83,14 @@ class AssistantsClient(_Base):
         request = self._build("POST", path, self._token(), {**body, "stream": True}, stream=True)
         attempt = 1
         while True:
+            failed: Exception | None = None
             try:
                 response = self._http.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= self.retry.max_attempts:
-                    raise BackendError(f"openai-assistants: {what}: {exc!r}") from None
+                    raise transport_error(f"openai-assistants: {what}", failed)
                 time.sleep(self.retry.delay(attempt, None))
                 attempt += 1
                 continue
@@ -99,6 +107,7 @@ class AssistantsClient(_Base):
                 response.read()
                 self._decode(response, what, run_ids)
             parser = _SSE(what)
+            broke: Exception | None = None
             try:
                 for line in response.iter_lines():
                     frame = parser.feed(line)
@@ -107,8 +116,10 @@ class AssistantsClient(_Base):
                     if parser.done:
                         return
             except httpx.TransportError as exc:
-                raise StreamInterruptedError(f"openai-assistants: {what}: stream broke "
-                                             f"off: {exc!r}") from None
+                broke = exc
+            if broke is not None:  # raised out here: the httpx error is not chained to ours
+                where = f"openai-assistants: {what}: stream broke off"
+                raise StreamInterruptedError(str(transport_error(where, broke)))
             raise StreamInterruptedError(f"openai-assistants: {what}: stream ended "
                                          "without [DONE]")
         finally:
@@ -137,11 +148,37 @@ class AssistantsClient(_Base):
         return result
 
     def list_messages(self, thread_id: str, *, run_id: str | None = None,
-                      order: str = "desc", limit: int = 20) -> list[dict[str, Any]]:
+                      order: str = "desc", limit: int = 20, after: str | None = None
+                      ) -> list[dict[str, Any]]:
         """``GET /threads/{thread_id}/messages`` (one page)."""
         page = self._call("GET", f"/threads/{thread_id}/messages", "list messages",
-                          query={"run_id": run_id, "order": order, "limit": limit})
+                          query={"run_id": run_id, "order": order, "limit": limit,
+                                 "after": after})
         return list(page.get("data", []))
+
+    def retrieve_assistant(self, assistant_id: str) -> dict[str, Any]:
+        """``GET /assistants/{assistant_id}``."""
+        result: dict[str, Any] = self._call("GET", f"/assistants/{assistant_id}",
+                                            "retrieve assistant")
+        return result
+
+    def retrieve_thread(self, thread_id: str) -> dict[str, Any]:
+        """``GET /threads/{thread_id}``."""
+        result: dict[str, Any] = self._call("GET", f"/threads/{thread_id}", "retrieve thread")
+        return result
+
+    def iterate(self, path: str, what: str) -> Iterator[dict[str, Any]]:
+        """Every object of a list endpoint (``/assistants``, ``/threads/{id}/messages``;
+        ``/threads`` on Foundry classic only), oldest first, 100 per page."""
+        after = None
+        while True:
+            page = self._call("GET", path, what,
+                              query={"order": "asc", "limit": 100, "after": after})
+            data = list(page.get("data") or [])
+            yield from data
+            if not page.get("has_more") or not data:
+                return
+            after = data[-1]["id"]
 
     def create_run(self, thread_id: str, assistant_id: str, **fields: Any) -> dict[str, Any]:
         """``POST /threads/{thread_id}/runs`` without streaming; returns the queued run."""
@@ -240,11 +277,14 @@ class AsyncAssistantsClient(_Base):
                               stream=True)
         attempt = 1
         while True:
+            failed: Exception | None = None
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt >= self.retry.max_attempts:
-                    raise BackendError(f"openai-assistants: {what}: {exc!r}") from None
+                    raise transport_error(f"openai-assistants: {what}", failed)
                 await asyncio.sleep(self.retry.delay(attempt, None))
                 attempt += 1
                 continue
@@ -261,6 +301,7 @@ class AsyncAssistantsClient(_Base):
                 await response.aread()
                 self._decode(response, what, run_ids)
             parser = _SSE(what)
+            broke: Exception | None = None
             try:
                 async for line in response.aiter_lines():
                     frame = parser.feed(line)
@@ -269,8 +310,10 @@ class AsyncAssistantsClient(_Base):
                     if parser.done:
                         return
             except httpx.TransportError as exc:
-                raise StreamInterruptedError(f"openai-assistants: {what}: stream broke "
-                                             f"off: {exc!r}") from None
+                broke = exc
+            if broke is not None:  # raised out here: the httpx error is not chained to ours
+                where = f"openai-assistants: {what}: stream broke off"
+                raise StreamInterruptedError(str(transport_error(where, broke)))
             raise StreamInterruptedError(f"openai-assistants: {what}: stream ended "
                                          "without [DONE]")
         finally:

@@ -1,4 +1,6 @@
-"""The Assistants API on loopback: OpenAI (``/v1/...``) and Azure (``/openai/...``) forms.
+"""The Assistants API on loopback: OpenAI (``/v1/...``), Azure (``/openai/...``) and Foundry
+classic agents (``/api/projects/{project}/...``: ``api-version=v1``, Entra bearer token only,
+no ``OpenAI-Beta`` header, no ``strict`` on functions, ``GET /threads`` lists threads).
 
 Strict like the real service (see `_emulator_state`); streams SSE with ``data: [DONE]``;
 sends ``openai-poll-after-ms`` on every answer; unknown paths get the service's 404 body
@@ -62,14 +64,20 @@ class AssistantsEmulator(Emulator):
 
         s = self.service
 
-        async def create_assistant(r: Any, b: dict[str, Any]) -> Any:
+        async def assistants(r: Any, b: dict[str, Any]) -> Any:
+            if r.method == "GET":
+                return s.list_assistants(r.query_params)
+            if r.state.form == "foundry":
+                _refuse_strict(b)
             return s.create_assistant(b)
+
+        async def threads(r: Any, b: dict[str, Any]) -> Any:
+            if r.method == "GET":
+                return s.list_threads(r.query_params)
+            return s.create_thread(b)
 
         async def get_assistant(r: Any, b: dict[str, Any]) -> Any:
             return s.get_assistant(r.path_params["assistant_id"])
-
-        async def create_thread(r: Any, b: dict[str, Any]) -> Any:
-            return s.create_thread(b)
 
         async def get_thread(r: Any, b: dict[str, Any]) -> Any:
             return s.get_thread(r.path_params["thread_id"])
@@ -94,11 +102,11 @@ class AssistantsEmulator(Emulator):
         async def cancel(r: Any, b: dict[str, Any]) -> Any:
             return s.cancel(r.path_params["thread_id"], r.path_params["run_id"])
 
-        def routes(azure: bool) -> list[Route]:
+        def routes(form: str) -> list[Route]:
             table: list[tuple[str, Handler, list[str]]] = [
-                ("/assistants", create_assistant, ["POST"]),
+                ("/assistants", assistants, ["GET", "POST"]),
                 ("/assistants/{assistant_id}", get_assistant, ["GET"]),
-                ("/threads", create_thread, ["POST"]),
+                ("/threads", threads, ["GET", "POST"] if form == "foundry" else ["POST"]),
                 ("/threads/{thread_id}", get_thread, ["GET"]),
                 ("/threads/{thread_id}/messages", messages, ["GET", "POST"]),
                 ("/threads/{thread_id}/runs", create_run, ["POST"]),
@@ -106,11 +114,13 @@ class AssistantsEmulator(Emulator):
                 ("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", submit, ["POST"]),
                 ("/threads/{thread_id}/runs/{run_id}/cancel", cancel, ["POST"]),
             ]
-            return [Route(path, self._endpoint(handler, azure), methods=methods)
+            return [Route(path, self._endpoint(handler, form), methods=methods)
                     for path, handler, methods in table]
 
-        return Starlette(routes=[Mount("/v1", routes=[*routes(False), self._unknown(False)]),
-                                 Mount("/openai", routes=[*routes(True), self._unknown(True)])])
+        return Starlette(routes=[
+            Mount("/v1", routes=[*routes("openai"), self._unknown(False)]),
+            Mount("/openai", routes=[*routes("azure"), self._unknown(True)]),
+            Mount("/api/projects/{project}", routes=[*routes("foundry"), self._unknown(True)])])
 
     def _hint(self) -> dict[str, str]:
         return {"openai-poll-after-ms": str(self.poll_after_ms)}
@@ -129,12 +139,13 @@ class AssistantsEmulator(Emulator):
         return Route("/{path:path}", not_found, methods=["GET", "POST", "DELETE", "PUT",
                                                          "PATCH"])
 
-    def _endpoint(self, handler: Handler, azure: bool) -> Callable[[Any], Awaitable[Any]]:
+    def _endpoint(self, handler: Handler, form: str) -> Callable[[Any], Awaitable[Any]]:
         from starlette.responses import JSONResponse, StreamingResponse
 
         async def endpoint(request: Any) -> Any:
             hint = self._hint()  # read per answer: tests change poll_after_ms mid-run
-            denied = self._check_request(request, azure)
+            request.state.form = form
+            denied = self._check_request(request, form)
             if denied is not None:
                 return JSONResponse(denied[1], status_code=denied[0], headers=hint)
             raw = await request.body()
@@ -161,9 +172,18 @@ class AssistantsEmulator(Emulator):
         return endpoint
 
     @staticmethod
-    def _check_request(request: Any, azure: bool) -> tuple[int, Any] | None:
+    def _check_request(request: Any, form: str) -> tuple[int, Any] | None:
         headers = request.headers
-        if azure:
+        if form == "foundry":
+            if request.query_params.get("api-version") != "v1":
+                return 400, ApiError(400, "Missing or unsupported api-version; use v1.").body()
+            if not headers.get("authorization", "").startswith("Bearer ") or headers.get(
+                    "api-key"):
+                return 401, {"error": {"code": "PermissionDenied", "message": (
+                    "Foundry classic agents take a Microsoft Entra ID bearer token "
+                    "(scope https://ai.azure.com/.default); API keys are not accepted.")}}
+            return None
+        if form == "azure":
             if not request.query_params.get("api-version"):
                 return 404, _AZURE_NOT_FOUND
             bearer = headers.get("authorization", "").startswith("Bearer ")
@@ -179,6 +199,14 @@ class AssistantsEmulator(Emulator):
                                  "Assistants API. Please try again by setting the header "
                                  "'OpenAI-Beta: assistants=v2'.").body()
         return None
+
+
+def _refuse_strict(body: dict[str, Any]) -> None:
+    """Foundry classic's FunctionDefinition has name, description and parameters only."""
+    for i, tool in enumerate(body.get("tools") or []):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and "strict" in function:
+            raise ApiError(400, f"Unknown parameter: 'tools[{i}].function.strict'.")
 
 
 async def _aiter(events: list[Event]) -> AsyncIterator[tuple[str | None, Any]]:

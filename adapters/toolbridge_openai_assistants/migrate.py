@@ -1,9 +1,10 @@
-"""Import an existing assistant's function tools, to serve them from a `toolbridge.Toolbox`."""
+"""Import an existing assistant's function tools (`tools_from_assistant`), or a whole live
+workload (`read_workload`) for `toolbridge.migration`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -11,7 +12,40 @@ from toolbridge import ToolDefinition, WireFormatError
 
 from .wire import DIALECT
 
-__all__ = ["tools_from_assistant"]
+if TYPE_CHECKING:
+    from toolbridge.migration import Workload
+
+    from .client import AssistantsClient
+
+__all__ = ["read_workload", "tools_from_assistant"]
+
+
+def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | None = None,
+                  thread_ids: Sequence[str] | None = None) -> Workload:
+    """A `toolbridge.migration.Workload` read from a live endpoint: the assistants
+    (``assistant_ids``, else every one listed), the threads (``thread_ids``; else, on Foundry
+    classic agents, every one listed: OpenAI has no list-threads call) and all their
+    messages, oldest first."""
+    from toolbridge import UsageError
+    from toolbridge.migration import Workload
+
+    workload = Workload()
+    assistants = ([client.retrieve_assistant(a) for a in assistant_ids] if assistant_ids
+                  else list(client.iterate("/assistants", "list assistants")))
+    for assistant in assistants:
+        workload.add(assistant, f"assistant {assistant.get('id')}")
+    if thread_ids is None:
+        if not client.foundry:
+            raise UsageError("openai-assistants: OpenAI and Azure OpenAI cannot list threads; "
+                             "name them (--thread ID, thread_ids=[...])")
+        threads = list(client.iterate("/threads", "list threads"))
+    else:
+        threads = [client.retrieve_thread(t) for t in thread_ids]
+    for thread in threads:
+        workload.add(thread, f"thread {thread.get('id')}")
+        for message in client.iterate(f"/threads/{thread['id']}/messages", "list messages"):
+            workload.add(message, f"message {message.get('id')}")
+    return workload.finish()
 
 
 def tools_from_assistant(assistant: Any) -> list[ToolDefinition]:

@@ -14,6 +14,7 @@ from .wire import DIALECT
 __all__ = ["AssistantsEmulatorOptions", "AssistantsFaults", "AssistantsOptions"]
 
 CLIENT_FIELDS = ("api_key", "azure_endpoint", "api_version", "azure_ad_token_provider",
+                 "project_endpoint", "credential",
                  "retry", "timeout", "poll_interval", "expiry_margin", "http_client")
 """The options that configure the client (the others say what to serve)."""
 
@@ -21,8 +22,10 @@ CLIENT_FIELDS = ("api_key", "azure_endpoint", "api_version", "azure_ad_token_pro
 class AssistantsOptions(ServeOptions):
     """How the driver reaches Assistants runs on OpenAI (``base_url``, ``api_key``) or Azure
     OpenAI (``azure_endpoint``, ``api_version``, and ``api_key`` or
-    ``azure_ad_token_provider``). Without any, the real service with credentials from the
-    environment (``$OPENAI_API_KEY``, or ``$AZURE_OPENAI_ENDPOINT`` and its companions)."""
+    ``azure_ad_token_provider``) or Foundry classic agents (``project_endpoint`` and
+    ``credential`` or ``azure_ad_token_provider``). Without any, the real service with
+    credentials from the environment (``$OPENAI_API_KEY``, or ``$AZURE_OPENAI_ENDPOINT`` and
+    its companions)."""
 
     dialect = DIALECT
     api_key: Secret | None = None
@@ -33,6 +36,11 @@ class AssistantsOptions(ServeOptions):
     """Azure's ``api-version`` (``2024-02-15-preview`` or later)."""
     azure_ad_token_provider: Any = None
     """Azure: a callable returning an Entra ID token (instead of ``api_key``)."""
+    project_endpoint: str | None = None
+    """Foundry classic agents: ``https://<resource>.services.ai.azure.com/api/projects/<p>``
+    (Entra token only: ``credential`` or ``azure_ad_token_provider``; ``api-version=v1``)."""
+    credential: Any = None
+    """An azure-identity ``TokenCredential`` (scope ``https://ai.azure.com/.default``)."""
     thread_id: str | None = None
     """Serving: the thread of the run to serve (a conversation: continue this thread)."""
     run_id: str | None = None

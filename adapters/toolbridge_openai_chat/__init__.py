@@ -28,6 +28,7 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
 )
+from toolbridge.schema import decode_strict_arguments
 
 from . import translate
 from .options import ChatEmulatorOptions, ChatServeOptions
@@ -69,8 +70,8 @@ class OpenAIChatDialect(Dialect):
         return translate.read_calls(payload)
 
     def read_calls_in(self, payload: Mapping[str, Any], conversation: str) -> PendingCalls:
-        """Calls keyed ``(conversation, position, tool_call_id)``; ``payload`` must be the
-        conversation ``{"messages": [...]}`` ending with the assistant message."""
+        """Calls keyed ``(conversation, turn, tool_call_id)``: the turn is the assistant
+        message's position in ``{"messages": [...]}``, or a ``chat.completion``'s id."""
         return translate.read_calls(payload, conversation)
 
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
@@ -80,11 +81,8 @@ class OpenAIChatDialect(Dialect):
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
-        """Drop ``null`` sent for optional parameters that do not accept null (strict mode)."""
-        from toolbridge_openai_assistants.translate import drop_absent_nulls
-
-        decoded = drop_absent_nulls(call.arguments, tool.parameters, tool.parameters)
-        return decoded if isinstance(decoded, dict) else call.arguments
+        """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list (``custom`` tools are skipped)."""

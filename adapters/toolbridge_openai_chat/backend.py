@@ -4,7 +4,7 @@ There is no hosted conversation: the backend holds the message list, and its che
 that list, persisted with every answer before it is sent (the service cannot tell what is
 pending), so a restarted driver continues the conversation and resends the same answer. A
 resend whose first copy reached the server runs the model again (tokens, no tool: every
-call is keyed by conversation, position and id, and answered from the store).
+call is keyed by conversation, the message's position and id, and answered from the store).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from toolbridge.http import (
     asend_with_retries,
     raise_for_backend,
     send_with_retries,
+    transport_error,
 )
 
 from .stream import ChunkAssembler
@@ -145,11 +146,14 @@ class ChatClient:
         """``stream: true``: the chunks as they arrive (a drop ends them early, silently)."""
         request, policy = self.config.request(body, self._token(), True), self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
+            failed: Exception | None = None
             try:
                 response = self._http.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt == policy.max_attempts:
-                    raise BackendError(f"{DIALECT}: {exc!r}") from None
+                    raise transport_error(f"{DIALECT}", failed)
                 time.sleep(policy.delay(attempt, None))
                 continue
             if response.status_code not in policy.retry_statuses or (
@@ -227,11 +231,14 @@ class AsyncChatClient:
         """``stream: true``: the chunks as they arrive."""
         request, policy = self.config.request(body, await self._token(), True), self.config.retry
         for attempt in range(1, policy.max_attempts + 1):
+            failed: Exception | None = None
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
                 if attempt == policy.max_attempts:
-                    raise BackendError(f"{DIALECT}: {exc!r}") from None
+                    raise transport_error(f"{DIALECT}", failed)
                 await asyncio.sleep(policy.delay(attempt, None))
                 continue
             if response.status_code not in policy.retry_statuses or (

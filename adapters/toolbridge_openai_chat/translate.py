@@ -8,7 +8,6 @@ from typing import Any
 
 from toolbridge import (
     Content,
-    SchemaConversionError,
     TextPart,
     ToolCall,
     ToolChoice,
@@ -19,7 +18,7 @@ from toolbridge import (
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
-from toolbridge.schema import convert_schema
+from toolbridge.schema import strict_parameters
 
 from .wire import DIALECT, MAX_CONTENT_CHARS, ChatCorrelation
 
@@ -49,21 +48,11 @@ def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
     function: dict[str, Any] = {"name": tool.name}
     if tool.description:
         function["description"] = tool.description
-    losses: tuple[Any, ...] = ()
-    if tool.strict is True:
-        conversion = convert_schema(tool.parameters, "openai-strict", policy=policy)
-        function["parameters"], losses = conversion.schema, tuple(conversion.losses)
-        function["strict"] = True
-    elif tool.strict is None:
-        try:
-            conversion = convert_schema(tool.parameters, "openai-strict", policy="error")
-        except SchemaConversionError:
-            function["parameters"] = tool.parameters  # not lossless: as declared, not strict
-        else:
-            function["parameters"], function["strict"] = conversion.schema, True
-    else:
-        function["parameters"], function["strict"] = tool.parameters, False
-    return {"type": "function", "function": function}, losses
+    sent = strict_parameters(tool.parameters, tool.strict, policy=policy)
+    function["parameters"] = sent.schema
+    if sent.strict or tool.strict is False:  # "strict when lossless" that was not: left out
+        function["strict"] = sent.strict
+    return {"type": "function", "function": function}, sent.losses
 
 
 def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
@@ -120,6 +109,12 @@ def assistant_message_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any],
                           "assistant message or {\"messages\": [...]}", payload)
 
 
+def _completion_id(payload: Mapping[str, Any]) -> str:
+    """A ``chat.completion``'s ``id`` (unique per completion, even where call ids are not)."""
+    completion_id = payload.get("id") if "choices" in payload else None
+    return completion_id if isinstance(completion_id, str) else ""
+
+
 def _text(value: Any, field: str, body: Any) -> str:
     if not isinstance(value, str) or not value:
         raise WireFormatError(DIALECT, field, "missing or not a non-empty string", body)
@@ -129,22 +124,25 @@ def _text(value: Any, field: str, body: Any) -> str:
 def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
     """The ``tool_calls`` of the assistant message; custom tool calls are left unhandled.
 
-    With ``conversation`` (which needs the message's position: pass the conversation as
-    ``{"messages": [...]}``) calls are keyed ``(conversation, position, tool_call_id)`` in
-    the result store; without it nothing identifies the conversation and nothing is stored.
+    With ``conversation`` calls are keyed ``(conversation, turn, tool_call_id)`` in the
+    result store, the turn being the assistant message's position when ``payload`` is the
+    conversation ``{"messages": [...]}``, or the completion's ``id`` when it is a
+    ``chat.completion``; without it nothing identifies the conversation and nothing is stored.
     """
     message, at, position = assistant_message_of(payload)
-    if conversation is not None and position is None:
-        raise UsageError(f"{DIALECT}: conversation={conversation!r} needs the assistant "
-                         "message's position in the conversation: pass {\"messages\": [...]} "
-                         "(the conversation, the assistant message last) instead of the "
-                         "completion or the bare message")
+    turn = ""
+    if conversation is not None:
+        turn = str(position) if position is not None else _completion_id(payload)
+        if not turn:
+            raise UsageError(f"{DIALECT}: conversation={conversation!r} needs to know which "
+                             "turn the calls belong to: pass the chat.completion (its id) or "
+                             "the conversation {\"messages\": [...]} (the assistant message "
+                             "last, its position), not a bare message")
     tool_calls = message.get("tool_calls")
     if tool_calls is None:
         return PendingCalls(())
     if not isinstance(tool_calls, list):
         raise WireFormatError(DIALECT, f"{at}tool_calls", "not a list", payload)
-    turn = str(position) if conversation is not None else ""
     calls: list[ToolCall] = []
     others: list[Mapping[str, Any]] = []
     seen: set[str] = set()

@@ -27,6 +27,7 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
 )
+from toolbridge.schema import decode_strict_arguments
 
 from . import translate
 from .options import ResponsesEmulatorOptions, ResponsesServeOptions
@@ -40,9 +41,12 @@ if TYPE_CHECKING:
         StreamGatherer,
     )
     from .emulator import ResponsesEmulator
+    from .migration import ConversationsTarget, FoundryTarget, load_config
 
 __all__ = [
     "AsyncResponsesClient",
+    "ConversationsTarget",
+    "FoundryTarget",
     "OpenAIResponsesDialect",
     "ResponseStreamError",
     "ResponsesClient",
@@ -51,6 +55,7 @@ __all__ = [
     "ResponsesEmulatorOptions",
     "ResponsesServeOptions",
     "StreamGatherer",
+    "load_config",
 ]
 
 
@@ -82,11 +87,8 @@ class OpenAIResponsesDialect(Dialect):
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
-        """Drop ``null`` sent for optional parameters that do not accept null (strict mode)."""
-        from toolbridge_openai_assistants.translate import drop_absent_nulls
-
-        decoded = drop_absent_nulls(call.arguments, tool.parameters, tool.parameters)
-        return decoded if isinstance(decoded, dict) else call.arguments
+        """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
+        return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list (namespaces flattened, others skipped)."""
@@ -114,6 +116,16 @@ class OpenAIResponsesDialect(Dialect):
 
         return ResponsesConnection(ResponsesServeOptions.parse(options), tools)
 
+    def migration_target(self, options: Mapping[str, Any]) -> Any:
+        """A `FoundryTarget` (prompt agents + conversations) when ``options`` name a
+        ``project_endpoint``, else a `ConversationsTarget` (configuration files +
+        conversations; ``config_dir`` says where)."""
+        from .migration import ConversationsTarget, FoundryTarget
+
+        if options.get("project_endpoint"):
+            return FoundryTarget(**options)
+        return ConversationsTarget(**options)
+
     def create_emulator(self, options: Any = None, **more: Any) -> Any:
         """The emulated Responses API (`ResponsesEmulator`): OpenAI, Azure and Foundry URL
         forms. ``options``: `ResponsesEmulatorOptions` or its fields as keywords."""
@@ -127,6 +139,8 @@ _LAZY = {
     "ResponsesClient": ".client", "AsyncResponsesClient": ".client",
     "ResponseStreamError": ".client", "StreamGatherer": ".client",
     "ResponsesEmulator": ".emulator",
+    "ConversationsTarget": ".migration", "FoundryTarget": ".migration",
+    "load_config": ".migration",
 }
 
 

@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, WireFormatError
-from toolbridge.http import SSEDecoder, asend_with_retries
+from toolbridge.http import SSEDecoder, asend_with_retries, transport_failure
 
 from ._config import ClientConfig
 from ._gather import StreamGatherer
-from ._requests import Requests, ResponseStreamError, chunks, decode, give_up
+from ._requests import Requests, ResponseStreamError, chunks, decode
 from .wire import ACTIVE_STATUSES, DIALECT
 
 __all__ = ["AsyncResponsesClient"]
@@ -78,10 +78,17 @@ class AsyncResponsesClient(Requests):
         policy = self.config.retry
         attempt = 1
         while True:
+            failed: Exception | None = None
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
-                give_up(request, exc, attempt, policy.max_attempts, idempotent)
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
+                where = f"{DIALECT}: {request.method} {request.url.path}"
+                error = transport_failure(request, failed, attempt, policy.max_attempts,
+                                          idempotent=idempotent, what=where)
+                if error is not None:
+                    raise error
                 await asyncio.sleep(policy.delay(attempt, None))
                 attempt += 1
                 continue

@@ -55,15 +55,18 @@ def stored_input_item(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def next_output(script: Script, tools: dict[str, dict[str, Any]], context: Iterable[Any],
-                tool_choice: Any) -> list[dict[str, Any]]:
+                tool_choice: Any, *, strict: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The output items of the next model step after ``context``; `ScriptError` if the
     script asks for something the declared tools reject."""
-    model = ScriptedModel(script, tools)
+    model = ScriptedModel(script, tools, strict=strict,  # strict: null for absent properties
+                          new_id=lambda: new_id("call"))
     in_round = False
-    for item in context:
+    items = list(context)
+    for index, item in enumerate(items):
         kind = item.get("type", "message")
         if kind == "function_call":
             if not in_round:
+                model.replay_ids(_round_ids(items, index))
                 with contextlib.suppress(ScriptError):  # replaying: checked when it was made
                     model.next_round()
             in_round = True
@@ -76,9 +79,19 @@ def next_output(script: Script, tools: dict[str, dict[str, Any]], context: Itera
     calls = [] if tool_choice == "none" else model.next_round()
     if not calls:
         return [message_item(model.reply())]
-    return [{"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"),
-             "name": call.name, "arguments": json.dumps(call.arguments), "status": "completed"}
-            for call in calls]
+    return [{"type": "function_call", "id": new_id("fc"), "call_id": call.id, "name": call.name,
+             "arguments": call.raw_arguments if call.raw_arguments is not None
+             else json.dumps(call.arguments), "status": "completed"} for call in calls]
+
+
+def _round_ids(items: list[Any], start: int) -> list[str]:
+    """The call ids of the round of ``function_call`` items starting at ``items[start]``."""
+    ids: list[str] = []
+    for item in items[start:]:
+        if item.get("type", "message") != "function_call":
+            break
+        ids.append(str(item.get("call_id")))
+    return ids
 
 
 def response_object(body: dict[str, Any], *, response_id: str, model: str, tools: Any,

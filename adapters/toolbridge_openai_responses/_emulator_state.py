@@ -9,7 +9,14 @@ from typing import Any
 
 from toolbridge.emulation import Script, ScriptError
 
-from ._emulator_checks import ApiError, check_create, check_output, check_tools, declared
+from ._emulator_checks import (
+    ApiError,
+    check_create,
+    check_output,
+    check_tools,
+    declared,
+    strict_names,
+)
 from ._emulator_model import (
     build_events,
     new_id,
@@ -108,7 +115,8 @@ class EmulatedService:
         full = context + new
         status, error = "completed", None
         try:
-            output = next_output(self.script, declared(tools), full, body.get("tool_choice"))
+            output = next_output(self.script, declared(tools), full, body.get("tool_choice"),
+                                     strict=strict_names(tools))
         except ScriptError as exc:
             output, status = [], "failed"
             error = {"code": "server_error", "message": f"emulator script error: {exc}"}
@@ -262,6 +270,22 @@ class EmulatedService:
             raise ApiError(404, f"Agent '{reference.get('name')}' (version {wanted or 'latest'})"
                            " not found.", param="agent_reference", code="not_found")
         return found[-1]
+
+    def list_agent_versions(self, name: str, query: Any) -> dict[str, Any]:
+        """``GET /agents/{name}/versions``: 404 for an unknown agent; ``order``, ``after``,
+        ``limit`` as every list."""
+        if name not in self.agents:
+            raise ApiError(404, f"Agent '{name}' not found.", param="agent_name",
+                           code="not_found")
+        versions = list(self.agents[name])
+        if query.get("order", "desc") == "desc":
+            versions.reverse()
+        after = query.get("after")
+        if after:
+            ids = [v["id"] for v in versions]
+            versions = versions[ids.index(after) + 1:] if after in ids else []
+        limit = max(1, min(int(query.get("limit", "20") or 20), 100))
+        return _page(copy.deepcopy(versions[:limit]), len(versions) > limit)
 
     def agent_version(self, name: str, version: str) -> dict[str, Any]:
         return copy.deepcopy(self._agent({"type": "agent_reference", "name": name,

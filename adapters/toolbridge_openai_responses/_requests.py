@@ -14,7 +14,7 @@ from toolbridge.http import SSEDecoder, raise_for_backend
 from ._config import ClientConfig
 from .wire import DIALECT, MAX_ITEMS_PER_CREATE
 
-__all__ = ["ResponseStreamError", "Requests", "chunks", "decode", "give_up", "sse_events"]
+__all__ = ["ResponseStreamError", "Requests", "chunks", "decode", "sse_events"]
 
 
 class ResponseStreamError(BackendError):
@@ -62,18 +62,6 @@ def sse_events(lines: Iterable[str]) -> Iterable[Any]:
             yield event
         if frames.finished:
             return
-
-
-def give_up(request: httpx.Request, exc: Exception, attempt: int, attempts: int,
-            idempotent: bool) -> None:
-    """Raise `BackendError` unless opening the stream may be tried again: a request that may
-    have reached the server is tried again only when ``idempotent``."""
-    sent = not isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
-    if sent and not idempotent:
-        raise BackendError(f"{DIALECT}: {request.method} {request.url.path}: {exc!r}; not "
-                           "retried: the server may have acted on it") from None
-    if attempt >= attempts:
-        raise BackendError(f"{DIALECT}: {request.method} {request.url.path}: {exc!r}") from None
 
 
 def chunks(items: list[Any]) -> list[list[Any]]:

@@ -17,12 +17,12 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError
-from toolbridge.http import send_with_retries
+from toolbridge.http import send_with_retries, transport_failure
 
 from ._async_client import AsyncResponsesClient
 from ._config import ClientConfig
 from ._gather import StreamGatherer
-from ._requests import Requests, ResponseStreamError, chunks, decode, give_up, sse_events
+from ._requests import Requests, ResponseStreamError, chunks, decode, sse_events
 from .wire import ACTIVE_STATUSES, DIALECT
 
 __all__ = ["AsyncResponsesClient", "ResponseStreamError", "ResponsesClient", "StreamGatherer"]
@@ -86,10 +86,17 @@ class ResponsesClient(Requests):
         policy = self.config.retry
         attempt = 1
         while True:
+            failed: Exception | None = None
             try:
                 response = self._http.send(request, stream=True)
             except httpx.TransportError as exc:
-                give_up(request, exc, attempt, policy.max_attempts, idempotent)
+                failed = exc
+            if failed is not None:  # raised out here: the httpx error is not chained to ours
+                where = f"{DIALECT}: {request.method} {request.url.path}"
+                error = transport_failure(request, failed, attempt, policy.max_attempts,
+                                          idempotent=idempotent, what=where)
+                if error is not None:
+                    raise error
                 time.sleep(policy.delay(attempt, None))
                 attempt += 1
                 continue
@@ -217,6 +224,26 @@ class ResponsesClient(Requests):
             "POST", f"/agents/{name}/versions", f"create agent version of {name}",
             idempotent=False, body={"definition": dict(definition), **fields}, project=True)
         return result
+
+    def list_agent_versions(self, name: str) -> list[dict[str, Any]]:
+        """``GET {project}/agents/{name}/versions``: every version (none for an unknown
+        agent), oldest first."""
+        versions: list[dict[str, Any]] = []
+        after = None
+        while True:
+            try:
+                page = self._send("GET", f"/agents/{name}/versions",
+                                  f"list agent versions of {name}", project=True,
+                                  query={"after": after, "limit": 100, "order": "asc"})
+            except BackendError as exc:
+                if exc.status == 404:
+                    return versions
+                raise
+            data = page.get("data") or []
+            versions += data
+            if not page.get("has_more") or not data:
+                return versions
+            after = data[-1]["id"]
 
     def close(self) -> None:
         if self._owns:

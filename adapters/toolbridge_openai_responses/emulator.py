@@ -91,6 +91,8 @@ class ResponsesEmulator(Emulator):
             Route(project, self._endpoint(lambda r, p: _json_body(
                 r, lambda b: s.create_agent_version(p["name"], b)), "project"),
                 methods=["POST"]),
+            Route(project, self._endpoint(lambda r, p: _json(
+                s.list_agent_versions(p["name"], r.query_params)), "project"), methods=["GET"]),
             Route(project + "/{version}", self._endpoint(lambda r, p: _json(
                 s.agent_version(p["name"], p["version"])), "project"), methods=["GET"]),
         ]

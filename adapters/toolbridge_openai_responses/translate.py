@@ -9,7 +9,6 @@ from typing import Any
 from toolbridge import (
     Content,
     ImagePart,
-    SchemaConversionError,
     TextPart,
     ToolCall,
     ToolChoice,
@@ -20,7 +19,7 @@ from toolbridge import (
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
-from toolbridge.schema import convert_schema
+from toolbridge.schema import strict_parameters
 
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS, ResponsesCorrelation
 
@@ -55,20 +54,8 @@ def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
     wire: dict[str, Any] = {"type": "function", "name": tool.name}
     if tool.description:
         wire["description"] = tool.description
-    losses: tuple[Any, ...] = ()
-    if tool.strict is True:
-        conversion = convert_schema(tool.parameters, "openai-strict", policy=policy)
-        wire["parameters"], losses = conversion.schema, tuple(conversion.losses)
-        wire["strict"] = True
-    elif tool.strict is None:
-        try:
-            conversion = convert_schema(tool.parameters, "openai-strict", policy="error")
-        except SchemaConversionError:  # not lossless: as declared, and say it is not strict
-            wire["parameters"], wire["strict"] = tool.parameters, False
-        else:
-            wire["parameters"], wire["strict"] = conversion.schema, True
-    else:
-        wire["parameters"], wire["strict"] = tool.parameters, False
+    sent = strict_parameters(tool.parameters, tool.strict, policy=policy)
+    wire["parameters"], wire["strict"] = sent.schema, sent.strict
     if tool.defer_loading:
         wire["defer_loading"] = True
     if tool.returns is not None and tool.returns.get("type") != "string":
@@ -77,7 +64,7 @@ def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
         wire["output_schema"] = tool.returns
     extras = tool.vendor_extras.get(DIALECT, {})
     wire.update({k: v for k, v in extras.items() if k not in _OWN})
-    return wire, losses
+    return wire, sent.losses
 
 
 def _imported(tool: ToolDefinition) -> dict[str, Any] | None:

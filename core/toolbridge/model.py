@@ -29,6 +29,7 @@ __all__ = [
     "ToolDefinition",
     "ToolChoice",
     "ToolResult",
+    "ToolRetry",
 ]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -54,6 +55,19 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
+class ToolRetry(_Frozen):
+    """Retries of one tool's call where a fleet runs it (`toolbridge_temporal`): the
+    activity's retry policy. The result store still decides whether a retry runs the handler:
+    a completed call is answered from the store, a started side-effecting one reconciled."""
+
+    max_attempts: int = Field(default=5, ge=1)
+    """Attempts in all (1: never retried)."""
+    backoff: float = Field(default=1.0, gt=0)
+    """Seconds before the first retry; doubled before each next one."""
+    max_delay: float = Field(default=30.0, gt=0)
+    """Longest wait between two attempts."""
+
+
 class ToolDefinition(_Frozen):
     """What a tool is: its name, what it does, and the JSON Schema of its arguments."""
 
@@ -73,6 +87,10 @@ class ToolDefinition(_Frozen):
     """The tool changes the world: its result is stored and it never runs twice for one call."""
     timeout: float | None = None
     """Seconds a call may run; ``None`` uses the toolbox default."""
+    retry: ToolRetry | None = None
+    """How a fleet worker retries a call whose run did not complete (its worker lost, the
+    store unreachable); ``None``: the fleet's default. A handler's own error is a result,
+    never retried; a side-effecting call is retried only as far as the store allows."""
     vendor_extras: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Dialect-specific settings with no neutral home, keyed by dialect name."""
 

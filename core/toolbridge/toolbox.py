@@ -8,7 +8,7 @@ from typing import Any, TypeVar, overload
 from pydantic import ValidationError
 
 from .errors import ToolDefinitionError, UsageError, validation_text
-from .model import ToolCall, ToolDefinition, ToolResult
+from .model import ToolCall, ToolDefinition, ToolResult, ToolRetry
 from .plugin import Dialect, LossPolicy, RenderedTools, get_dialect
 from .runtime import Executor, Pipeline, SizePolicy
 from .runtime._output import default_error_formatter
@@ -86,6 +86,7 @@ class Toolbox:
         side_effects: bool = False, timeout: float | None = None, defer_loading: bool = False,
         strict: bool | None = None, inline: bool = False,
         vendor_extras: Mapping[str, dict[str, Any]] | None = None,
+        retry: ToolRetry | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -93,8 +94,12 @@ class Toolbox:
         description: str | None = None, side_effects: bool = False,
         timeout: float | None = None, defer_loading: bool = False, strict: bool | None = None,
         inline: bool = False, vendor_extras: Mapping[str, dict[str, Any]] | None = None,
+        retry: ToolRetry | None = None,
     ) -> Any:
         """Register a sync or async function as a tool; use bare or with options.
+
+        ``retry`` is how a fleet worker retries a call whose run did not complete
+        (`toolbridge.model.ToolRetry`, see docs/scaling.md).
 
         ``inline=True`` runs a sync handler in the caller's thread (on the event loop, under
         ``ahandle``) instead of a worker thread: only for cheap, non-blocking handlers.
@@ -108,7 +113,7 @@ class Toolbox:
                 description=signature.description if description is None else description,
                 parameters=signature.parameters, returns=signature.returns,
                 side_effects=side_effects, timeout=timeout, defer_loading=defer_loading,
-                strict=strict, vendor_extras=dict(vendor_extras or {}),
+                strict=strict, vendor_extras=dict(vendor_extras or {}), retry=retry,
             )
             self._insert(RegisteredTool.from_function(definition, f, signature, inline))
             return f
@@ -116,18 +121,22 @@ class Toolbox:
         return register(func) if func is not None else register
 
     def add(
-        self, definition: ToolDefinition, handler: Callable[..., Any], *, inline: bool = False
+        self, definition: ToolDefinition | Mapping[str, Any], handler: Callable[..., Any], *,
+        inline: bool = False
     ) -> ToolDefinition:
-        """Register a hand-written definition; ``handler`` gets the arguments as keywords.
+        """Register a hand-written definition (a `ToolDefinition` or its JSON object);
+        ``handler`` gets the arguments as keywords.
 
         The handler must take the schema's properties (or ``**kwargs``) and require only
         required ones; `ToolDefinitionError` names the tool and the parameter otherwise.
         """
-        self._insert(RegisteredTool.from_definition(definition, handler, inline))
-        return definition
+        tool = RegisteredTool.from_definition(definition, handler, inline)
+        self._insert(tool)
+        return tool.definition
 
     def add_all(
-        self, tools: Iterable[tuple[ToolDefinition, Callable[..., Any]]], *, inline: bool = False
+        self, tools: Iterable[tuple[ToolDefinition | Mapping[str, Any], Callable[..., Any]]], *,
+        inline: bool = False
     ) -> list[ToolDefinition]:
         """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported.
 
@@ -145,7 +154,7 @@ class Toolbox:
             except ToolDefinitionError as exc:
                 problems.extend(exc.problems)
                 continue
-            taken.add(definition.name)
+            taken.add(tool.definition.name)
             ready.append(tool)
         if problems:
             raise ToolDefinitionError(

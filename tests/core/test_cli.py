@@ -53,7 +53,7 @@ def test_convert_neutral_to_dialect(echo_dialect: str, tmp_path: Path,
     source.write_text(json.dumps([{"name": "ping", "description": "Ping."}]))
     assert main(["convert", "--from", "neutral", "--to", "echo", str(source)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["tools"] == [{"tool": "ping", "about": "Ping.",
+    assert out == [{"tool": "ping", "about": "Ping.",
                              "schema": {"type": "object", "properties": {}}}]
     assert main(["convert", "--from", "echo", "--to", "neutral", str(source)]) == 2
     assert "cannot read tool definitions" in capsys.readouterr().err
@@ -76,7 +76,7 @@ def test_emulate_serves_until_interrupted(echo_dialect: str) -> None:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert "openai-agents emulator on http://127.0.0.1:" in line, line
-        base = line.split(" on ", 1)[1].split(" ", 1)[0]
+        base = line.split(" on ", 1)[1].split()[0]
         assert httpx.get(base + "/_emulator/journal").json() == []
     finally:
         proc.send_signal(signal.SIGINT)

@@ -229,3 +229,31 @@ def test_a_quick_tool_runs_in_the_callers_thread_and_a_slow_run_sends_it_back(
     again = box.execute([ToolCall(id=f"t{i}", name="work", arguments={"n": i}, dialect="d",
                                   conversation="s") for i in range(2)])
     assert [r.output for r in again] == [0, 1]  # they met: run at once, in two threads
+
+
+def test_a_tool_ending_after_its_loop_closed_leaves_no_error_in_its_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver stopped while a sync tool runs: the tool's thread ends quietly later."""
+    crashes: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashes.append(args.exc_value))
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+    box = Toolbox()
+
+    @box.tool
+    def slow() -> str:
+        """Wait to be released."""
+        started.set()
+        release.wait(5)
+        ended.set()
+        return "late"
+
+    async def stopped_early() -> None:
+        task = asyncio.ensure_future(box.aexecute(calls("slow")))
+        await asyncio.to_thread(started.wait, 5)
+        task.cancel()
+
+    asyncio.run(stopped_early())  # the loop is closed when this returns
+    release.set()
+    assert ended.wait(5)
+    time.sleep(0.2)  # let the worker thread notify (and, before the fix, crash)
+    assert crashes == []

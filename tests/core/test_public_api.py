@@ -29,12 +29,15 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.schema": {
         "Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
-        "SchemaTarget", "SchemaTransformer", "build_http_request", "compile_decoder",
+        "SchemaTarget", "SchemaTransformer", "StrictParameters", "build_http_request",
+        "compile_decoder", "decode_strict_arguments", "strict_parameters",
         "convert_schema", "decode_arguments", "normalize_schema", "to_json_schema",
         "tools_from_openapi", "unwrap_arguments",
     },
     "toolbridge.tools": {
-        "FunctionSignature", "RegisteredTool", "ToolContext", "inspect_function",
+        "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
+        "heartbeats",
+        "inspect_function",
         "schema_validator",
     },
     "toolbridge.runtime": {
@@ -49,7 +52,8 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.http": {
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
-        "raise_for_backend", "send_with_retries",
+        "raise_for_backend", "redact_text", "redact_url", "send_with_retries",
+        "transport_error", "transport_failure",
     },
     "toolbridge.serve": {
         "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
@@ -59,9 +63,16 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.emulation": {
         "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",
-        "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "RunningEmulator", "Script",
-        "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel", "StreamDropped",
-        "StreamFaults", "faults_from", "instrument", "serve", "sse_frames",
+        "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
+        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
+        "StreamDropped", "StreamFaults", "faults_from", "instrument", "missing_parameter",
+        "serve", "sse_frames", "strict_schema_problem", "wrong_type",
+    },
+    "toolbridge.migration": {
+        "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind", "FileRecords",
+        "Ledger", "MigrationReport", "MigrationTarget", "ThreadOutcome", "ThreadPlan",
+        "Verification", "Workload", "config_hash", "message_text", "migrate", "read_export",
+        "remapped", "setting_fates",
     },
     "toolbridge.testing": {
         "aconverse", "check_dialect", "converse", "emulator", "installed_dialects",

@@ -5,7 +5,8 @@ Exit codes: 0 success; 1 the work failed (a backend error, a lossy conversion un
 dialect, module or option). Errors are one line on stderr saying what to fix.
 
 One module per command group: `_demo` (demo), `_tools` (dialects, tools, convert), `_serve`
-(emulate, serve); `_options` holds what they share.
+(emulate, serve), `_migrate` (migrate), `_worker` (worker: the Temporal fleet, loaded
+lazily); `_options` holds what they share.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import ToolbridgeError, UsageError
-from . import _demo, _serve, _tools
+from . import _demo, _migrate, _serve, _tools, _worker
 from ._options import EXIT_FAILED, EXIT_USAGE
 
 __all__ = ["main"]
@@ -24,9 +25,14 @@ __all__ = ["main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolbridge",
-        description="Write a tool handler once; serve it on every function-calling backend.")
+        description="Write a tool handler once; serve it on every function-calling backend.",
+        epilog="example: toolbridge demo    (every built-in backend's emulator, one "
+        "conversation each)")
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"toolbridge {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (_demo, _tools, _serve):
+    for group in (_demo, _tools, _serve, _migrate, _worker):
         group.add_parsers(sub)
     return parser
 

@@ -15,6 +15,9 @@ from ..plugin import ImportedTools, LossPolicy, get_dialect
 
 __all__ = ["convert_file", "read_definitions"]
 
+_NOT_SETTINGS = frozenset({"tools", "id", "object", "created_at"})
+"""Keys of an input document that are not settings left behind (an assistant's others are)."""
+
 
 def read_definitions(data: Any, source: str) -> ImportedTools:
     """Neutral definitions from ``data`` in ``source`` form ('neutral', 'openapi' or a dialect),
@@ -51,12 +54,21 @@ def convert_file(path: Path, source: str, target: str, *, policy: LossPolicy = "
         raise UsageError(f"cannot read {path}: {exc}") from None
     imported = read_definitions(data, source)
     skipped = [str(entry) for entry in imported.skipped]
+    settings = sorted(k for k in data if k not in _NOT_SETTINGS) if isinstance(
+        data, dict) and source not in ("neutral", "openapi") else []
+    if settings:
+        print(f"toolbridge: note: convert reads tool definitions only; {', '.join(settings)} "
+              "are not converted (`toolbridge migrate` carries an assistant's settings and "
+              "threads, with a report)", file=sys.stderr)
     if target == "neutral":
         for line in skipped:
             print(f"toolbridge: note: {line}", file=sys.stderr)
         return [t.model_dump(mode="json", exclude_defaults=True) for t in imported.definitions]
     rendered = get_dialect(target).render_tools(imported.definitions, policy=policy)
-    return {"tools": rendered.definitions,
-            "losses": {name: [str(loss) for loss in losses]
-                       for name, losses in rendered.losses.items() if losses},
-            "skipped": skipped}
+    result = {"tools": rendered.definitions,
+              "losses": {name: [str(loss) for loss in losses]
+                         for name, losses in rendered.losses.items() if losses},
+              "skipped": skipped}
+    if settings:
+        result["not_converted"] = settings
+    return result

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import ToolbridgeError, UsageError
 from ..plugin import Dialect, ServeOptions, dialects, get_dialect
-from ._options import EXIT_FAILED, EXIT_OK, print_json
+from ._options import EXIT_FAILED, EXIT_OK, add_command, print_json
 
 __all__ = ["DEMO_MESSAGES", "DEMO_SCRIPT", "add_parsers", "run_demo"]
 
@@ -57,6 +57,8 @@ def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
 
     installed = dialects()
     names = list(only) if only else [n for n in BUILT_IN if n in installed]
+    for name in names:
+        get_dialect(name)  # an unknown name is a command-line error, before any output
     if not names:
         raise UsageError("no built-in dialect is installed; reinstall toolbridge")
     where = "the real services" if real else "emulators on loopback"
@@ -111,10 +113,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Add the ``demo`` command to ``sub``."""
-    p = sub.add_parser("demo", help="run example tools on every built-in backend's emulator",
-                       description="Start the emulators on loopback and hold a scripted "
-                       "conversation on each backend, printing a transcript per backend; "
-                       "exits 1 when a conversation did not complete.")
+    p = add_command(sub, "demo", "run example tools on every built-in backend's emulator",
+                    "Start the emulators on loopback and hold a scripted conversation on each "
+                    "backend, printing a transcript per backend; exits 1 when a conversation "
+                    "did not complete.",
+                    "toolbridge demo",
+                    "toolbridge demo --dialect openai-agents --show-wire")
     p.add_argument("--dialect", action="append", help="only this dialect (repeatable)")
     p.add_argument("--real", action="store_true",
                    help="use the real services, with credentials from the environment")

@@ -16,10 +16,21 @@ from typing import Any
 from ..errors import UsageError
 from ..toolbox import Toolbox
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "load_toolbox", "parse_fault_options",
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "add_command", "load_toolbox",
+           "parse_fault_options",
            "parse_key_values", "print_json"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_command(sub: Any, name: str, summary: str, description: str, *examples: str,
+                **options: Any) -> Any:
+    """A subcommand whose ``--help`` has a description and examples."""
+    import argparse
+
+    epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
+    return sub.add_parser(name, help=summary, description=description, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter, **options)
 
 
 def load_toolbox(spec: str) -> Toolbox:
@@ -34,7 +45,9 @@ def load_toolbox(spec: str) -> Toolbox:
         raise UsageError(f"cannot import {module_name!r}: {exc}") from None
     finally:
         sys.path.pop(0)
-    toolbox = getattr(module, attr, None)
+    if not hasattr(module, attr):
+        raise UsageError(f"module {module_name!r} has no attribute {attr!r}")
+    toolbox = getattr(module, attr)
     if not isinstance(toolbox, Toolbox):
         raise UsageError(f"{spec!r} is not a toolbridge.Toolbox (found {type(toolbox).__name__})")
     return toolbox

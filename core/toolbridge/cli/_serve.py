@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import UsageError
 from ..plugin import Dialect, dialects, get_dialect
 from ._options import (
     EXIT_FAILED,
     EXIT_OK,
+    add_command,
     load_toolbox,
     parse_fault_options,
     parse_key_values,
@@ -31,15 +34,32 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     values: dict[str, Any] = parse_key_values(args.option, raw=True)
     values.update(script=args.script, faults=parse_fault_options(args.fault))
     emulator = dialect.create_emulator(dialect.emulator_options.parse(values))
-    with emulator.run(args.host, args.port) as running:
-        print(f"{args.dialect} emulator on {running.base_url} (journal: "
-              f"{running.base_url}/_emulator/journal); Ctrl-C stops it", flush=True)
+    try:
+        running_emulator = emulator.run(args.host, args.port)
+        running = running_emulator.__enter__()
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; "
+                         "pick another --port (0 picks a free one)") from None
+    with contextlib.ExitStack() as stack:
+        stack.push(running_emulator)
         try:
+            print(f"{args.dialect} emulator on {running.base_url}\n"
+                  f"{_sdk_hint(args.dialect, running.base_url)}"
+                  f"  journal: {running.base_url}/_emulator/journal\n"
+                  "Ctrl-C stops it", flush=True)
             while True:
                 asyncio.run(asyncio.sleep(3600))
         except KeyboardInterrupt:
             pass
     return EXIT_OK
+
+
+def _sdk_hint(dialect: str, base_url: str) -> str:
+    """How an official SDK reaches the emulator: the OpenAI SDK wants the ``/v1`` prefix."""
+    if dialect.startswith("openai-"):
+        return (f"  OpenAI SDK base URL: {base_url}/v1  "
+                f"(OpenAI(base_url=\"{base_url}/v1\", api_key=\"test\"))\n")
+    return f"  SDK endpoint: {base_url}\n"
 
 
 def _progress(count: list[int]) -> Any:
@@ -76,13 +96,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         messages += [line.strip() for line in sys.stdin if line.strip()]
     settings = DriverSettings(on_answer=None if args.quiet else _progress([0]),
                               max_rounds=args.max_rounds)
+    if not messages and args.dialect == "openai-chat":
+        raise UsageError("openai-chat has nothing to wait on: Chat Completions keeps no pending "
+                         "calls on the server. Hold a conversation with --message/--stdin, or "
+                         "answer calls in your app with toolbox.handle(...)")
     print(f"serving {args.dialect} with tools {', '.join(toolbox.names())}", file=sys.stderr,
           flush=True)
     try:
         if messages:
             if len(args.conversation) > 1 or args.discover:
-                from ..errors import UsageError
-
                 raise UsageError("--message/--stdin hold one conversation: give at most one "
                                  "--conversation, and no --discover")
             conversation = args.conversation[0] if args.conversation else None
@@ -142,7 +164,11 @@ class _ServeHelp(argparse.Action):
 
 def add_parsers(sub: Any) -> None:
     """Add the ``emulate`` and ``serve`` commands to ``sub``."""
-    p = sub.add_parser("emulate", help="run a dialect's emulated backend on loopback")
+    p = add_command(sub, "emulate", "run a dialect's emulated backend on loopback",
+                    "Run a dialect's emulator until Ctrl-C; prints its base URL, the one the "
+                    "official SDK takes, and its journal's URL.",
+                    "toolbridge emulate openai-agents --port 8080",
+                    "toolbridge emulate google-ces --script script.json --fault latency_ms=50")
     p.add_argument("dialect")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
@@ -154,10 +180,14 @@ def add_parsers(sub: Any) -> None:
                    help="an emulator option (e.g. number_style=float for google-ces)")
     p.set_defaults(func=cmd_emulate)
 
-    p = sub.add_parser("serve", help="run a worker answering a backend's calls", add_help=False,
-                       description="Answer what a backend's conversation waits for (or hold one "
-                       "with --message/--stdin) through the one serve driver; prints the "
-                       "transcript and exits 1 when a conversation did not complete.")
+    p = add_command(sub, "serve", "run a worker answering a backend's calls",
+                    "Answer what a backend's conversation waits for (or hold one with "
+                    "--message/--stdin) through the one serve driver; prints the transcript and "
+                    "exits 1 when a conversation did not complete. --help after the dialect "
+                    "lists its -o options.",
+                    "toolbridge serve openai-agents myapp:toolbox -o session_id=sess_1",
+                    "toolbridge serve openai-chat myapp:toolbox -m 'weather in Lima?'",
+                    "toolbridge serve openai-assistants --help", add_help=False)
     p.add_argument("--help", "-h", action=_ServeHelp,
                    help="show this help and the dialect's -o options, then exit")
     p.add_argument("dialect")

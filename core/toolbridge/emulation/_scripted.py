@@ -76,6 +76,7 @@ class ScriptedModel:
         self._round_index = 0
         self._text = ""
         self._previous: list[ModelCall] = []
+        self._replayed: list[str] = []
         self._slots: dict[str, list[int]] = {}
         """Call id -> positions, in the turn's order of calls, of its calls not answered yet."""
         self._issued = 0
@@ -103,6 +104,12 @@ class ScriptedModel:
         self._issued = 0
         self._received = []
 
+    def replay_ids(self, ids: Iterable[str]) -> None:
+        """The ids the next round's calls had: a stateless emulator replaying the conversation
+        it was sent gives each replayed call its id again (so a later hallucinated id reuses
+        the id the client really saw)."""
+        self._replayed = list(ids)
+
     def next_round(self) -> list[ModelCall]:
         """The next round of calls, checked against the declared tools; empty when done."""
         turn = self.turn
@@ -114,17 +121,19 @@ class ScriptedModel:
         if sum(c.misbehave == "hallucinated_id" for c in script_calls) > 1:
             raise ScriptError(f"{where}: at most one hallucinated_id call per round (each "
                               "reuses the previous round's first call id)")
-        calls = [self._play(call, where) for call in script_calls]
+        replayed, self._replayed = self._replayed, []
+        calls = [self._play(call, where, replayed[i] if i < len(replayed) else None)
+                 for i, call in enumerate(script_calls)]
         for call in calls:
             self._slots.setdefault(call.id, []).append(self._issued)
             self._issued += 1
         self._previous = calls
         return calls
 
-    def _play(self, call: ScriptCall, where: str) -> ModelCall:
+    def _play(self, call: ScriptCall, where: str, replayed: str | None) -> ModelCall:
         arguments = self.check(call)
         if call.misbehave != "hallucinated_id":
-            return ModelCall(self.new_id(), call.name, arguments, call.raw_arguments,
+            return ModelCall(replayed or self.new_id(), call.name, arguments, call.raw_arguments,
                              call.misbehave)
         if not self._previous:
             raise ScriptError(f"{where}: {call.name!r} is marked hallucinated_id, which reuses "

@@ -5,7 +5,16 @@ conversations).
 What a dialect author's client imports. httpx is imported on first use, not by this module.
 """
 
-from ._retries import RetryPolicy, Secret, asend_with_retries, raise_for_backend, send_with_retries
+from .._redact import redact_text, redact_url
+from ._retries import (
+    RetryPolicy,
+    Secret,
+    asend_with_retries,
+    raise_for_backend,
+    send_with_retries,
+    transport_error,
+    transport_failure,
+)
 from ._sse import SSEDecoder
 from ._transport import exclusive_transport
 
@@ -16,5 +25,9 @@ __all__ = [
     "asend_with_retries",
     "exclusive_transport",
     "raise_for_backend",
+    "redact_text",
+    "redact_url",
     "send_with_retries",
+    "transport_error",
+    "transport_failure",
 ]

@@ -12,12 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._redact import redact_text
 from ..errors import BackendError
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["RetryPolicy", "Secret", "asend_with_retries", "raise_for_backend", "send_with_retries"]
+__all__ = ["RetryPolicy", "Secret", "asend_with_retries", "raise_for_backend", "send_with_retries",
+           "transport_error", "transport_failure"]
 
 log = logging.getLogger("toolbridge.http")
 
@@ -141,11 +143,16 @@ def send_with_retries(
 
     attempt = 1
     while True:
+        failed: Exception | None = None
         try:
             response = client.send(request)
         except httpx.TransportError as exc:
-            _give_up_unless_retryable(request, exc, attempt, policy, idempotent)
-            response = None
+            failed, response = exc, None
+        if failed is not None:  # raised out here, the httpx error is not chained to ours
+            error = transport_failure(request, failed, attempt, policy.max_attempts,
+                                      idempotent=idempotent)
+            if error is not None:
+                raise error
         if response is not None and not (
             attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
         ):
@@ -166,11 +173,16 @@ async def asend_with_retries(
 
     attempt = 1
     while True:
+        failed: Exception | None = None
         try:
             response = await client.send(request)
         except httpx.TransportError as exc:
-            _give_up_unless_retryable(request, exc, attempt, policy, idempotent)
-            response = None
+            failed, response = exc, None
+        if failed is not None:  # raised out here, the httpx error is not chained to ours
+            error = transport_failure(request, failed, attempt, policy.max_attempts,
+                                      idempotent=idempotent)
+            if error is not None:
+                raise error
         if response is not None and not (
             attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
         ):
@@ -182,16 +194,37 @@ async def asend_with_retries(
         attempt += 1
 
 
-def _give_up_unless_retryable(request: httpx.Request, exc: Exception, attempt: int,
-                              policy: RetryPolicy, idempotent: bool) -> None:
+def transport_error(what: str, exc: BaseException, note: str = "") -> BackendError:
+    """A `BackendError` for a request that failed in transit (connect error, timeout, dropped
+    connection): ``what``, the failure's type and its message with URLs redacted, nothing else.
+
+    Raise it outside the ``except`` block that caught ``exc`` (keep ``exc`` in a variable and
+    leave the block first): raised inside, Python chains ``exc`` as ``__context__`` even
+    ``from None``, and an httpx error holds its request, credential headers included.
+    """
+    message = " ".join(redact_text(str(exc)).split())
+    detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return BackendError(f"{what}: {detail}" + (f"; {note}" if note else ""))
+
+
+def transport_failure(request: httpx.Request, exc: Exception, attempt: int, attempts: int, *,
+                      idempotent: bool = True, what: str = "") -> BackendError | None:
+    """The error to raise for ``request`` failing in transit on attempt ``attempt`` of
+    ``attempts``, or ``None`` when it may be tried again (see `transport_error` for where to
+    raise it).
+
+    A request that may have reached the server (anything but a connect error or timeout) is
+    tried again only when ``idempotent``.
+    """
     import httpx
 
+    what = what or f"{request.method} {request.url.path}"
     sent = not isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
     if sent and not idempotent:
-        raise BackendError(f"{request.method} {request.url.path}: {exc!r}; not retried: the "
-                           "server may have acted on it") from None
-    if attempt >= policy.max_attempts:
-        raise BackendError(f"{request.method} {request.url.path}: {exc!r}") from None
+        return transport_error(what, exc, "not retried: the server may have acted on it")
+    if attempt >= attempts:
+        return transport_error(what, exc)
+    return None
 
 
 def raise_for_backend(response: httpx.Response, what: str) -> None:
@@ -205,5 +238,5 @@ def raise_for_backend(response: httpx.Response, what: str) -> None:
     message = body
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         message = body["error"].get("message", body)
-    raise BackendError(f"{what}: HTTP {response.status_code}: {message}",
+    raise BackendError(f"{what}: HTTP {response.status_code}: {redact_text(str(message))}",
                        status=response.status_code, body=body)

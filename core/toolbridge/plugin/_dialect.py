@@ -190,6 +190,27 @@ class Dialect(abc.ABC):
 
         raise UsageError(f"dialect {self.name!r} has no serve backend")
 
+    def migration_target(self, options: Mapping[str, Any]) -> Any:
+        """A `toolbridge.migration.MigrationTarget` writing migrated assistants and threads
+        to this dialect's backend, configured by ``options`` (the client's: ``base_url``,
+        ``api_key``, ...). Dialects that are no migration target raise `UsageError`.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} is not a migration target")
+
+    def migration_source(self, options: Mapping[str, Any], *,
+                         assistant_ids: Sequence[str] | None = None,
+                         thread_ids: Sequence[str] | None = None) -> Any:
+        """A `toolbridge.migration.Workload` read from this dialect's live backend (client
+        ``options``): the assistants (all, or ``assistant_ids``), the threads (``thread_ids``,
+        else all where the backend lists them) and their messages. Dialects that are no
+        migration source raise `UsageError`.
+        """
+        from ..errors import UsageError
+
+        raise UsageError(f"dialect {self.name!r} is not a migration source")
+
     def create_emulator(self, options: DialectOptions | None = None) -> Any:
         """This dialect's emulated backend (a `toolbridge.emulation.Emulator`), configured by
         ``options`` (an instance of `emulator_options`: ``script``, ``faults`` and the

@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._redact import redact_text
 from ..errors import ToolError
 from ..model import ToolCall, ToolDefinition, ToolResult
 from . import _threads
@@ -252,9 +254,10 @@ class PlannedCall:
         call = self.call
         if isinstance(exc, ToolError):  # a message for the agent: logged briefly
             log.info("tool %s answered an error (call %s): %s", call.name, call.id,
-                     _message(exc))
-        else:
-            log.error("tool %s failed (call %s)", call.name, call.id, exc_info=exc)
+                     redact_text(_message(exc)))
+        else:  # the traceback as text, its URLs redacted like the agent's error text
+            log.error("tool %s failed (call %s)\n%s", call.name, call.id,
+                      redact_text("".join(traceback.format_exception(exc)).rstrip()))
         return ToolResult.failed(call, self.payload.format_error(exc))
 
     def _limited(self, result: ToolResult, text: str | None) -> ToolResult:

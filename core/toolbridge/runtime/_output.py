@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic_core import to_json, to_jsonable_python
 
+from .._redact import redact_text
 from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
 
@@ -146,9 +147,10 @@ def default_error_formatter(exc: BaseException) -> str:
     """The error text an agent sees: a `ToolError`'s message, else ``Type: message``.
 
     Never a traceback or locals: those go to the log only. An exception whose ``__str__``
-    fails still gives its type.
+    fails still gives its type. URLs in the text lose their credentials, query string and
+    fragment (where API keys and signatures travel), a `ToolError`'s included.
     """
-    message = _message(exc)
+    message = redact_text(_message(exc))
     if isinstance(exc, ToolError):
         return message
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

@@ -89,8 +89,10 @@ and `--policy` on the command line:
 
 `SchemaConversionError.losses` lists the losses that failed the policy; rendering a tool list
 names every tool that failed, and `toolbridge tools --policy ...` prints every dialect's
-definitions and losses before it exits with code 1. The Assistants dialect sends a tool whose
-`strict` is `None` in strict mode only when its conversion is `lossless`.
+definitions and losses before it exits with code 1. Every OpenAI dialect (Assistants, Responses,
+Chat Completions) decides `strict` the same way, through `strict_parameters(parameters, strict,
+policy=...)`: `True` converts under the policy, `None` is sent strict only when its conversion is
+`lossless` (otherwise as declared, not strict), `False` sends the schema as declared.
 
 ## Arguments back
 
@@ -101,6 +103,9 @@ union, each branch the value could belong to is tried, and the first whose schem
 the value wins (a CES double in the second branch, `"2"` for a `Literal[1, 2, 3]` of the second
 model of a tagged union). `unwrap_arguments(schema, target, arguments)` takes out the wrapper a
 target's object-root rule added (`{"value": ...}` in OpenAI strict mode, see below).
+`decode_strict_arguments(parameters, strict, arguments)` is what the OpenAI dialects apply to
+every call: unwrap (strict tools only), then `decode_arguments`, so the `null` strict mode makes
+the model send for an absent optional parameter lets the handler's default apply.
 
 ## Normalisation and bounds
 
@@ -139,7 +144,7 @@ def render() -> str:
     lines += ["", "Root rules: OpenAI strict needs an object root. A root without a type (`{}`) "
               "is one (arguments are an object on every wire); any other root (`anyOf`, a type "
               "list) becomes the property `value` (approximated, enforced), arguments arrive as "
-              "`{\"value\": ...}` and `unwrap_arguments` (the Assistants dialect calls it) "
+              "`{\"value\": ...}` and `unwrap_arguments` (the OpenAI dialects call it) "
               "hands the handler the inner object; a `$ref: \"#\"` then points at "
               "`#/$defs/Root`, where the old root moves.", "", "## Example loss report", "",
               "Input:", "", "```json", json.dumps(EXAMPLE, indent=2), "```", ""]

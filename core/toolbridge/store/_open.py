@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+from .._redact import redact_url
 from ..errors import UsageError
 from ._base import ResultStore
 from ._memory import MemoryStore
@@ -30,12 +31,12 @@ def open_store(url: str | ResultStore) -> ResultStore:
     if parts.scheme == "sqlite":
         path = url[len("sqlite://"):].split("?", 1)[0]
         if not path.startswith("/") or len(path) < 2:
-            raise UsageError(f"store URL {url!r} has no file path; use sqlite:///results.db "
-                             "(relative) or sqlite:////abs/path/results.db")
+            raise UsageError(f"store URL {redact_url(url)!r} has no file path; use "
+                             "sqlite:///results.db (relative) or sqlite:////abs/path/results.db")
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         unknown = set(query) - {"timeout", "synchronous"}
         if unknown:
-            raise UsageError(f"store URL {url!r}: unknown option(s) {sorted(unknown)}; "
+            raise UsageError(f"store URL {redact_url(url)!r}: unknown option(s) {sorted(unknown)}; "
                              "known: timeout, synchronous")
         return SqliteStore(path[1:], timeout=float(query.get("timeout", 5.0)),
                            synchronous=query.get("synchronous", "full"))
@@ -43,5 +44,5 @@ def open_store(url: str | ResultStore) -> ResultStore:
         from ._postgres import PostgresStore
 
         return PostgresStore(url)
-    raise UsageError(f"unknown store URL {url!r}; use memory://, sqlite:///path.db or "
+    raise UsageError(f"unknown store URL {redact_url(url)!r}; use memory://, sqlite:///path.db or "
                      "postgresql://user@host:port/db")

@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import UsageError
+from .._redact import redact_text, redact_url
+from ..errors import BackendError, UsageError
 from ._base import (
     Owned,
     ResultStore,
@@ -82,7 +83,7 @@ class PostgresStore(ResultStore):
         _import_psycopg()
         parts = urlsplit(url)
         if parts.scheme not in ("postgresql", "postgres"):
-            raise UsageError(f"not a PostgreSQL URL: {_redact(url)!r}")
+            raise UsageError(f"not a PostgreSQL URL: {redact_url(url)!r}")
         query = parse_qsl(parts.query, keep_blank_values=True)
         table = table or next((v for k, v in query if k == "table"), "toolbridge_calls")
         names = table.split(".")
@@ -99,7 +100,7 @@ class PostgresStore(ResultStore):
             self._connect_options["connect_timeout"] = max(1, round(connect_timeout))
         if "application_name" not in dict(rest):
             self._connect_options["application_name"] = "toolbridge"
-        self.url = _redact(urlunsplit(parts._replace(query=urlencode(rest))))
+        self.url = redact_url(urlunsplit(parts._replace(query=urlencode(rest))))
         self._reset()
         _STORES.add(self)
         with self._lock:
@@ -120,9 +121,19 @@ class PostgresStore(ResultStore):
 
     # ------------------------------------------------------------------------ connections
     def _connect(self) -> psycopg.Connection[Any]:
-        conn: psycopg.Connection[Any] = _import_psycopg().connect(
-            self._conninfo, **self._connect_options)
-        return conn
+        """A new connection; `BackendError` (the server's message, nothing else) when the
+        server cannot be reached or refuses us."""
+        driver = _import_psycopg()
+        try:
+            conn: psycopg.Connection[Any] = driver.connect(self._conninfo,
+                                                           **self._connect_options)
+        except driver.Error as exc:
+            # Raised outside this block, so the driver's error (whose connection state holds
+            # the password) is not chained to ours as __context__.
+            message = " ".join(redact_text(str(exc)).split()) or type(exc).__name__
+        else:
+            return conn
+        raise BackendError(f"PostgreSQL store {self.url}: cannot connect: {message}")
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:
@@ -361,15 +372,6 @@ def _lock_id(*parts: str) -> int:
     """A stable signed 64-bit advisory lock id for a table's call."""
     key = hashlib.blake2b("\0".join(parts).encode(), digest_size=8, person=b"toolbridge-lock")
     return int.from_bytes(key.digest(), "big", signed=True)
-
-
-def _redact(url: str) -> str:
-    """``url`` without its password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 def _forget_connections_in_child() -> None:

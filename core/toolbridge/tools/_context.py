@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import ToolCall, ToolDefinition
 
-__all__ = ["ToolContext"]
+__all__ = ["HeartbeatHook", "ToolContext", "heartbeats"]
+
+HeartbeatHook = Callable[..., None]
+"""Called with a handler's progress details (any JSON-compatible values)."""
+
+_HEARTBEAT: ContextVar[HeartbeatHook | None] = ContextVar("toolbridge_heartbeat", default=None)
+
+
+@contextmanager
+def heartbeats(hook: HeartbeatHook | None) -> Iterator[None]:
+    """Route `ToolContext.heartbeat` of the calls planned inside this block to ``hook``.
+
+    What runs calls somewhere that watches them (a fleet worker's activity) sets it; the
+    hook may be called from a worker thread.
+    """
+    token = _HEARTBEAT.set(hook)
+    try:
+        yield
+    finally:
+        _HEARTBEAT.reset(token)
 
 
 @dataclass(frozen=True)
@@ -21,6 +42,9 @@ class ToolContext:
     """The definition of the tool being run."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """The keyword arguments given to `Toolbox.handle` / `ahandle` (e.g. a user id)."""
+    on_heartbeat: HeartbeatHook | None = field(default_factory=_HEARTBEAT.get, repr=False,
+                                               compare=False)
+    """Where `heartbeat` reports (set by `heartbeats` where the call was planned)."""
 
     @property
     def call_id(self) -> str:
@@ -36,3 +60,12 @@ class ToolContext:
     def conversation(self) -> str:
         """The session or thread of the call."""
         return self.call.conversation
+
+    def heartbeat(self, *details: Any) -> None:
+        """Say the call is still making progress (a long tool, now and then).
+
+        On a fleet worker this is the activity's heartbeat (``details`` are kept for the next
+        attempt); elsewhere it does nothing.
+        """
+        if self.on_heartbeat is not None:
+            self.on_heartbeat(*details)

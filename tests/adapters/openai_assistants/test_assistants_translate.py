@@ -183,39 +183,3 @@ def test_completed_run_has_no_calls_and_other_actions_are_left_to_the_caller() -
     assert dialect.read_calls(done).calls == ()
     other = {**done, "required_action": {"type": "approve"}}
     assert dialect.read_calls(other).unhandled == ({"type": "approve"},)
-
-
-_NULLS_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["name"],
-    "properties": {
-        "name": {"type": "string"}, "note": {"type": "string"},
-        "maybe": {"type": ["string", "null"]},
-        "address": {"$ref": "#/$defs/Address"},
-        "tags": {"type": "array", "items": {"$ref": "#/$defs/Address"}},
-        "tree": {"$ref": "#/$defs/Node"},
-    },
-    "$defs": {
-        "Address": {"type": "object", "required": ["city"], "properties": {
-            "city": {"type": "string"}, "zip": {"type": "string"}}},
-        "Node": {"type": "object", "properties": {
-            "label": {"type": "string"}, "child": {"$ref": "#/$defs/Node"}}},
-    },
-}
-
-
-@pytest.mark.parametrize("arguments", [
-    {"name": "a"},
-    {"name": "a", "note": None, "maybe": None},
-    {"name": None, "note": "x", "address": {"city": "c", "zip": None}},
-    {"name": "a", "tags": [{"city": "c", "zip": None}, {"city": "d"}, 3]},
-    {"name": "a", "tree": {"label": None, "child": {"label": "x", "child": {"label": None}}}},
-    {"name": "a", "address": None, "tags": None, "extra": None},
-    {"name": "a", "address": [1], "tags": {"city": None}},
-])
-def test_compiled_null_dropping_matches_the_walk(arguments: dict[str, Any]) -> None:
-    from toolbridge_openai_assistants.translate import _drop_walk, drop_absent_nulls
-
-    before = json.dumps(arguments)
-    compiled = drop_absent_nulls(arguments, _NULLS_SCHEMA, _NULLS_SCHEMA)
-    assert compiled == _drop_walk(arguments, _NULLS_SCHEMA, _NULLS_SCHEMA)
-    assert json.dumps(arguments) == before  # the call's arguments are never changed

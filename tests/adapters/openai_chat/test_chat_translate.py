@@ -199,7 +199,7 @@ def test_bad_argument_strings_fail_only_their_own_call(toolbox: toolbridge.Toolb
         '{"a":' * 1000 + "1" + "}" * 1000)
     first, second = toolbox.handle(D, completion)["messages"]
     assert json.loads(first["content"])["location"] == "Paris"
-    assert "nest deeper" in json.loads(second["content"])["error"]
+    assert "nest more than 200 levels" in json.loads(second["content"])["error"]
 
 
 # ---------------------------------------------------------------------- results
@@ -269,10 +269,25 @@ def test_without_a_conversation_nothing_is_stored() -> None:
     assert runs == ["UTC", "UTC"]
 
 
-def test_a_conversation_needs_the_message_position() -> None:
+def test_a_completion_in_a_conversation_is_keyed_by_its_id() -> None:
+    box, runs = _counting_toolbox()
+    completion = {"id": "chatcmpl-1", "object": "chat.completion", "choices": [
+        {"index": 0, "finish_reason": "tool_calls", "message": _round("call_0", "UTC")}]}
+    first = box.handle(D, completion, conversation="conv-1")
+    assert box.handle(D, completion, conversation="conv-1") == first  # a redelivery
+    assert runs == ["UTC"]
+    later = {**completion, "id": "chatcmpl-2"}  # call_0 again, in the next completion
+    later["choices"] = [{**completion["choices"][0], "message": _round("call_0", "Asia/Tokyo")}]
+    box.handle(D, later, conversation="conv-1")
+    assert runs == ["UTC", "Asia/Tokyo"]
+    [call] = dialect.read_calls_in(later, "conv-1").calls
+    assert (call.conversation, call.turn, call.id) == ("conv-1", "chatcmpl-2", "call_0")
+
+
+def test_a_conversation_needs_to_know_the_turn() -> None:
     box, _ = _counting_toolbox()
-    with pytest.raises(UsageError, match="position"):
-        box.handle(D, payload(COMPLETION), conversation="conv-1")
+    with pytest.raises(UsageError, match="not a bare message"):
+        box.handle(D, _round("call_0", "UTC"), conversation="conv-1")
     with pytest.raises(UsageError, match="takes no conversation"):
         box.handle("openai-agents", {"id": "s", "required_actions": []}, conversation="c")
 

@@ -10,7 +10,8 @@ import toolbridge.schema as schema_pkg
 from toolbridge.schema import SchemaTransformer
 
 PUBLIC = {"Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
-          "SchemaTarget", "SchemaTransformer", "build_http_request", "compile_decoder",
+          "SchemaTarget", "SchemaTransformer", "StrictParameters", "build_http_request",
+          "compile_decoder", "decode_strict_arguments", "strict_parameters",
           "convert_schema", "decode_arguments", "normalize_schema", "to_json_schema",
           "tools_from_openapi", "unwrap_arguments"}
 

@@ -1,0 +1,46 @@
+"""Credentials out of URLs and of text that shows URLs, before anything prints or logs them."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["redact_text", "redact_url"]
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
+_SECRET_KEY = re.compile(r"pass|pwd|secret|token|key|sig|auth|credential|session|code",
+                         re.IGNORECASE)
+MASK = "***"
+
+
+def redact_url(url: str, *, keep_query: bool = True) -> str:
+    """``url`` with its password masked (``postgresql://app:***@db/x``), for any scheme.
+
+    ``keep_query``: query parameters stay, those whose name looks secret (``password``,
+    ``key``, ``token``, ``sig``, ...) masked; otherwise the query string and fragment are dropped.
+    Text that is not a URL comes back unchanged.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    if "@" in authority:
+        userinfo, _, host = authority.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        authority = f"{user}:{MASK}@{host}" if colon else f"{userinfo}@{host}"
+    path, _, fragment = tail.partition("#")
+    path, qmark, query = path.partition("?")
+    if not keep_query:
+        return f"{scheme}://{authority}{path}"
+    if qmark:
+        path += "?" + "&".join(_mask_pair(pair) for pair in query.split("&"))
+    return f"{scheme}://{authority}{path}" + (f"#{fragment}" if "#" in tail else "")
+
+def _mask_pair(pair: str) -> str:
+    name, eq, _ = pair.partition("=")
+    return f"{name}={MASK}" if eq and _SECRET_KEY.search(name) else pair
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every URL in it stripped of credentials and query string."""
+    return _URL.sub(lambda match: redact_url(match.group(), keep_query=False), text)

@@ -1,0 +1,162 @@
+"""``toolbridge migrate``: an Assistants workload (exports, or a live endpoint) to a new target."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..plugin import get_dialect
+from ._options import EXIT_FAILED, EXIT_OK, add_command, parse_key_values
+
+__all__ = ["TARGETS", "add_parsers", "open_ledger", "target_for"]
+
+TARGETS = {"openai-agents": "openai-agents", "openai-responses": "openai-responses",
+           "azure-foundry": "openai-responses"}
+"""Target names and the dialect that writes each."""
+
+
+def target_for(name: str, options: dict[str, Any]) -> Any:
+    """The `MigrationTarget` ``name`` with client ``options`` (``token_env=VAR``: a bearer
+    token read from that variable on every request)."""
+    if name not in TARGETS:
+        raise UsageError(f"unknown migration target {name!r}; choose one of "
+                         f"{', '.join(TARGETS)}")
+    options = dict(options)
+    variable = options.pop("token_env", None)
+    if variable is not None:
+        options["token_provider"] = lambda: os.environ[str(variable)]
+    if name == "azure-foundry":
+        if not options.get("project_endpoint"):
+            raise UsageError("azure-foundry needs -o project_endpoint=https://<resource>"
+                             ".services.ai.azure.com/api/projects/<project>")
+        if "token_provider" not in options and "credential" not in options:
+            try:
+                from azure.identity import DefaultAzureCredential
+            except ImportError:
+                raise UsageError("azure-foundry needs an Entra credential: install "
+                                 "azure-identity, or pass -o token_env=VARIABLE") from None
+            options["credential"] = DefaultAzureCredential()
+    elif options.get("project_endpoint"):
+        raise UsageError(f"-o project_endpoint is for --to azure-foundry, not {name}")
+    return get_dialect(TARGETS[name]).migration_target(options)
+
+
+def open_ledger(args: argparse.Namespace) -> Any:
+    from ..migration import FileRecords, Ledger
+
+    if args.store and args.ledger:
+        raise UsageError("give --store or --ledger, not both")
+    if args.store:
+        from ..store import open_store
+
+        records = open_store(args.store).records()
+        if records is None:
+            raise UsageError(f"the store {args.store} keeps no records; use --ledger FILE")
+    else:
+        records = FileRecords(args.ledger or f"toolbridge-migration-{args.name}.json")
+    return Ledger(records, args.name)
+
+
+def _source(args: argparse.Namespace) -> Any:
+    from ..migration import read_export
+
+    if args.source_option:
+        if args.exports:
+            raise UsageError("read exports or a live endpoint (--source-option), not both")
+        options = parse_key_values(args.source_option, "source option")
+        variable = options.pop("token_env", None)
+        if variable is not None:
+            options["azure_ad_token_provider"] = lambda: os.environ[str(variable)]
+        return get_dialect("openai-assistants").migration_source(
+            options, assistant_ids=args.assistant, thread_ids=args.thread)
+    if not args.exports:
+        raise UsageError("give export files or folders, or a live endpoint with "
+                         "--source-option base_url=... (and --thread ID)")
+    return read_export(*args.exports)
+
+
+def _bar(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // max(total, 1)
+    end = "\n" if done == total else ""
+    print(f"\rthreads [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end=end,
+          file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..migration import migrate
+
+    workload = _source(args)
+    remap = {}
+    for pair in args.model_map:  # model names keep their hyphens (not option names)
+        old, sep, new = pair.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise UsageError(f"--model-map {pair!r} must look like OLD=NEW")
+        remap[old.strip()] = new.strip()
+    options = parse_key_values(args.option, raw=True)
+    target = target_for(args.to, options)
+    ledger = open_ledger(args)
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    try:
+        report = migrate(workload, target, ledger, dry_run=args.dry_run, remap=remap,
+                         progress=_bar if show and workload.threads else None)
+    finally:
+        target.close()
+        ledger.records.close()
+    if args.json == "-":
+        print(report.to_json())
+    else:
+        print(report.table())
+        if args.json:
+            Path(args.json).write_text(report.to_json() + "\n", encoding="utf-8")
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def add_parsers(sub: Any) -> None:
+    p = add_command(
+        sub, "migrate", "move assistants and threads to Agents, Responses or Foundry",
+        "Migrate an Assistants workload: every assistant becomes the target's agent (or "
+        "per-request configuration), every thread a session or conversation. Resumable: run it "
+        "again after a crash. See docs/migration.md.",
+        "toolbridge migrate export/ --to openai-responses --dry-run",
+        "toolbridge migrate export/ --to openai-responses --store sqlite:///migration.db "
+        "-o config_dir=agents/",
+        "toolbridge migrate --source-option project_endpoint=https://ACCOUNT.services.ai.azure"
+        ".com/api/projects/P --source-option token_env=AZURE_TOKEN --to azure-foundry "
+        "-o project_endpoint=... -o token_env=AZURE_TOKEN")
+    p.add_argument("exports", nargs="*", metavar="EXPORT",
+                   help="export files (.json, .jsonl) or folders (layout in docs/migration.md)")
+    p.add_argument("--to", required=True, choices=sorted(TARGETS), help="the target")
+    p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
+                   help="target client option: base_url, api_key, project_endpoint, "
+                   "token_env (a variable holding a bearer token), config_dir (Responses)")
+    p.add_argument("--source-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="read a live Assistants-shaped endpoint instead of exports "
+                   "(base_url and api_key; or project_endpoint and token_env: Foundry "
+                   "classic agents)")
+    p.add_argument("--assistant", action="append", default=None, metavar="ID",
+                   help="live source: an assistant to migrate (default: all listed)")
+    p.add_argument("--thread", action="append", default=None, metavar="ID",
+                   help="live source: a thread to migrate (default: all listed, where the "
+                   "endpoint can list threads)")
+    p.add_argument("--name", default="default",
+                   help="the migration's name: its ledger namespace (default: default)")
+    p.add_argument("--store", metavar="URL",
+                   help="keep the ledger in this result store's records (sqlite:///x.db, "
+                   "postgresql://...)")
+    p.add_argument("--ledger", metavar="FILE",
+                   help="keep the ledger in this JSON file (default: "
+                   "toolbridge-migration-NAME.json)")
+    p.add_argument("--model-map", action="append", default=[], metavar="OLD=NEW",
+                   help="use NEW for model OLD (overrides the retired-model table)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan and the report; write nothing")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the report as JSON to FILE ('-': print only the JSON)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    p.set_defaults(func=_run)

@@ -1,0 +1,82 @@
+"""The toolbox the fleet's tests serve, in-process and from `toolbridge worker` processes.
+
+Every handler appends a line to a ledger (``$TOOLBRIDGE_FLEET_LEDGER``): ``name call-id pid``,
+so a test counts how often each side effect ran. ``charge`` is side-effecting; the reconcile
+hook answers a started ``charge`` whose worker died from the ledger (it ran when its line is
+there). ``$TOOLBRIDGE_FLEET_STORE`` is the shared result store; ``$TOOLBRIDGE_FLEET_SLOW``
+the seconds ``charge`` takes after writing its line (a window to kill a worker in).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import toolbridge
+from toolbridge import ToolCall, ToolContext, ToolDefinition, ToolResult
+from toolbridge.plugin import hookimpl, register_plugin
+
+
+def ledger() -> Path:
+    return Path(os.environ.get("TOOLBRIDGE_FLEET_LEDGER", "/tmp/toolbridge-fleet-ledger"))
+
+
+def write(name: str, call_id: str) -> None:
+    with ledger().open("a") as out:
+        out.write(f"{name} {call_id} {os.getpid()}\n")
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def entries(name: str) -> list[str]:
+    """Call ids of the ledger lines of ``name``, one per run."""
+    path = ledger()
+    if not path.exists():
+        return []
+    return [line.split()[1] for line in path.read_text().splitlines()
+            if line.split()[:1] == [name]]
+
+
+def make_toolbox(store: Any = None) -> toolbridge.Toolbox:
+    box = toolbridge.Toolbox(store=store or os.environ.get("TOOLBRIDGE_FLEET_STORE"))
+
+    @box.tool
+    def lookup(key: str, context: ToolContext) -> str:
+        """Look a key up."""
+        write("lookup", context.call_id)
+        time.sleep(float(os.environ.get("TOOLBRIDGE_FLEET_LOOKUP", "0")))
+        return f"value of {key}"
+
+    @box.tool(side_effects=True, timeout=60)
+    async def charge(amount: int, context: ToolContext) -> str:
+        """Charge an amount."""
+        write("charge", context.call_id)
+        slow = float(os.environ.get("TOOLBRIDGE_FLEET_SLOW", "0"))
+        while slow > 0:
+            context.heartbeat(slow)
+            await asyncio.sleep(min(slow, 0.2))
+            slow -= 0.2
+        write("charged", context.call_id)
+        return f"charged {amount}"
+
+    return box
+
+
+class _Reconcile:
+    @hookimpl
+    def toolbridge_reconcile_call(self, call: ToolCall, tool: ToolDefinition,
+                                  started_at: float) -> ToolResult | None:
+        if "TOOLBRIDGE_FLEET_LEDGER" not in os.environ:
+            return None  # not a fleet test's process
+        if tool.name == "charge" and call.id in entries("charge"):
+            return ToolResult(call=call, success=True, output="charged (reconciled)")
+        return None
+
+
+with contextlib.suppress(ValueError):  # imported again (another test module)
+    register_plugin(_Reconcile(), name="fleet-ledger-reconcile")
+toolbox = make_toolbox()

@@ -1,0 +1,121 @@
+"""Workers SIGKILLed mid-conversation: `toolbridge worker` processes on a real Temporal dev
+server, a shared SQLite result store, the emulators. The conversation finishes on another
+worker, nothing is lost, and the side effect ran once (the ledger its handler writes)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import fleet_toolbox
+import pytest
+from conftest import temporal_address
+from temporalio.client import Client
+from test_temporal import FAST, SCRIPT, credentials, where
+
+from toolbridge.testing import emulator
+from toolbridge_temporal import serve
+
+HERE = Path(__file__).parent
+
+
+class Workers:
+    """`toolbridge worker` processes of one task queue."""
+
+    def __init__(self, queue: str, env: dict[str, str]) -> None:
+        self.queue, self.env, self.procs = queue, env, []  # type: ignore[var-annotated]
+
+    def start(self, **env: str) -> subprocess.Popen[bytes]:
+        options = [f"-o{d}.{k}={v}" for d in ("google-ces", "openai-agents", "openai-chat",
+                                              "openai-assistants", "openai-responses")
+                   for k, v in credentials(d).items()]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "toolbridge", "worker", "--temporal", temporal_address(),
+             "--task-queue", self.queue, "--sticky-timeout", "1", *options,
+             "fleet_toolbox:toolbox"],
+            env={**os.environ, **self.env, **env}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE)
+        self.procs.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture
+def workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
+    ledger = tmp_path / "ledger"
+    monkeypatch.setenv("TOOLBRIDGE_FLEET_LEDGER", str(ledger))
+    env = {"TOOLBRIDGE_FLEET_LEDGER": str(ledger),
+           "TOOLBRIDGE_FLEET_STORE": f"sqlite:///{tmp_path / 'store.db'}",
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    running = Workers(f"kills-{uuid.uuid4().hex}", env)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+async def until(predicate: Any, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
+
+
+async def _converse(temporal: Client, workers: Workers, dialect: str, emu: Any) -> Any:
+    return await serve(temporal, dialect, messages=["go", "again"],
+                       options=where(dialect, emu), task_queue=workers.queue, settings=FAST)
+
+
+@pytest.mark.parametrize("dialect", ["google-ces", "openai-agents"])
+async def test_killed_in_the_middle_of_a_side_effect(temporal: Client, workers: Workers,
+                                                     dialect: str) -> None:
+    with emulator(dialect, script=SCRIPT) as emu:
+        first = workers.start(TOOLBRIDGE_FLEET_SLOW="30")
+        handle = await _converse(temporal, workers, dialect, emu)
+        await until(lambda: fleet_toolbox.entries("charge"))
+        first.kill()  # SIGKILL inside the handler, after its side effect
+        first.wait()
+        workers.start()
+        outcome = await asyncio.wait_for(handle.result(), 60)
+        sent = json.dumps([e.body for e in emu.journal.entries("POST")])
+    assert outcome.status == "completed", outcome
+    assert len(fleet_toolbox.entries("charge")) == 1  # the side effect ran once
+    assert "charged (reconciled)" in sent  # the store's hook settled it; it was submitted
+    assert outcome.calls == 4 and outcome.replies[-1].startswith("second")
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "openai-responses"])
+async def test_killed_between_a_call_and_the_submit(temporal: Client, workers: Workers,
+                                                    dialect: str) -> None:
+    with emulator(dialect, script=SCRIPT) as emu:
+        first = workers.start()
+        handle = await _converse(temporal, workers, dialect, emu)
+        await until(lambda: fleet_toolbox.entries("charged"))
+        first.kill()  # the call is over: its result is stored, the submit not yet sent
+        first.wait()
+        workers.start()
+        outcome = await asyncio.wait_for(handle.result(), 60)
+        sent = json.dumps([e.body for e in emu.journal.entries("POST")])
+    assert outcome.status == "completed", outcome
+    assert len(fleet_toolbox.entries("charge")) == 1
+    assert "charged 3" in sent and "reconciled" not in sent  # the result that was stored
+    assert outcome.calls == 4 and outcome.replies[-1].startswith("second")
