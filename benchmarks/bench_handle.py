@@ -16,7 +16,9 @@ what ``Toolbox()`` gives with no flag.
 - sqlite: ``Toolbox(store="sqlite:///DIR/results.db")`` (WAL, ``synchronous=FULL``), against
   the default configuration's ``handle`` plus a bare ``sqlite3`` doing the same 2 commits;
 - 512 calls: the default and inline configurations on a payload of 512 calls, per call,
-  against the same configuration's cost per call at 8.
+  against the same configuration's cost per call at 8;
+- every dialect: the default configuration's ``handle`` of each dialect's 8-call payload,
+  against that dialect's SDK parsing the same payload (see `_dialect_payloads`).
 
 Fairness: every run answers new calls (a payload handled again would be a replay), so every
 variant and the baseline get their own fresh payloads each round, built the same way just
@@ -50,6 +52,7 @@ from pydantic import BaseModel
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import SAMPLES
+from _dialect_payloads import Dialects
 
 import toolbridge
 
@@ -188,22 +191,26 @@ def agents_payload(session: str = "sess_abc123", calls: int = 8) -> dict[str, An
     return {**sample, "id": session, "agent": agent, "required_actions": actions}
 
 
+CLOCK = time.perf_counter
+"""What `timed` reads: wall time, or (``--clock cpu``) the CPU time of the whole process."""
+
+
 def timed(func: Callable[[Any], Any], payloads: list[Any]) -> float:
     """Seconds per payload of ``func`` over ``payloads``."""
     gc.collect()  # building the payloads is not charged to the collections of whoever runs
-    started = time.perf_counter()
+    started = CLOCK()
     for payload in payloads:
         func(payload)
-    return (time.perf_counter() - started) / len(payloads)
+    return (CLOCK() - started) / len(payloads)
 
 
 def timed_async(box: toolbridge.Toolbox, payloads: list[Any]) -> float:
     async def answer() -> float:
         gc.collect()
-        started = time.perf_counter()
+        started = CLOCK()
         for payload in payloads:
             await box.ahandle("openai-agents", payload)
-        return (time.perf_counter() - started) / len(payloads)
+        return (CLOCK() - started) / len(payloads)
 
     return asyncio.run(answer())
 
@@ -258,9 +265,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=1000, help="payloads per timing round")
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds (best is kept)")
+    parser.add_argument("--dialects", action=argparse.BooleanOptionalAction, default=True,
+                        help="the row per dialect (--no-dialects: the Agents rows only)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall time (default), or the process's CPU time (all its threads): "
+                        "steadier on a machine busy with other work, blind to waiting (the "
+                        "SQLite rows then mean little)")
     parser.add_argument("--dir", default=None, help="where to make the directory for the "
                         "SQLite files (a real disk; default: the system's temporary directory)")
     args = parser.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     from openai.types.beta.agent_session import AgentSession
 
     where = Path(tempfile.mkdtemp(prefix="toolbridge-bench-", dir=args.dir))
@@ -272,6 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     async_box = toolbox("async")
     bare = BareSqlite(where / "bare.db")
     number, large = args.number, max(1, args.number // 32)
+    dialects = Dialects(boxes["default"], ARGUMENTS) if args.dialects else None
     best: dict[str, float] = {}
 
     def keep(name: str, seconds: float) -> None:
@@ -295,6 +311,13 @@ def main(argv: list[str] | None = None) -> None:
             box = boxes[name]
             keep(f"{name} 512", timed(lambda p, b=box: b.handle("openai-agents", p),  # type: ignore[misc]
                                       fresh(f"{name}-512", r, large, 512)))
+        if dialects is not None:
+            for name, parse in dialects.parses.items():
+                target = dialects.target(name)
+                keep(f"{name} sdk", timed(parse, [dialects.payload(name, f"s{r}-{i}")
+                                                  for i in range(number)]))
+                keep(name, timed(lambda p, t=target: boxes["default"].handle(t, p),  # type: ignore[misc]
+                                 [dialects.payload(name, f"h{r}-{i}") for i in range(number)]))
     for box in boxes.values():
         box.close()
     bare.conn.close()
@@ -303,7 +326,8 @@ def main(argv: list[str] | None = None) -> None:
     base = best["baseline"]
     floor = best["default"] + best["bare sqlite"]
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores; SQLite files in {where} "
-          f"({kind}); best of {args.rounds} rounds of {number} payloads (fresh each round)")
+          f"({kind}); best of {args.rounds} rounds of {number} payloads (fresh each round); "
+          f"{args.clock} clock")
     print(f"baseline AgentSession.model_validate, 8 calls:     {base * 1e6:8.1f} us")
     rows = [
         ("default: Toolbox(), sync tools, handle", "default", base, "<= 2.0x"),
@@ -321,6 +345,15 @@ def main(argv: list[str] | None = None) -> None:
         small, per = best[name] / 8, best[f"{name} 512"] / 512
         print(f"{name + ' at 512 calls, per call':48s} {per * 1e6:8.2f} us  {per / small:5.2f}x "
               f"the cost per call at 8 ({small * 1e6:.2f} us; target <= 1.2x)")
+    if dialects is not None:
+        print("every dialect, default configuration (Toolbox(), sync tools), handle of 8 calls, "
+              "against its SDK parsing the same payload:")
+        print(f"  {'openai-agents':18s} {best['default'] * 1e6:8.1f} us  vs "
+              f"{'AgentSession.model_validate':30s} {base * 1e6:8.1f} us  "
+              f"{best['default'] / base:5.2f}x")
+        for name, sdk in dialects.sdk_names.items():
+            print(f"  {name:18s} {best[name] * 1e6:8.1f} us  vs {sdk:30s} "
+                  f"{best[name + ' sdk'] * 1e6:8.1f} us  {best[name] / best[name + ' sdk']:5.2f}x")
     print("ratio: every figure is against a baseline measured in the same run")
 
 

@@ -195,6 +195,42 @@ async def test_aexecute_of_one_call(echo_dialect: str) -> None:
     assert first.output == again.output == "charged 3" and again.call is call
 
 
+def test_a_quick_tool_runs_in_the_callers_thread_and_a_slow_run_sends_it_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolbridge.runtime import _executors
+
+    # "quick" generous enough that a busy machine cannot make a training run slow
+    monkeypatch.setattr(_executors, "QUICK_SECONDS", 0.5)
+    box, threads = Toolbox(), []
+    blocking = threading.Event()
+    meeting = threading.Barrier(2, timeout=1)
+
+    @box.tool
+    def work(n: int) -> int:
+        threads.append(threading.current_thread().name)
+        if blocking.is_set():
+            meeting.wait()  # two calls meet only if they run at once
+        return n
+
+    me = threading.current_thread().name
+    for i in range(_executors.QUICK_RUNS):  # quick runs in the caller's thread teach it
+        box.execute([ToolCall(id=f"w{i}", name="work", arguments={"n": i}, dialect="d",
+                              conversation="s")])
+    threads.clear()
+    box.execute([ToolCall(id=f"q{i}", name="work", arguments={"n": i}, dialect="d",
+                          conversation="s") for i in range(8)])
+    assert threads == [me] * 8  # proven quick: no worker woken
+
+    blocking.set()  # the tool now blocks: its first slow run sends it back to the workers
+    first = box.execute([ToolCall(id=f"s{i}", name="work", arguments={"n": i}, dialect="d",
+                                  conversation="s") for i in range(2)])
+    assert [r.success for r in first] == [False, False]  # run one after the other: no meeting
+    meeting.reset()
+    again = box.execute([ToolCall(id=f"t{i}", name="work", arguments={"n": i}, dialect="d",
+                                  conversation="s") for i in range(2)])
+    assert [r.output for r in again] == [0, 1]  # they met: run at once, in two threads
+
+
 def test_a_tool_ending_after_its_loop_closed_leaves_no_error_in_its_thread(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A driver stopped while a sync tool runs: the tool's thread ends quietly later."""

@@ -36,6 +36,10 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     decoder itself (``RecursionError``, ``MemoryError``) gives ``Arguments({}, raw, error)``:
     never an exception. An object is copied (the payload stays the caller's).
     """
+    if type(value) is dict:  # the common case (Agents, CES), first: the ABC check is slow
+        if nests_deeper_than(value):
+            return _new_arguments(Arguments, ({}, None, _too_deep(what)))
+        return _new_arguments(Arguments, (value.copy(), None, None))
     if isinstance(value, Mapping):
         decoded: Any = value
         raw = None
@@ -61,11 +65,16 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     else:
         return Arguments({}, None, f"{what} must be a JSON object or its text, got "
                          f"{type(value).__name__}")
+    if type(decoded) is dict and raw is not None:  # a new object, its text bounded already
+        return _new_arguments(Arguments, (decoded, raw, None))
     if not isinstance(decoded, Mapping):
         return Arguments({}, raw, f"{what} must be a JSON object, got {type(decoded).__name__}")
     if raw is None and nests_deeper_than(decoded):
         return Arguments({}, raw, _too_deep(what))
     return Arguments(dict(decoded), raw, None)
+
+
+_new_arguments = tuple.__new__  # Arguments(...) without its Python __new__
 
 
 def _too_deep(what: str) -> str:

@@ -41,19 +41,20 @@ def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
             data = _ESCAPE.sub(b"", data)
         structure = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
         return max(accumulate(map(_STEP, structure)), default=0) > limit
-    if type(value) is dict:
-        for item in value.values():  # the common case: an object of scalars
-            if type(item) in _CONTAINERS:
-                break
-        else:
-            return limit < 1
-    elif not isinstance(value, (dict, list)):
+    kind = type(value)
+    if kind is not dict and kind is not list and not isinstance(value, _CONTAINERS):
         return limit < 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
+    # Level by level: each level's containers, no recursion (a caller may be deep already).
+    level, depth = [value], 1
+    while level:
         if depth > limit:
             return True
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, _CONTAINERS))
+        inner = []
+        for node in level:
+            for child in node.values() if isinstance(node, dict) else node:
+                kind = type(child)
+                if kind is dict or kind is list or (
+                        kind is not str and isinstance(child, _CONTAINERS)):
+                    inner.append(child)
+        level, depth = inner, depth + 1
     return False

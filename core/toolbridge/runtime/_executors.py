@@ -106,6 +106,12 @@ class LoopExecutor(Executor):
         _raise_from(batch)
 
 
+QUICK_SECONDS = 0.001
+"""A run of a sync handler in the caller's thread this short counts as quick."""
+QUICK_RUNS = 4
+"""Quick runs in a row after which `ThreadExecutor` runs a tool's calls in the caller's thread."""
+
+
 class ThreadExecutor(LoopExecutor):
     """The default: sync handlers in toolbridge's worker threads, with no event loop.
 
@@ -113,16 +119,40 @@ class ThreadExecutor(LoopExecutor):
     the calling thread runs the ``inline`` ones, one call without a timeout, and any call
     without a timeout that no worker has started yet. Timeouts are enforced on the others
     (a handler that overruns is abandoned in its thread). A payload with async handlers runs
-    as `LoopExecutor` does, on this thread's own loop.
+    as `LoopExecutor` does, on this thread's own event loop, made once and reused.
+
+    A tool without a timeout whose last `QUICK_RUNS` runs in the calling thread each took
+    under `QUICK_SECONDS` runs there from then on, as if ``inline``: a payload of such calls
+    wakes no worker. One run over that sends the tool back to the workers (it held up at
+    most the quick calls after it in its payload). Not with a `toolbridge_execute_call`
+    wrapper (a wrapper may block).
     """
+
+    @property
+    def _runs(self) -> dict[int, tuple[object, int]]:
+        """By ``id`` of a tool (kept alive here): its quick runs in a row (made on first
+        use, so a subclass's ``__init__`` need not call this one's)."""
+        runs: dict[int, tuple[object, int]] | None = self.__dict__.get("_quick_runs")
+        if runs is None:
+            runs = self.__dict__["_quick_runs"] = {}
+        return runs
 
     def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
         if any(c.is_async for c in calls):
             super().run(calls, concurrency)
             return
         hooked = calls[0].payload.hooks is not None
-        here = [c for c in calls if c.inline]
-        rest = [c for c in calls if not c.inline]
+        runs = self._runs
+        here, rest = [], []
+        for c in calls:
+            if c.inline:
+                here.append(c)
+            elif hooked or c.timeout is not None:
+                rest.append(c)
+            else:
+                known = runs.get(id(c.tool))
+                quick = known is not None and known[0] is c.tool and known[1] >= QUICK_RUNS
+                (here if quick else rest).append(c)
         mine = None if here else next((c for c in rest if hooked or c.timeout is None), None)
         pooled = [c for c in rest if c is not mine]
         pool = _threads.CALLS if hooked else _threads.HANDLERS
@@ -133,15 +163,16 @@ class ThreadExecutor(LoopExecutor):
                           [c.timeout if not hooked else None for c in pooled],
                           [c.call.name for c in pooled], concurrency,
                           concurrency - busy)
+        learn = not hooked
         try:
             for call in here:
-                call.execute(linger=True)
+                self._timed(call, None, 0, learn)
             if mine is not None:
-                mine.execute(linger=True)
+                self._timed(mine, None, 0, learn)
             if batch is not None:
                 index = batch.take(untimed=True)
                 while index is not None:  # what no worker has started yet
-                    batch.run(index, True)
+                    self._timed(pooled[index], batch, index, learn)
                     index = batch.take(untimed=True)
                 if busy:
                     batch.widen()  # this thread's slot is free now
@@ -151,6 +182,32 @@ class ThreadExecutor(LoopExecutor):
                 batch.cancel()
             raise
         _raise_from(batch)
+
+    def _timed(self, call: PlannedCall, batch: Batch | None, index: int, learn: bool) -> None:
+        """Run ``call`` in this thread (a job of ``batch``, when given), counting quick runs
+        of its tool (``learn``: not inline, no timeout, no hook chain)."""
+        if not learn or call.inline or call.timeout is not None:
+            if batch is None:
+                call.execute(linger=True)
+            else:
+                batch.run(index, True)
+            return
+        started = time.perf_counter()
+        if batch is None:
+            call.execute(linger=True)
+        else:
+            batch.run(index, True)
+        tool = call.tool
+        runs = self._runs
+        if time.perf_counter() - started < QUICK_SECONDS:
+            known = runs.get(id(tool))
+            count = known[1] if known is not None and known[0] is tool else 0
+            if count < QUICK_RUNS:
+                if len(runs) > 4096:  # toolboxes made and dropped: forget
+                    runs.clear()
+                runs[id(tool)] = (tool, count + 1)
+        else:
+            runs.pop(id(tool), None)
 
 
 def _on_this_loop(calls: Sequence[PlannedCall]) -> None:

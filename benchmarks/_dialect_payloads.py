@@ -1,0 +1,122 @@
+"""8-call payloads of every dialect for `bench_handle.py`, each with its SDK's own parse.
+
+Every payload asks the same 8 calls of the same 8 tools (`bench_handle.ARGUMENTS`), in the
+form its backend sends them; the baseline parses that same payload with the vendor's SDK
+type, the way a client of that SDK gets it:
+
+- openai-agents: a session (`AgentSession.model_validate`), its agent carrying the tools;
+- openai-assistants: a run in ``requires_action`` (`Run.model_validate`), carrying the tools;
+- google-ces: a ``runSession`` response as JSON text (`RunSessionResponse.from_json`, the
+  proto-plus parse; toolbridge gets the same text);
+- openai-responses: a response with 8 ``function_call`` items (`Response.model_validate`),
+  carrying the tools;
+- openai-chat: a completion whose message has 8 ``tool_calls``
+  (`ChatCompletion.model_validate`); without ``conversation=...`` nothing is stored.
+
+The strict dialects (Assistants, Responses, Chat render the tools with ``strict: true``) send
+``null`` for an optional parameter the model leaves out, as a strict model does.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from _common import ROOT
+
+import toolbridge
+
+CES_SESSION = "projects/bench/locations/us/apps/bench/sessions/s1"
+
+
+def _sample(adapter: str, name: str) -> dict[str, Any]:
+    """A sample of ``protocols/samples`` (kept in the adapter's tests)."""
+    path = ROOT / "tests" / "adapters" / adapter / "payloads" / name
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def _strict_arguments(tools: list[dict[str, Any]], arguments: list[tuple[str, dict[str, Any]]]
+                      ) -> list[tuple[str, dict[str, Any]]]:
+    """``arguments`` with ``null`` for every property the strict schema lists and they omit."""
+    properties = {}
+    for tool in tools:
+        function = tool.get("function", tool)
+        properties[function["name"]] = list(function["parameters"].get("properties", {}))
+    return [(name, {**{key: None for key in properties[name]}, **args})
+            for name, args in arguments]
+
+
+class Dialects:
+    """Payload builders and SDK parses, one per dialect, for the toolbox's tools."""
+
+    def __init__(self, box: toolbridge.Toolbox, arguments: list[tuple[str, dict[str, Any]]]
+                 ) -> None:
+        from google.cloud import ces_v1
+        from openai.types.beta.threads.run import Run
+        from openai.types.chat.chat_completion import ChatCompletion
+        from openai.types.responses.response import Response
+
+        self.arguments = arguments
+        self.tools = {name: box.definitions(name) for name in (
+            "openai-assistants", "openai-responses", "openai-chat")}
+        self.strict = {name: _strict_arguments(tools, arguments)
+                       for name, tools in self.tools.items()}
+        self.run = _sample("openai_assistants",
+                           "openai-assistants-runs.run.requires-action.response.json")
+        self.response = _sample("openai_responses", "openai-responses.response.function-calls.json")
+        self.completion = _sample("openai_chat", "openai-chat.completion.tool-calls.response.json")
+        self.ces = toolbridge.get_dialect("google-ces").bind(CES_SESSION)  # type: ignore[attr-defined]
+        self.parses: dict[str, Callable[[Any], Any]] = {
+            "openai-assistants": Run.model_validate,
+            "google-ces": ces_v1.RunSessionResponse.from_json,
+            "openai-responses": Response.model_validate,
+            "openai-chat": ChatCompletion.model_validate,
+        }
+        self.sdk_names = {
+            "openai-assistants": "Run.model_validate",
+            "google-ces": "RunSessionResponse.from_json",
+            "openai-responses": "Response.model_validate",
+            "openai-chat": "ChatCompletion.model_validate",
+        }
+
+    def payload(self, dialect: str, tag: str) -> Any:
+        """A fresh payload of ``dialect`` (new ids, so its calls are new to the store)."""
+        return getattr(self, "_" + dialect.replace("-", "_"))(tag)
+
+    def target(self, dialect: str) -> Any:
+        """What ``handle`` is given as the dialect (CES: bound to a session)."""
+        return self.ces if dialect == "google-ces" else dialect
+
+    def _openai_assistants(self, tag: str) -> dict[str, Any]:
+        calls = [{"id": f"call_{tag}_{i}", "type": "function", "function": {
+            "name": name, "arguments": json.dumps(args)}}
+            for i, (name, args) in enumerate(self.strict["openai-assistants"])]
+        return {**self.run, "id": f"run_{tag}", "thread_id": f"thread_{tag}",
+                "tools": copy.deepcopy(self.tools["openai-assistants"]),
+                "required_action": {"type": "submit_tool_outputs",
+                                    "submit_tool_outputs": {"tool_calls": calls}}}
+
+    def _google_ces(self, tag: str) -> str:
+        calls = [{"id": f"toolcall-{tag}-{i}",
+                  "tool": f"projects/bench/locations/us/apps/bench/tools/{name}",
+                  "displayName": name, "args": copy.deepcopy(args)}
+                 for i, (name, args) in enumerate(self.arguments)]
+        return json.dumps({"outputs": [{"toolCalls": {"toolCalls": calls}, "turnIndex": 1,
+                                        "turnCompleted": True}]})
+
+    def _openai_responses(self, tag: str) -> dict[str, Any]:
+        items = [{"type": "function_call", "id": f"fc_{tag}_{i}", "call_id": f"call_{tag}_{i}",
+                  "name": name, "arguments": json.dumps(args), "status": "completed"}
+                 for i, (name, args) in enumerate(self.strict["openai-responses"])]
+        return {**self.response, "id": f"resp_{tag}", "output": items,
+                "tools": copy.deepcopy(self.tools["openai-responses"])}
+
+    def _openai_chat(self, tag: str) -> dict[str, Any]:
+        calls = [{"id": f"call_{tag}_{i}", "type": "function", "function": {
+            "name": name, "arguments": json.dumps(args)}}
+            for i, (name, args) in enumerate(self.strict["openai-chat"])]
+        choice = copy.deepcopy(self.completion["choices"][0])
+        choice["message"]["tool_calls"] = calls
+        return {**self.completion, "id": f"chatcmpl-{tag}", "choices": [choice]}
