@@ -27,6 +27,7 @@ from toolbridge.http import (
     Secret,
     SSEDecoder,
     asend_with_retries,
+    exclusive_transport,
     raise_for_backend,
     send_with_retries,
     transport_error,
@@ -214,7 +215,10 @@ class AsyncChatClient:
     def __init__(self, *, http_client: httpx.AsyncClient | None = None, **options: Any) -> None:
         self.config = ChatConfig(**options)
         self._owns = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=self.config.timeout)
+        # A connection per request in flight: httpx's pool makes the concurrent requests of a
+        # worker's many conversations race for one connection.
+        self._http = http_client or httpx.AsyncClient(
+            timeout=self.config.timeout, transport=exclusive_transport())
 
     async def _token(self) -> str | None:
         if self.config.token_provider is None:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, WireFormatError
-from toolbridge.http import SSEDecoder, asend_with_retries, transport_failure
+from toolbridge.http import SSEDecoder, asend_with_retries, exclusive_transport, transport_failure
 
 from ._config import ClientConfig
 from ._gather import StreamGatherer
@@ -31,7 +31,10 @@ class AsyncResponsesClient(Requests):
     def __init__(self, *, http_client: httpx.AsyncClient | None = None, **options: Any) -> None:
         self.config = ClientConfig(**options)
         self._owns = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=self.config.timeout)
+        # A connection per request in flight: httpx's pool makes the concurrent requests of a
+        # worker's many conversations race for one connection.
+        self._http = http_client or httpx.AsyncClient(
+            timeout=self.config.timeout, transport=exclusive_transport())
 
     async def _send(self, method: str, path: str, what: str, *, idempotent: bool = True,
                     **parts: Any) -> Any:
