@@ -33,7 +33,7 @@ from toolbridge.testing import emulator
 
 SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
 CONVERSATIONS = int(os.environ.get("TOOLBRIDGE_SOAK_CONVERSATIONS", str(300 * SCALE)))
-DIALECTS = ("openai-agents", "openai-assistants", "google-ces")
+DIALECTS = ("openai-agents", "openai-assistants", "google-ces", "openai-responses", "openai-chat")
 FAST = RetryPolicy(max_attempts=4, backoff=0.002, max_delay=0.02)
 SCRIPT = {"turns": [
     {"rounds": [[{"name": "lookup", "arguments": {"key": "a"}}],
@@ -99,11 +99,19 @@ def accepted(dialect: str, emu: Any) -> set[str]:
         return {call_id for _, call_id in emu.state.result_at}
     if dialect == "google-ces":
         return {c for s in emu.state.sessions.values() for c in s.answered}
+    path, results, key = {
+        "openai-assistants": ("submit_tool_outputs", "tool_outputs", "tool_call_id"),
+        "openai-responses": ("/responses", "input", "call_id"),
+        "openai-chat": ("/chat/completions", "messages", "tool_call_id")}[dialect]
     took = set()
-    for entry in emu.journal.entries("POST", "submit_tool_outputs"):
+    for entry in emu.journal.entries("POST", path):
         processed = entry.dropped == 200 or (entry.dropped is None and entry.status == 200)
         if processed and isinstance(entry.body, dict):
-            took |= {o["tool_call_id"] for o in entry.body.get("tool_outputs", [])}
+            items = entry.body.get(results)
+            took |= {item[key] for item in items if isinstance(item, dict) and key in item
+                     and item.get("type", item.get("role")) in (
+                         None, "function_call_output", "tool")} if isinstance(
+                items, list) else set()
     return took
 
 
