@@ -1,15 +1,19 @@
-"""The activities: a conversation's I/O (send, resume, submit, state) and one tool call each.
+"""The activities: a conversation's I/O (send, deliver, resume, submit, state) and one tool
+call each.
 
 A conversation activity does what the driver's `Conversation` does between two of its waits:
-``send`` is `Conversation.turn`'s send, ``submit`` is `_submit` (the body the dialect writes,
-then, for a streaming backend, the stream read until a step with calls not yet answered, as
-the driver's reader skips them), ``state`` is the read of `_recover`. A call activity runs
-the execution pipeline for one call (`Toolbox.aexecute`): the result store decides whether
-the handler runs, so a redelivered activity is answered from the store, and a side-effecting
-call started by a worker that died is reconciled, never run again.
+``send`` is `Conversation.turn`'s send, ``deliver`` its recovery of a send whose outcome is
+unknown (`Backend.sent`: continue the turn, or send), ``submit`` is `_submit` (the body the
+dialect writes, then, for a streaming backend, the stream read until a step with calls not
+yet answered, as the driver's reader skips them), ``state`` is the read of `_recover`. A
+call activity runs the execution pipeline for one call (`Toolbox.aexecute`): the result
+store decides whether the handler runs, so a redelivered activity is answered from the
+store, and a side-effecting call started by a worker that died is reconciled, never run
+again.
 
 Errors reach the workflow as `ApplicationError` types: ``UsageError`` (never retried),
 ``Final`` (the turn ends ``failed``, as `Backend.retryable` says), ``Retryable`` (recover).
+A lost worker reaches it as a timeout (``Lost``: recover).
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ def _heartbeat_hook() -> Callable[..., None]:
 
 
 def _error(backend: Backend, exc: BaseException) -> ApplicationError:
+    if isinstance(exc, ApplicationError):
+        return exc
     name = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, UsageError):
         return ApplicationError(name, type="UsageError", non_retryable=True)
@@ -137,12 +143,14 @@ class Activities:
             step = await backend.send(request.message)
             return step if step is not None or not backend.streams else await self._next(
                 backend, skip)
+        if action == "deliver":  # after a send whose worker was lost, or which failed
+            step = await self._deliver(backend, request.message)
+            return step if step is not None or not backend.streams else await self._next(
+                backend, skip)
         if action == "resume":
             step = await backend.resume()
             return step if step is not None or not backend.streams else await self._next(
                 backend, skip)
-        if not kept and backend.streams:
-            await backend.resume()  # a rebuilt stream serves until the conversation settles
         if action == "state":
             return await backend.state()
         if action != "submit" or request.step is None:
@@ -156,6 +164,20 @@ class Activities:
             raise UsageError(f"{backend.dialect.name}: submit gave no next step, and the "
                              "backend does not stream")
         return await self._next(backend, skip | {_key(r.call) for r in results})
+
+    @staticmethod
+    async def _deliver(backend: Backend, message: str | None) -> Step | None:
+        """The turn ``message`` started if it arrived (`Backend.sent`), else the turn of
+        sending it now; never sent twice: a backend that cannot tell ends the turn."""
+        if message is None:
+            raise UsageError("deliver: no message")
+        arrived = await backend.sent(message)
+        if arrived is None:
+            raise ApplicationError(
+                f"{backend.dialect.name}: the backend cannot tell whether the user message "
+                "arrived (it lists no messages), so it is not sent again", type="Final",
+                non_retryable=True)
+        return await (backend.resume() if arrived else backend.send(message))
 
     @staticmethod
     def _results(backend: Backend, step: Step, given: Sequence[dict[str, Any]]

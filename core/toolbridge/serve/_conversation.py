@@ -109,16 +109,43 @@ class Conversation:
         if self.backend.streams and self._reader is None:  # reading while the message goes
             self._start_reader()
         try:
-            first = await self.backend.send(message)
+            first = await self._send(message)
         except Exception as exc:
             await self._stop()
             if isinstance(exc, UsageError) or not isinstance(exc, BackendError):
                 raise
-            # Never sent twice: the client already retried where that was safe.
             return Step("failed", error=f"sending the user message failed: {exc}",
                         detail=exc)
         self._note_conversation()
         return await self._drive(first)
+
+    async def _send(self, message: str) -> Step | None:
+        """Send ``message``; after a failure that leaves unknown whether it arrived (one to
+        recover from), ask the backend (`Backend.sent`): continue the turn it started, or
+        send it again when it never arrived. Never sent twice: the error is raised when
+        the backend cannot tell, or recoveries run out."""
+        policy = self.settings.recovery
+        attempt = 0
+        while True:
+            try:
+                return await self.backend.send(message)
+            except Exception as exc:
+                attempt += 1
+                if (isinstance(exc, UsageError) or not isinstance(exc, BackendError)
+                        or not self.backend.retryable(exc) or attempt > policy.max_attempts):
+                    raise
+                log.warning("%s: conversation %s: sending the user message failed (%s); "
+                            "asking whether it arrived", self.backend.dialect.name,
+                            self.backend.conversation, exc)
+                await asyncio.sleep(policy.delay(attempt, None))
+                try:
+                    arrived = await self.backend.sent(message)
+                except BackendError:
+                    arrived = None
+                if arrived is None:
+                    raise
+                if arrived:
+                    return await self.backend.resume()
 
     async def serve(self) -> Step:
         """Answer what the conversation waits for until it is idle (or forever, if the
