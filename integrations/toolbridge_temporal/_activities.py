@@ -30,6 +30,7 @@ from temporalio.exceptions import ApplicationError
 from toolbridge import BackendError, ToolCall, ToolResult, UsageError
 from toolbridge.errors import ReplyLostError
 from toolbridge.plugin import Backend, Step
+from toolbridge.serve import refuse_late, tool_timeout
 from toolbridge.tools import ToolRetry, heartbeats
 
 from ._backends import Backends
@@ -219,44 +220,18 @@ class Activities:
             kinds = ", ".join(sorted({str(a.get("type")) for a in pending.unhandled}))
             return StepData("incomplete", error=f"waits on action(s) left to the caller: "
                             f"{kinds}", **flags)
-        calls, ready = self._refuse_late(step, list(pending.calls))
+        calls, ready = refuse_late(step, pending.calls, self.toolbox)
         data = StepData(step.status, payload=dict(step.payload or {}), fresh=step.fresh,
                         calls=[c.model_dump(mode="json") for c in calls],
                         ready=[r.model_dump(mode="json") for r in ready], **flags)
         for call in calls:
-            timeout = self._timeout(call.name)
+            timeout = tool_timeout(self.toolbox, call.name)
             if timeout is not None:
                 data.timeouts[call.id] = timeout
             tool = self.toolbox.get(call.name) if call.name in self.toolbox else None
             retry = (tool.retry if tool is not None else None) or _DEFAULT_RETRY
             data.retries[call.id] = [retry.max_attempts, retry.backoff, retry.max_delay]
         return data
-
-    def _timeout(self, name: str) -> float | None:
-        timeout = self.toolbox.get(name).timeout if name in self.toolbox else None
-        value = timeout if timeout is not None else self.toolbox.timeout
-        return float(value) if value is not None else None
-
-    def _refuse_late(self, step: Step, calls: list[ToolCall]
-                     ) -> tuple[list[ToolCall], list[ToolResult]]:
-        """As the driver: a call whose tool cannot finish before the step's deadline gets an
-        error result instead of being started."""
-        if step.deadline is None:
-            return calls, []
-        import time
-
-        left = step.deadline - time.time()
-        startable, refused = [], []
-        for call in calls:
-            estimate = self._timeout(call.name) or 0.0
-            if estimate + step.margin <= left:
-                startable.append(call)
-            else:
-                refused.append(ToolResult.failed(call, (
-                    f"{call.name} was not started: {call.turn} expires in {max(left, 0):.0f} "
-                    f"s, too soon for it to finish (timeout {estimate:g} s plus a "
-                    f"{step.margin:g} s margin)")))
-        return startable, refused
 
     # ------------------------------------------------------------------ tool calls
     @activity.defn(name=CALL)

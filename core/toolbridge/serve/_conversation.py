@@ -21,6 +21,7 @@ from ..errors import BackendError, ReplyLostError, ServeError, UsageError
 from ..model import ToolCall, ToolResult
 from ..plugin import Backend, Step
 from ._checkpoints import Checkpoints
+from ._deadline import refuse_late
 from ._record import Key, Recorder, remember
 
 if TYPE_CHECKING:
@@ -292,29 +293,10 @@ class Conversation:
     def _refuse_late(self, step: Step, calls: list[ToolCall]
                      ) -> tuple[list[ToolResult], list[ToolCall]]:
         """Calls whose tool cannot finish before the step's deadline get an error result."""
-        if step.deadline is None:
-            return [], calls
-        left = step.deadline - time.time()
-        refused, startable = [], []
-        for call in calls:
-            estimate = self._estimate(call.name)
-            if (estimate or 0.0) + step.margin <= left:
-                startable.append(call)
-                continue
-            refused.append(ToolResult.failed(call, (
-                f"{call.name} was not started: {call.turn} expires in {max(left, 0):.0f} s, "
-                f"too soon for it to finish (timeout {estimate or 0:g} s plus a "
-                f"{step.margin:g} s margin)")))
+        startable, refused = refuse_late(step, calls, self.toolbox)
         for result in refused:
             self._record.result(result, 0.0)
         return refused, startable
-
-    def _estimate(self, name: str) -> float | None:
-        if name not in self.toolbox:
-            return None
-        timeout = self.toolbox.get(name).timeout
-        value = timeout if timeout is not None else self.toolbox.timeout
-        return float(value) if value is not None else None
 
     async def _answer(self, calls: list[ToolCall]) -> None:
         """Run a batch through the toolbox; then submit, if nothing else is submitting."""
