@@ -3,7 +3,8 @@ faults, workers SIGKILLed at random and started again. Prints the figures (``pyt
 conversations completed, lost results, duplicate side effects, calls per second, and calls
 per second with 1 and with 3 workers (no kills, the same work, in this run).
 
-Small by default; ``TOOLBRIDGE_SLOW_SCALE=N`` runs N times as many conversations (N=10: a
+The store is PostgreSQL when TOOLBRIDGE_TEST_POSTGRES_URL is set (scripts/test sets it), else
+SQLite. Small by default; ``TOOLBRIDGE_SLOW_SCALE=N`` runs N times as many conversations (N=10: a
 few hundred). On 2 cores the run is CPU-bound: the 1 → 3 ratio is a figure, not a target.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import fleet_toolbox
 import pytest
+from conftest import postgres_store
 from temporalio.client import Client
 from test_temporal import FAST, SCRIPT, where
 from test_temporal_kills import Workers
@@ -62,10 +64,16 @@ async def _run(temporal: Client, workers: Workers, emus: dict[str, Any], count: 
 @pytest.mark.slow
 async def test_fleet_soak(temporal: Client, tmp_path: Path,
                           monkeypatch: pytest.MonkeyPatch) -> None:
+    with postgres_store() as url:
+        await _soak(temporal, tmp_path, monkeypatch, url)
+
+
+async def _soak(temporal: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                store: str | None) -> None:
     ledger = tmp_path / "ledger"
     monkeypatch.setenv("TOOLBRIDGE_FLEET_LEDGER", str(ledger))
     env = {"TOOLBRIDGE_FLEET_LEDGER": str(ledger),
-           "TOOLBRIDGE_FLEET_STORE": f"sqlite:///{tmp_path / 'store.db'}",
+           "TOOLBRIDGE_FLEET_STORE": store or f"sqlite:///{tmp_path / 'store.db'}",
            "TOOLBRIDGE_FLEET_LOOKUP": "0.02",
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent),
                                           os.environ.get("PYTHONPATH", "")])}
@@ -98,8 +106,8 @@ async def test_fleet_soak(temporal: Client, tmp_path: Path,
     duplicates = sum(n - 1 for n in runs.values() if n > 1)
     lost = sum(1 for call_id in runs if call_id not in sent)
     one, three = figures["1 worker"]["calls_per_s"], figures["3 workers"]["calls_per_s"]
-    print(f"\nfleet soak (Temporal dev server, SQLite store, {len(DIALECTS)} dialects, emulator "
-          f"faults {FAULTS}):")
+    print(f"\nfleet soak (Temporal dev server, {'PostgreSQL' if store else 'SQLite'} store, "
+          f"{len(DIALECTS)} dialects, emulator faults {FAULTS}):")
     for label, row in figures.items():
         print(f"  {label:18} {row}")
     print(f"  side effects: {len(runs)} charged, {duplicates} duplicate, {lost} lost; "
