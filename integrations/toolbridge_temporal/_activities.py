@@ -240,5 +240,13 @@ class Activities:
         call = ToolCall.model_validate(request.call)
         async with _heartbeating():
             with heartbeats(_heartbeat_hook()):
-                results = await self.toolbox.aexecute([call], **request.context)
+                running = asyncio.ensure_future(self.toolbox.aexecute([call], **request.context))
+                try:
+                    results = await asyncio.shield(running)
+                except asyncio.CancelledError:
+                    # Temporal gave this attempt up (a heartbeat timeout: the worker was too
+                    # slow, or it is stopping). The call still finishes and is stored, so the
+                    # next attempt is answered from the store, not left waiting on a claim.
+                    await asyncio.gather(running, return_exceptions=True)
+                    raise
         return results[0].model_dump(mode="json")
