@@ -230,6 +230,14 @@ class AgentsBackend(Backend):
             return await self._with_reply(final)
         return self._waiting(session, fresh=True)
 
+    def retryable(self, error: BaseException) -> bool:
+        """Also a user message refused because a turn is running (``session_busy``): the
+        turn may be the one an earlier attempt of that message started (`sent` tells)."""
+        body = getattr(error, "body", None)
+        inner = body.get("error") if isinstance(body, Mapping) else None
+        return super().retryable(error) or (
+            isinstance(inner, Mapping) and inner.get("code") == "session_busy")
+
     def checkpoint(self) -> dict[str, Any]:
         """Whether it serves or plays a turn, and what it knows of that turn (a backend
         rebuilt elsewhere goes on with it: the turn's end brings its reply)."""

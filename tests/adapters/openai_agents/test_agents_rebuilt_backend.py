@@ -53,3 +53,18 @@ async def test_a_backend_rebuilt_mid_turn_ends_the_turn_with_its_reply() -> None
             await rebuilt.aclose()
     assert step.status == "requires_action" and cursor["started"] is True
     assert final.status == "completed" and final.reply == 'done ["value of a"]'
+
+
+def test_a_message_refused_while_a_turn_runs_is_recovered_from() -> None:
+    # The turn may be the one an earlier attempt of the same message started (a worker that
+    # was only slow): the driver asks `sent` rather than ending the conversation.
+    d = toolbridge.get_dialect(D)
+    with emulator(D, script=SCRIPT) as emu:
+        options = d.serve_options.parse(d.serve_options.emulated(emu.base_url))
+        conn = d.connect(options, [])
+        backend = conn.backend("sess_1")
+        busy = toolbridge.BackendError("busy", status=400, body={"error": {
+            "message": "Session 'sess_1' already has an active turn", "code": "session_busy"}})
+        other = toolbridge.BackendError("bad", status=400, body={"error": {"code": None}})
+        assert backend.retryable(busy) and not backend.retryable(other)
+        asyncio.run(conn.aclose())
