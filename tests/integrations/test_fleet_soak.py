@@ -41,7 +41,7 @@ FAULTS = {"latency_ms": 2, "fail_requests": [{"nth": n, "status": 503} for n in 
 
 
 async def _run(temporal: Client, workers: Workers, emus: dict[str, Any], count: int,
-               kills: bool) -> tuple[list[Any], float]:
+               kills: bool) -> tuple[list[Any], float, int]:
     started = time.perf_counter()
     handles = [await serve(temporal, DIALECTS[i % len(DIALECTS)], messages=["go", "again"],
                            options=where(DIALECTS[i % len(DIALECTS)],
@@ -49,6 +49,7 @@ async def _run(temporal: Client, workers: Workers, emus: dict[str, Any], count: 
                            task_queue=workers.queue, settings=SETTINGS)
                for i in range(count)]
     results = asyncio.gather(*(h.result() for h in handles))
+    killed = 0
     if kills:
         rng = random.Random(18)
         for _ in range(3 * SCALE):  # kills
@@ -59,9 +60,10 @@ async def _run(temporal: Client, workers: Workers, emus: dict[str, Any], count: 
             victim = rng.choice(alive)
             victim.kill()
             victim.wait()
+            killed += 1
             workers.start()
     outcomes = await asyncio.wait_for(results, 300)
-    return outcomes, time.perf_counter() - started
+    return outcomes, time.perf_counter() - started, killed
 
 
 @pytest.mark.slow
@@ -93,7 +95,7 @@ async def _soak(temporal: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                 for _ in range(size):
                     workers.start()
                 await _run(temporal, workers, emus, size, False)  # warm: every worker polls
-                outcomes, seconds = await _run(temporal, workers, emus, count, kills)
+                outcomes, seconds, killed = await _run(temporal, workers, emus, count, kills)
             finally:
                 workers.stop()
             calls = sum(o.calls for o in outcomes)
@@ -103,7 +105,8 @@ async def _soak(temporal: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                     print(f"  {label}: {o.conversation} {o.status}: {o.error}")
             figures[label] = {"conversations": count, "completed": sum(
                 o.status == "completed" for o in outcomes), "calls": calls,
-                "calls_per_s": round(calls / seconds, 1), "seconds": round(seconds, 1)}
+                "calls_per_s": round(calls / seconds, 1), "seconds": round(seconds, 1),
+                "kills": killed}
         sent = json.dumps([e.body for emu in emus.values() for e in emu.journal.entries("POST")])
     runs = Counter(fleet_toolbox.entries("charge"))
     duplicates = sum(n - 1 for n in runs.values() if n > 1)
