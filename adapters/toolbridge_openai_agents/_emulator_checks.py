@@ -7,6 +7,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolbridge.emulation import OpenAIApiError as ApiError
+from toolbridge.emulation import missing_parameter as missing
+
 from .wire import MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RACE_MESSAGE, TOOL_RESULT
 
 __all__ = ["ApiError", "check_create", "check_events", "check_tools", "race", "unknown_call"]
@@ -17,21 +20,6 @@ _FUNCTION_KEYS = frozenset({"type", "name", "description", "parameters", "defer_
 INPUT_TYPES = frozenset({TOOL_RESULT, "agent.session.input.message", "agent.session.input.cancel",
                          "agent.session.input.mcp_approval_request_result",
                          "agent.session.input.computer_use_approval_request_result"})
-
-
-class ApiError(Exception):
-    """An error answer: HTTP status and OpenAI's ``{"error": {...}}`` body."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None,
-                 code: str | None = None, type: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = {"error": {"message": message, "type": type, "param": param, "code": code}}
-
-
-def missing(param: str) -> ApiError:
-    return ApiError(400, f"Missing required parameter: '{param}'.", param=param,
-                    code="missing_required_parameter")
 
 
 def invalid(param: str, message: str, code: str = "invalid_value") -> ApiError:

@@ -124,7 +124,7 @@ class AgentsEmulator(Emulator):
                     result: Response = await endpoint(request)
                     return result
                 except ApiError as exc:
-                    return JSONResponse(exc.body, status_code=exc.status)
+                    return JSONResponse(exc.body(), status_code=exc.status)
             return Route(path, handle, methods=methods)
 
         # Served under /v1 (the SDK's base URL) and at the root (a bare emulator base URL).

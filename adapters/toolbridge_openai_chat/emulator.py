@@ -19,7 +19,15 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from toolbridge.emulation import Emulator, ScriptedModel, ScriptError, sse_frames
+from toolbridge.emulation import (
+    Emulator,
+    ScriptedModel,
+    ScriptError,
+    sse_frames,
+    strict_schema_problem,
+)
+from toolbridge.emulation import OpenAIApiError as ApiError
+from toolbridge.emulation import missing_parameter as missing
 
 from .options import ChatFaults
 from .wire import DIALECT, MAX_TOOLS
@@ -38,22 +46,6 @@ _KEYS = frozenset({
 """``CompletionCreateParams`` keys (openai 3.57.0), plus ``stream``."""
 
 
-class ApiError(Exception):
-    """An error answer in OpenAI's shape."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None,
-                 code: str | None = None, type: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.status = status
-        self.payload = {"error": {"message": message, "type": type, "param": param,
-                                  "code": code}}
-
-
-def _missing(param: str) -> ApiError:
-    return ApiError(400, f"Missing required parameter: '{param}'.", param=param,
-                    code="missing_required_parameter")
-
-
 def _check_tools(tools: Any) -> dict[str, dict[str, Any]]:
     if tools is None:
         return {}
@@ -68,22 +60,21 @@ def _check_tools(tools: Any) -> dict[str, dict[str, Any]]:
     for i, tool in enumerate(tools):
         at = f"tools[{i}]"
         if not isinstance(tool, dict) or tool.get("type") not in ("function", "custom"):
-            raise _missing(f"{at}.type")
+            raise missing(f"{at}.type")
         if tool["type"] == "custom":
             continue
         function = tool.get("function")
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise _missing(f"{at}.function.name")
+            raise missing(f"{at}.function.name")
         if not _NAME.match(function["name"]):
             raise ApiError(400, f"Invalid '{at}.function.name': string does not match pattern. "
                            "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
                            param=f"{at}.function.name", code="invalid_value")
         parameters = function.get("parameters") or {}
-        if function.get("strict") is True and parameters.get("additionalProperties") is not (
-                False):
-            raise ApiError(400, f"Invalid schema for function '{function['name']}': In "
-                           "context=(), 'additionalProperties' is required to be supplied and "
-                           "to be false.", param=f"{at}.function.parameters",
+        problem = strict_schema_problem(parameters) if function.get("strict") is True else None
+        if problem:
+            raise ApiError(400, f"Invalid schema for function '{function['name']}': {problem}",
+                           param=f"{at}.function.parameters",
                            code="invalid_function_parameters")
         declared[function["name"]] = parameters
     return declared
@@ -108,7 +99,7 @@ def _text(content: Any) -> str:
 def _replay(model: ScriptedModel, messages: Any) -> None:
     """Check the message sequence as the service does, and replay it through ``model``."""
     if not isinstance(messages, list) or not messages:
-        raise _missing("messages")
+        raise missing("messages")
     waiting: list[str] = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in (
@@ -119,7 +110,7 @@ def _replay(model: ScriptedModel, messages: Any) -> None:
         if role == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str) or "content" not in message:
-                raise _missing(f"messages[{i}].tool_call_id" if not isinstance(call_id, str)
+                raise missing(f"messages[{i}].tool_call_id" if not isinstance(call_id, str)
                                else f"messages[{i}].content")
             if call_id not in waiting:
                 raise ApiError(400, "Invalid parameter: messages with role 'tool' must be a "
@@ -198,7 +189,7 @@ class ChatEmulator(Emulator):
                 name = request.path_params.get("deployment")
                 return self._complete(body, name)
             except ApiError as exc:
-                return JSONResponse(exc.payload, status_code=exc.status)
+                return JSONResponse(exc.body(), status_code=exc.status)
 
         return endpoint
 
@@ -213,7 +204,7 @@ class ChatEmulator(Emulator):
                                param=key)
         model_name = body.get("model") or deployment
         if not model_name:
-            raise _missing("model")
+            raise missing("model")
         # A strict function's model spells out every property: null for the absent ones.
         model = ScriptedModel(self.script, _check_tools(body.get("tools")),
                               strict=_strict_names(body.get("tools")),

@@ -9,6 +9,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolbridge.emulation import OpenAIApiError as ApiError
+from toolbridge.emulation import missing_parameter as missing
+from toolbridge.emulation import strict_schema_problem, wrong_type
+
 from .wire import MAX_CALL_ID_CHARS, MAX_OUTPUT_CHARS, MAX_TOOLS
 
 __all__ = ["ApiError", "check_create", "check_output", "check_tools", "declared", "missing",
@@ -24,32 +28,6 @@ CREATE_KEYS = frozenset({
     "stream", "stream_options", "temperature", "text", "tool_choice", "tools", "top_logprobs",
     "top_p", "truncation", "user"})
 """``ResponseCreateParams`` keys (openai 3.57.0), plus ``stream``."""
-
-
-class ApiError(Exception):
-    """An error answer in OpenAI's shape."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None,
-                 code: str | None = None, type: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.status, self.message, self.param, self.code, self.type = (
-            status, message, param, code, type)
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param,
-                          "code": self.code}}
-
-
-def missing(param: str) -> ApiError:
-    return ApiError(400, f"Missing required parameter: '{param}'.", param=param,
-                    code="missing_required_parameter")
-
-
-def wrong_type(param: str, expected: str, value: Any) -> ApiError:
-    got = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-           type(None): "null"}.get(type(value), "a number")
-    return ApiError(400, f"Invalid type for '{param}': expected {expected}, but got {got} "
-                    "instead.", param=param, code="invalid_type")
 
 
 def check_create(body: Any, *, foundry: bool) -> dict[str, Any]:
@@ -80,32 +58,6 @@ def check_create(body: Any, *, foundry: bool) -> dict[str, Any]:
     return body
 
 
-def _strict_problem(schema: Any, context: str = "()") -> str | None:
-    """Why ``schema`` is not a valid strict function schema, or ``None``."""
-    if not isinstance(schema, Mapping):
-        return None
-    if schema.get("type") == "object" or "properties" in schema:
-        if schema.get("additionalProperties") is not False:
-            return (f"In context={context}, 'additionalProperties' is required to be supplied "
-                    "and to be false.")
-        absent = [k for k in schema.get("properties", {}) if k not in schema.get("required", ())]
-        if absent:
-            return (f"In context={context}, 'required' is required to be supplied and to be "
-                    f"an array including every key in properties. Missing '{absent[0]}'.")
-        for key, sub in schema.get("properties", {}).items():
-            problem = _strict_problem(sub, f"('properties', '{key}')")
-            if problem:
-                return problem
-    subs = [("items", schema.get("items"))] + [
-        (f"anyOf', {i}", s) for i, s in enumerate(schema.get("anyOf", ()))] + [
-        (f"$defs', '{n}", s) for n, s in schema.get("$defs", {}).items()]
-    for where, sub in subs:
-        problem = _strict_problem(sub, f"('{where}',)")
-        if problem:
-            return problem
-    return None
-
-
 def _check_function(tool: Mapping[str, Any], at: str) -> None:
     name = tool.get("name")
     if not isinstance(name, str):
@@ -118,7 +70,7 @@ def _check_function(tool: Mapping[str, Any], at: str) -> None:
     if parameters is not None and not isinstance(parameters, dict):
         raise wrong_type(f"{at}.parameters", "an object", parameters)
     if tool.get("strict", True) is not False:  # absent means strict on the Responses API
-        problem = _strict_problem(parameters or {"type": "object", "properties": {},
+        problem = strict_schema_problem(parameters or {"type": "object", "properties": {},
                                                  "additionalProperties": False})
         if problem:
             raise ApiError(400, f"Invalid schema for function '{name}': {problem}",

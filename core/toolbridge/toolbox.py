@@ -121,18 +121,22 @@ class Toolbox:
         return register(func) if func is not None else register
 
     def add(
-        self, definition: ToolDefinition, handler: Callable[..., Any], *, inline: bool = False
+        self, definition: ToolDefinition | Mapping[str, Any], handler: Callable[..., Any], *,
+        inline: bool = False
     ) -> ToolDefinition:
-        """Register a hand-written definition; ``handler`` gets the arguments as keywords.
+        """Register a hand-written definition (a `ToolDefinition` or its JSON object);
+        ``handler`` gets the arguments as keywords.
 
         The handler must take the schema's properties (or ``**kwargs``) and require only
         required ones; `ToolDefinitionError` names the tool and the parameter otherwise.
         """
-        self._insert(RegisteredTool.from_definition(definition, handler, inline))
-        return definition
+        tool = RegisteredTool.from_definition(definition, handler, inline)
+        self._insert(tool)
+        return tool.definition
 
     def add_all(
-        self, tools: Iterable[tuple[ToolDefinition, Callable[..., Any]]], *, inline: bool = False
+        self, tools: Iterable[tuple[ToolDefinition | Mapping[str, Any], Callable[..., Any]]], *,
+        inline: bool = False
     ) -> list[ToolDefinition]:
         """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported.
 
@@ -150,7 +154,7 @@ class Toolbox:
             except ToolDefinitionError as exc:
                 problems.extend(exc.problems)
                 continue
-            taken.add(definition.name)
+            taken.add(tool.definition.name)
             ready.append(tool)
         if problems:
             raise ToolDefinitionError(

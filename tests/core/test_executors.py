@@ -193,3 +193,31 @@ async def test_aexecute_of_one_call(echo_dialect: str) -> None:
     [first] = await box.aexecute([call])
     [again] = await box.aexecute([call])
     assert first.output == again.output == "charged 3" and again.call is call
+
+
+def test_a_tool_ending_after_its_loop_closed_leaves_no_error_in_its_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver stopped while a sync tool runs: the tool's thread ends quietly later."""
+    crashes: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashes.append(args.exc_value))
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+    box = Toolbox()
+
+    @box.tool
+    def slow() -> str:
+        """Wait to be released."""
+        started.set()
+        release.wait(5)
+        ended.set()
+        return "late"
+
+    async def stopped_early() -> None:
+        task = asyncio.ensure_future(box.aexecute(calls("slow")))
+        await asyncio.to_thread(started.wait, 5)
+        task.cancel()
+
+    asyncio.run(stopped_early())  # the loop is closed when this returns
+    release.set()
+    assert ended.wait(5)
+    time.sleep(0.2)  # let the worker thread notify (and, before the fix, crash)
+    assert crashes == []

@@ -63,9 +63,10 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.emulation": {
         "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",
-        "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "RunningEmulator", "Script",
-        "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel", "StreamDropped",
-        "StreamFaults", "faults_from", "instrument", "serve", "sse_frames",
+        "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
+        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
+        "StreamDropped", "StreamFaults", "faults_from", "instrument", "missing_parameter",
+        "serve", "sse_frames", "strict_schema_problem", "wrong_type",
     },
     "toolbridge.migration": {
         "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind", "FileRecords",

@@ -133,3 +133,21 @@ def test_add_all_reports_every_mismatch_and_adds_nothing() -> None:
     assert toolbox.names() == []
     assert toolbox.add_all([(good, lambda a: a)]) == [good]
     assert toolbox.names() == ["good"]
+
+
+def test_add_takes_a_definitions_json_object_and_refuses_a_bad_one_by_name() -> None:
+    box = Toolbox()
+    added = box.add({"name": "lookup", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}},
+        lambda q: q.upper())
+    assert isinstance(added, ToolDefinition) and box.handle(
+        "openai-agents", {"id": "s", "status": "requires_action", "required_actions": [
+            {"type": "function_call", "turn_id": "t", "call_id": "c", "name": "lookup",
+             "arguments": {"q": "hi"}}]})["events"][0]["output"] == "HI"
+    with pytest.raises(ToolDefinitionError, match="tool 'x': parameters") as bad:
+        box.add({"name": "x", "parameters": {"type": "array"}}, lambda: 1)
+    assert "errors.pydantic.dev" not in str(bad.value)
+    with pytest.raises(ToolDefinitionError, match="got list"):
+        box.add([], lambda: 1)  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match="tool 'x'"):
+        box.add_all([({"name": "x", "parameters": {"type": "array"}}, lambda: 1)])

@@ -7,6 +7,7 @@ dialect name. Needs the ``emulators`` extra (starlette, uvicorn) to serve.
 from ._base import Emulator
 from ._faults import FailRule, Faults, StreamFaults, faults_from
 from ._journal import Journal, JournalEntry
+from ._openai import OpenAIApiError, missing_parameter, strict_schema_problem, wrong_type
 from ._options import EmulatorOptions
 from ._script import MISBEHAVIOURS, Misbehaviour, Script, ScriptCall, ScriptError, ScriptTurn
 from ._scripted import ModelCall, ScriptedModel
@@ -23,6 +24,7 @@ __all__ = [
     "JournalEntry",
     "Misbehaviour",
     "ModelCall",
+    "OpenAIApiError",
     "RunningEmulator",
     "Script",
     "ScriptCall",
@@ -33,6 +35,9 @@ __all__ = [
     "StreamFaults",
     "faults_from",
     "instrument",
+    "missing_parameter",
     "serve",
     "sse_frames",
+    "strict_schema_problem",
+    "wrong_type",
 ]

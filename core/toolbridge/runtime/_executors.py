@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _threads
 from ._loops import run_in_thread_loop
-from ._threads import Batch, ThreadPool, resolve
+from ._threads import Batch, ThreadPool, wake
 
 if TYPE_CHECKING:
     from ._call import PlannedCall
@@ -224,7 +224,7 @@ def _submitted(pool: ThreadPool, calls: Sequence[PlannedCall], threads: int, con
     ended: asyncio.Future[None] = loop.create_future()
     batch = Batch(pool, [c.execute for c in calls],
                   [c.timeout if timed else None for c in calls], [c.call.name for c in calls],
-                  threads, concurrency, lambda: loop.call_soon_threadsafe(resolve, ended))
+                  threads, concurrency, lambda: wake(loop, ended))
     return batch, ended
 
 

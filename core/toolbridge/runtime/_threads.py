@@ -351,7 +351,7 @@ class ThreadPool:
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         batch = Batch(self, [lambda here: func(*args)], [None], [getattr(func, "__name__", "")],
-                      size, notify=lambda: loop.call_soon_threadsafe(resolve, done))
+                      size, notify=lambda: wake(loop, done))
         await done
         error = batch.errors[0]
         if error is not None:
@@ -373,6 +373,16 @@ def resolve(future: asyncio.Future[None]) -> None:
     """Mark ``future`` done (on its loop), unless it already is."""
     if not future.done():
         future.set_result(None)
+
+
+def wake(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> None:
+    """From a worker thread: resolve ``future`` on ``loop``, unless the loop has closed (its
+    awaiter is gone, e.g. a driver stopped while the tool ran: the result is in the store)."""
+    try:
+        loop.call_soon_threadsafe(resolve, future)
+    except RuntimeError:  # "Event loop is closed"
+        if not loop.is_closed():
+            raise
 
 
 HANDLERS = ThreadPool("toolbridge-tool")

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ArgumentError, SchemaConversionError, ToolDefinitionError
+from ..errors import ArgumentError, SchemaConversionError, ToolDefinitionError, validation_text
 from ..model import ToolDefinition
 from ._context import ToolContext
 from ._handlers import handler_mismatches
@@ -202,9 +202,10 @@ class RegisteredTool:
 
     @classmethod
     def from_definition(
-        cls, definition: ToolDefinition, handler: Callable[..., Any], inline: bool
+        cls, definition: ToolDefinition | Mapping[str, Any], handler: Callable[..., Any],
+        inline: bool
     ) -> RegisteredTool:
-        """A hand-written definition with its handler, both checked.
+        """A hand-written definition (or its JSON form) with its handler, both checked.
 
         The schema must be valid JSON Schema (and nested at most `MAX_DEPTH` levels), and the
         handler able to take what it allows (see `handler_mismatches`); else
@@ -213,6 +214,7 @@ class RegisteredTool:
         from ..schema import normalize_schema  # lazy: keeps `import toolbridge` light
         from ..schema._walk import check_bounds
 
+        definition = _definition_of(definition)
         name = definition.name
         if not callable(handler):
             raise ToolDefinitionError(f"tool {name!r}: handler is not callable")
@@ -292,3 +294,19 @@ class RegisteredTool:
         if self.context_param and context is not None:
             kwargs[self.context_param] = context
         return kwargs
+
+
+def _definition_of(definition: Any) -> ToolDefinition:
+    """``definition`` as a `ToolDefinition` (a mapping is validated); else `ToolDefinitionError`."""
+    if isinstance(definition, ToolDefinition):
+        return definition
+    if not isinstance(definition, Mapping):
+        raise ToolDefinitionError(f"expected a ToolDefinition or its JSON object, got "
+                                  f"{type(definition).__name__}")
+    try:
+        return ToolDefinition.model_validate(definition)
+    except ValidationError as exc:
+        name = definition.get("name")
+        where = f"tool {name!r}" if isinstance(name, str) else "tool definition"
+        raise ToolDefinitionError(f"{where}: {validation_text(exc)}") from None
+

@@ -269,3 +269,19 @@ async def test_converse_on_the_bare_emulator_url(toolbox: toolbridge.Toolbox) ->
             toolbox, DIALECT, ["weather?", "Oslo?"], {"base_url": emu.base_url,
                                                       "api_key": "demo"})
     check_reply(transcript)
+
+
+async def test_async_client_saved_agents_and_a_session_of_one() -> None:
+    box = weather_toolbox()
+    with emulator(DIALECT, script=SCRIPT) as emu:
+        async with aclient(emu) as client:
+            agent = await client.create_agent(
+                model="gpt-4.1", name="desk", instructions="Be brief.",
+                tools=box.definitions(DIALECT))
+            assert (await client.retrieve_agent(agent["id"]))["name"] == "desk"
+            page = await client.list_agents(limit=5)
+            assert [a["id"] for a in page["data"]] == [agent["id"]]
+            session = await client.create_session(agent_id=agent["id"], input="hello")
+            assert session["agent"]["name"] == "desk"  # the saved agent's settings
+            with pytest.raises(toolbridge.BackendError, match="404"):
+                await client.retrieve_agent("agent_nope")
