@@ -170,8 +170,24 @@ class AgentsBackend(Backend):
     async def resume(self) -> Step | None:
         if not self.conversation:
             raise UsageError(f"{DIALECT}: serving needs session_id=<the session to serve>")
-        self._serving = True
+        if not self._started:  # else: the turn `sent` found goes on
+            self._serving = True
         return None
+
+    async def sent(self, message: str) -> bool | None:
+        """Whether the session's latest user message is ``message`` (its items, newest
+        first); then the turn it started is the one `next` follows."""
+        if not self.conversation:
+            return False  # no session was named: the message reached none we can read
+        page = await self.client.list_items(self.conversation, limit=20, order="desc")
+        for item in page.get("data", []):
+            if item.get("type") == "message" and item.get("role") == "user":
+                if _text(item) != message:
+                    return False
+                self._serving, self._turn_id, self._turn_ended = False, None, False
+                self._started, self._reply = True, None
+                return True
+        return False
 
     async def next(self) -> Step:
         while True:
@@ -213,6 +229,26 @@ class AgentsBackend(Backend):
         if final is not None:
             return await self._with_reply(final)
         return self._waiting(session, fresh=True)
+
+    def retryable(self, error: BaseException) -> bool:
+        """Also a user message refused because a turn is running (``session_busy``): the
+        turn may be the one an earlier attempt of that message started (`sent` tells)."""
+        body = getattr(error, "body", None)
+        inner = body.get("error") if isinstance(body, Mapping) else None
+        return super().retryable(error) or (
+            isinstance(inner, Mapping) and inner.get("code") == "session_busy")
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Whether it serves or plays a turn, and what it knows of that turn (a backend
+        rebuilt elsewhere goes on with it: the turn's end brings its reply)."""
+        return {"serving": self._serving, "turn_id": self._turn_id,
+                "started": self._started, "last_active_at": self._last_active_at}
+
+    def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        self._serving = bool(checkpoint.get("serving", self._serving))
+        self._turn_id = checkpoint.get("turn_id") or self._turn_id
+        self._started = bool(checkpoint.get("started", self._started))
+        self._last_active_at = checkpoint.get("last_active_at", self._last_active_at)
 
     async def aclose(self) -> None:
         await self._detach()
@@ -362,5 +398,11 @@ class AgentsBackend(Backend):
         page = await self.client.list_items(self.conversation, limit=20, order="desc")
         for item in page.get("data", []):
             if item.get("type") == "message" and item.get("role") == "assistant":
-                return "".join(p.get("text", "") for p in item.get("content") or [])
+                return _text(item)
         return ""
+
+
+def _text(item: Mapping[str, Any]) -> str:
+    """The text of a message item (its text parts, joined)."""
+    return "".join(str(p.get("text", "")) for p in item.get("content") or []
+                   if isinstance(p, Mapping))

@@ -132,6 +132,8 @@ class AssistantsBackend(Backend):
         self.conversation = thread_id or ""
         self.run_id = run_id
         self.streaming = connection.options.stream
+        self._unstarted = False
+        """`sent` found the message with no run after it: `resume` starts that run."""
 
     # ------------------------------------------------------------------ the seam
     async def send(self, message: str) -> Step | None:
@@ -141,6 +143,9 @@ class AssistantsBackend(Backend):
         return await self._start_run(await self.connection.assistant_id())
 
     async def resume(self) -> Step | None:
+        if self._unstarted:
+            self._unstarted = False
+            return await self._start_run(await self.connection.assistant_id())
         if not self.conversation:
             given = ("assistant_id is given, but serving also needs the thread: thread_id=..."
                      if self.connection.options.assistant_id is not None else
@@ -153,6 +158,28 @@ class AssistantsBackend(Backend):
                                  "assistant_id=... to create one")
             return await self._start_run(self.connection.options.assistant_id)
         return await self.state()
+
+    async def sent(self, message: str) -> bool | None:
+        """Whether the thread's latest user message is ``message`` (its messages, newest
+        first, newer than the reply of the last run this backend knows); then `resume`
+        serves the run that answered it, or starts one (a run still going is served)."""
+        if not self.conversation:
+            return False
+        answered_by: str | None = None
+        for found in await self.client.list_messages(self.conversation, limit=20):
+            run_id = found.get("run_id")
+            if found.get("role") == "assistant" and run_id:
+                if run_id == self.run_id and answered_by is None:
+                    return False  # the previous turn's reply is the newest message
+                answered_by = str(run_id)
+            elif found.get("role") == "user":
+                if _message_text(found) != message:
+                    return False
+                if answered_by is not None:
+                    self.run_id = answered_by
+                self._unstarted = answered_by is None
+                return True
+        return False
 
     async def submit(self, step: Step, body: Mapping[str, Any]) -> Step | None:
         run = dict(step.payload or {})
@@ -258,7 +285,11 @@ class AssistantsBackend(Backend):
         messages = await self.client.list_messages(self.conversation, run_id=run_id)
         for message in messages:
             if message.get("role") == "assistant":
-                return "".join(p.get("text", {}).get("value", "")
-                               for p in message.get("content", ())
-                               if isinstance(p, Mapping) and p.get("type") == "text")
+                return _message_text(message)
         return ""
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    """The text of a thread message (its text parts, joined)."""
+    return "".join(p.get("text", {}).get("value", "") for p in message.get("content", ())
+                   if isinstance(p, Mapping) and p.get("type") == "text")

@@ -112,6 +112,11 @@ class ChatBackend(Backend):
     async def state(self) -> Step | None:
         return None
 
+    async def sent(self, message: str) -> bool | None:
+        """Never: the service keeps nothing, and the message list grows only when a
+        completion comes back, so sending again is the same request."""
+        return False
+
     async def resume(self) -> Step | None:
         """A conversation restored with its last assistant message still waiting."""
         if self.messages and self.messages[-1].get("role") == "assistant" and self.messages[

@@ -165,6 +165,21 @@ class ResponsesBackend(Backend):
             return self._step(await self.client.poll(self.last_response_id), fresh=True)
         raise UsageError(f"{DIALECT}: serving needs conversation=... or response_id=...")
 
+    async def sent(self, message: str) -> bool | None:
+        """Whether the conversation's latest user message is ``message`` (its items, newest
+        first); then `resume` reads the turn's step. A ``previous_response_id`` chain lists
+        nothing: ``None``."""
+        if not self.conversation_id:
+            return False if self.lists_pending else None
+        page = await self.client.list_items(self.conversation_id, limit=20, order="desc")
+        for item in page.get("data", []):
+            if item.get("type") == "message" and item.get("role") == "user":
+                content = item.get("content")
+                return (content if isinstance(content, str) else "".join(
+                    str(p.get("text", "")) for p in content or []
+                    if isinstance(p, Mapping))) == message
+        return False
+
     async def state(self, *, wait: float = 30.0) -> Step | None:
         """The conversation's items: calls without an output are pending; a reply ends it.
 
@@ -194,12 +209,15 @@ class ResponsesBackend(Backend):
             await asyncio.sleep(self.connection.options.poll_interval)
 
     def retryable(self, error: BaseException) -> bool:
-        """Also the 400 that an answer which already landed gets when it is sent again (its
-        first reply lost): the conversation's items then tell what is pending."""
+        """Also the 400s that a request which already landed gets when it is sent again
+        (its first reply lost): an answer ("No tool call found for function call output"),
+        a user message while that one's calls wait ("No tool output found for function
+        call"). The conversation's items then tell what is pending (`state`, `sent`)."""
         if super().retryable(error):
             return True
         return bool(self.conversation_id) and getattr(error, "status", None) == 400 and (
-            "No tool call found for function call output" in str(error))
+            "No tool call found for function call output" in str(error)
+            or "No tool output found for function call" in str(error))
 
     def checkpoint(self) -> dict[str, Any]:
         return {"conversation_id": self.conversation_id,

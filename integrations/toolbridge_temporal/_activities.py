@@ -1,15 +1,19 @@
-"""The activities: a conversation's I/O (send, resume, submit, state) and one tool call each.
+"""The activities: a conversation's I/O (send, deliver, resume, submit, state) and one tool
+call each.
 
 A conversation activity does what the driver's `Conversation` does between two of its waits:
-``send`` is `Conversation.turn`'s send, ``submit`` is `_submit` (the body the dialect writes,
-then, for a streaming backend, the stream read until a step with calls not yet answered, as
-the driver's reader skips them), ``state`` is the read of `_recover`. A call activity runs
-the execution pipeline for one call (`Toolbox.aexecute`): the result store decides whether
-the handler runs, so a redelivered activity is answered from the store, and a side-effecting
-call started by a worker that died is reconciled, never run again.
+``send`` is `Conversation.turn`'s send, ``deliver`` its recovery of a send whose outcome is
+unknown (`Backend.sent`: continue the turn, or send), ``submit`` is `_submit` (the body the
+dialect writes, then, for a streaming backend, the stream read until a step with calls not
+yet answered, as the driver's reader skips them), ``state`` is the read of `_recover`. A
+call activity runs the execution pipeline for one call (`Toolbox.aexecute`): the result
+store decides whether the handler runs, so a redelivered activity is answered from the
+store, and a side-effecting call started by a worker that died is reconciled, never run
+again.
 
 Errors reach the workflow as `ApplicationError` types: ``UsageError`` (never retried),
 ``Final`` (the turn ends ``failed``, as `Backend.retryable` says), ``Retryable`` (recover).
+A lost worker reaches it as a timeout (``Lost``: recover).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from temporalio.exceptions import ApplicationError
 from toolbridge import BackendError, ToolCall, ToolResult, UsageError
 from toolbridge.errors import ReplyLostError
 from toolbridge.plugin import Backend, Step
+from toolbridge.serve import refuse_late, tool_timeout
 from toolbridge.tools import ToolRetry, heartbeats
 
 from ._backends import Backends
@@ -75,6 +80,8 @@ def _heartbeat_hook() -> Callable[..., None]:
 
 
 def _error(backend: Backend, exc: BaseException) -> ApplicationError:
+    if isinstance(exc, ApplicationError):
+        return exc
     name = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, UsageError):
         return ApplicationError(name, type="UsageError", non_retryable=True)
@@ -137,12 +144,14 @@ class Activities:
             step = await backend.send(request.message)
             return step if step is not None or not backend.streams else await self._next(
                 backend, skip)
+        if action == "deliver":  # after a send whose worker was lost, or which failed
+            step = await self._deliver(backend, request.message)
+            return step if step is not None or not backend.streams else await self._next(
+                backend, skip)
         if action == "resume":
             step = await backend.resume()
             return step if step is not None or not backend.streams else await self._next(
                 backend, skip)
-        if not kept and backend.streams:
-            await backend.resume()  # a rebuilt stream serves until the conversation settles
         if action == "state":
             return await backend.state()
         if action != "submit" or request.step is None:
@@ -156,6 +165,20 @@ class Activities:
             raise UsageError(f"{backend.dialect.name}: submit gave no next step, and the "
                              "backend does not stream")
         return await self._next(backend, skip | {_key(r.call) for r in results})
+
+    @staticmethod
+    async def _deliver(backend: Backend, message: str | None) -> Step | None:
+        """The turn ``message`` started if it arrived (`Backend.sent`), else the turn of
+        sending it now; never sent twice: a backend that cannot tell ends the turn."""
+        if message is None:
+            raise UsageError("deliver: no message")
+        arrived = await backend.sent(message)
+        if arrived is None:
+            raise ApplicationError(
+                f"{backend.dialect.name}: the backend cannot tell whether the user message "
+                "arrived (it lists no messages), so it is not sent again", type="Final",
+                non_retryable=True)
+        return await (backend.resume() if arrived else backend.send(message))
 
     @staticmethod
     def _results(backend: Backend, step: Step, given: Sequence[dict[str, Any]]
@@ -197,44 +220,18 @@ class Activities:
             kinds = ", ".join(sorted({str(a.get("type")) for a in pending.unhandled}))
             return StepData("incomplete", error=f"waits on action(s) left to the caller: "
                             f"{kinds}", **flags)
-        calls, ready = self._refuse_late(step, list(pending.calls))
+        calls, ready = refuse_late(step, pending.calls, self.toolbox)
         data = StepData(step.status, payload=dict(step.payload or {}), fresh=step.fresh,
                         calls=[c.model_dump(mode="json") for c in calls],
                         ready=[r.model_dump(mode="json") for r in ready], **flags)
         for call in calls:
-            timeout = self._timeout(call.name)
+            timeout = tool_timeout(self.toolbox, call.name)
             if timeout is not None:
                 data.timeouts[call.id] = timeout
             tool = self.toolbox.get(call.name) if call.name in self.toolbox else None
             retry = (tool.retry if tool is not None else None) or _DEFAULT_RETRY
             data.retries[call.id] = [retry.max_attempts, retry.backoff, retry.max_delay]
         return data
-
-    def _timeout(self, name: str) -> float | None:
-        timeout = self.toolbox.get(name).timeout if name in self.toolbox else None
-        value = timeout if timeout is not None else self.toolbox.timeout
-        return float(value) if value is not None else None
-
-    def _refuse_late(self, step: Step, calls: list[ToolCall]
-                     ) -> tuple[list[ToolCall], list[ToolResult]]:
-        """As the driver: a call whose tool cannot finish before the step's deadline gets an
-        error result instead of being started."""
-        if step.deadline is None:
-            return calls, []
-        import time
-
-        left = step.deadline - time.time()
-        startable, refused = [], []
-        for call in calls:
-            estimate = self._timeout(call.name) or 0.0
-            if estimate + step.margin <= left:
-                startable.append(call)
-            else:
-                refused.append(ToolResult.failed(call, (
-                    f"{call.name} was not started: {call.turn} expires in {max(left, 0):.0f} "
-                    f"s, too soon for it to finish (timeout {estimate:g} s plus a "
-                    f"{step.margin:g} s margin)")))
-        return startable, refused
 
     # ------------------------------------------------------------------ tool calls
     @activity.defn(name=CALL)
@@ -243,5 +240,13 @@ class Activities:
         call = ToolCall.model_validate(request.call)
         async with _heartbeating():
             with heartbeats(_heartbeat_hook()):
-                results = await self.toolbox.aexecute([call], **request.context)
+                running = asyncio.ensure_future(self.toolbox.aexecute([call], **request.context))
+                try:
+                    results = await asyncio.shield(running)
+                except asyncio.CancelledError:
+                    # Temporal gave this attempt up (a heartbeat timeout: the worker was too
+                    # slow, or it is stopping). The call still finishes and is stored, so the
+                    # next attempt is answered from the store, not left waiting on a claim.
+                    await asyncio.gather(running, return_exceptions=True)
+                    raise
         return results[0].model_dump(mode="json")

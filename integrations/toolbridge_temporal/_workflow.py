@@ -5,7 +5,9 @@ The loop is the driver's (`toolbridge.serve`'s `Conversation`), with each wait a
 ==========================  ============================================================
 driver                      workflow
 ==========================  ============================================================
-``turn`` → ``send``         ``send`` activity (never resent: a failed send ends the turn)
+``turn`` → ``send``         ``send`` activity; after a lost worker or a recoverable error,
+                            ``deliver`` (`Backend.sent`: go on with the turn, or send it;
+                            never sent twice: a backend that cannot tell ends the turn)
 ``serve`` → ``resume``      ``resume`` activity (no messages: answer what waits)
 ``_start_calls``            one ``call`` activity per call, all of a step at once
 ``_submit``                 ``submit`` activity with the step's results together
@@ -32,6 +34,7 @@ from typing import Any, NoReturn
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from ._messages import (
     CallRequest,
@@ -66,11 +69,17 @@ class _Failed(Exception):
         self.kind = kind
 
 
+_RECOVERABLE = ("Retryable", "Lost")
+
+
 def _failure(error: ActivityError) -> _Failed:
+    """The kind of an activity's failure: the activity's own (`ApplicationError`), or
+    ``Lost`` (its worker died or hung: it timed out), or ``Retryable``."""
     cause = error.cause
     if isinstance(cause, ApplicationError):
         return _Failed(cause.type or "Bug", cause.message)
-    return _Failed("Retryable", f"{type(cause).__name__}: {cause}" if cause else str(error))
+    kind = "Lost" if isinstance(cause, ActivityTimeout) else "Retryable"
+    return _Failed(kind, f"{type(cause).__name__}: {cause}" if cause else str(error))
 
 
 @workflow.defn(name="toolbridge.Conversation")
@@ -195,18 +204,25 @@ class ConversationWorkflow:
         raise _Ended("failed", f"{what}{failed}")
 
     async def _send(self, message: str) -> StepData:
-        try:
-            data = await self._activity("send", message=message)
-        except _Failed as failed:  # as the driver: a user message is never sent twice
-            if failed.kind == "Retryable":  # carry on only if the turn is known to have started
-                try:
-                    state = await self._activity("state")
-                except _Failed:
-                    state = StepData("unknown")
-                if state.status == "requires_action":
-                    return state
-            self._raise(failed, "sending the user message failed: ")
-        return StepData("completed") if data.status == "unknown" else data
+        """Send the turn's message. As the driver: after a lost worker or a failure to
+        recover from, the message may or may not have arrived; ``deliver`` asks the backend
+        (`Backend.sent`) and continues the turn, or sends it. Never sent twice."""
+        settings = self._input.settings if self._input else None
+        assert settings is not None
+        action, attempt = "send", 0
+        while True:
+            try:
+                data = await self._activity(action, message=message)
+            except _Failed as failed:
+                attempt += 1
+                if failed.kind not in _RECOVERABLE or attempt > settings.max_recoveries:
+                    self._raise(failed, "sending the user message failed: ")
+                self._status = "recovering"
+                await asyncio.sleep(min(settings.recovery_backoff * 2 ** (attempt - 1),
+                                        settings.recovery_max_delay))
+                action = "deliver"
+                continue
+            return StepData("completed") if data.status == "unknown" else data
 
     async def _answer(self, step: StepData) -> list[dict[str, Any]]:
         """Results of every call of the step that still needs one, in the step's order."""
@@ -248,7 +264,7 @@ class ConversationWorkflow:
             try:
                 found = await self._activity("submit", step=step, results=results)
             except _Failed as failed:
-                if failed.kind != "Retryable":
+                if failed.kind not in _RECOVERABLE:
                     self._raise(failed)
                 recovered = await self._recover(failed, settings)
                 if recovered is None:
@@ -271,7 +287,7 @@ class ConversationWorkflow:
         try:
             state = await self._activity("state")
         except _Failed as again:
-            if again.kind != "Retryable":
+            if again.kind not in _RECOVERABLE:
                 self._raise(again)
             return await self._recover(again, settings)
         if state.status != "unknown":

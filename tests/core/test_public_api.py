@@ -60,7 +60,7 @@ EXPECTED: dict[str, set[str]] = {
         "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
         "MemoryDialect", "ScriptedBackend", "ScriptedConnection", "SeamFault", "Status",
         "Transcript", "TranscriptEntry", "Worker", "aconverse", "aserve", "converse", "hold",
-        "serve",
+        "refuse_late", "serve", "tool_timeout",
     },
     "toolbridge.emulation": {
         "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",

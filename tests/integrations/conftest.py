@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -26,3 +28,23 @@ def temporal_address() -> str:
 @pytest.fixture
 async def temporal() -> AsyncIterator[Client]:
     yield await Client.connect(temporal_address())
+
+
+@contextmanager
+def postgres_store() -> Iterator[str | None]:
+    """A store URL in a fresh PostgreSQL schema of its own (dropped afterwards), or ``None``
+    when TOOLBRIDGE_TEST_POSTGRES_URL is unset (scripts/test sets it)."""
+    url = os.environ.get("TOOLBRIDGE_TEST_POSTGRES_URL")
+    if not url:
+        yield None
+        return
+    import psycopg
+
+    schema = f"fleet_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield f"{url}{'&' if '?' in url else '?'}table={schema}.calls"
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

@@ -18,7 +18,7 @@ from typing import Any
 
 import fleet_toolbox
 import pytest
-from conftest import temporal_address
+from conftest import postgres_store, temporal_address
 from temporalio.client import Client
 from test_temporal import FAST, SCRIPT, credentials, where
 
@@ -29,21 +29,23 @@ HERE = Path(__file__).parent
 
 
 class Workers:
-    """`toolbridge worker` processes of one task queue."""
+    """`toolbridge worker` processes of one task queue; each one's stderr goes to a file
+    beside the ledger (``worker-N.log``: a pipe nobody reads would block a chatty worker)."""
 
     def __init__(self, queue: str, env: dict[str, str]) -> None:
         self.queue, self.env, self.procs = queue, env, []  # type: ignore[var-annotated]
+        self.logs = Path(env["TOOLBRIDGE_FLEET_LEDGER"]).parent
 
     def start(self, **env: str) -> subprocess.Popen[bytes]:
         options = [f"-o{d}.{k}={v}" for d in ("google-ces", "openai-agents", "openai-chat",
                                               "openai-assistants", "openai-responses")
                    for k, v in credentials(d).items()]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "toolbridge", "worker", "--temporal", temporal_address(),
-             "--task-queue", self.queue, "--sticky-timeout", "1", *options,
-             "fleet_toolbox:toolbox"],
-            env={**os.environ, **self.env, **env}, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE)
+        with (self.logs / f"worker-{len(self.procs) + 1}.log").open("ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "toolbridge", "worker", "--temporal",
+                 temporal_address(), "--task-queue", self.queue, "--sticky-timeout", "1",
+                 *options, "fleet_toolbox:toolbox"],
+                env={**os.environ, **self.env, **env}, stdout=subprocess.DEVNULL, stderr=log)
         self.procs.append(proc)
         return proc
 
@@ -59,18 +61,36 @@ class Workers:
                 proc.wait()
 
 
-@pytest.fixture
-def workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
+def _workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str) -> Workers:
     ledger = tmp_path / "ledger"
     monkeypatch.setenv("TOOLBRIDGE_FLEET_LEDGER", str(ledger))
-    env = {"TOOLBRIDGE_FLEET_LEDGER": str(ledger),
-           "TOOLBRIDGE_FLEET_STORE": f"sqlite:///{tmp_path / 'store.db'}",
+    env = {"TOOLBRIDGE_FLEET_LEDGER": str(ledger), "TOOLBRIDGE_FLEET_STORE": store,
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    running = Workers(f"kills-{uuid.uuid4().hex}", env)
+    return Workers(f"kills-{uuid.uuid4().hex}", env)
+
+
+@pytest.fixture
+def workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
+    running = _workers(tmp_path, monkeypatch, f"sqlite:///{tmp_path / 'store.db'}")
     try:
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture
+def postgres_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
+    """Workers sharing a PostgreSQL store (a schema of their own), as across machines."""
+    with postgres_store() as url:
+        if url is None:
+            if os.environ.get("CI"):
+                pytest.fail("TOOLBRIDGE_TEST_POSTGRES_URL is unset in CI")
+            pytest.skip('no PostgreSQL server: run eval "$(scripts/postgres start)" first')
+        running = _workers(tmp_path, monkeypatch, url)
+        try:
+            yield running
+        finally:
+            running.stop()
 
 
 async def until(predicate: Any, seconds: float = 30.0) -> None:
@@ -88,6 +108,15 @@ async def _converse(temporal: Client, workers: Workers, dialect: str, emu: Any) 
 @pytest.mark.parametrize("dialect", ["google-ces", "openai-agents"])
 async def test_killed_in_the_middle_of_a_side_effect(temporal: Client, workers: Workers,
                                                      dialect: str) -> None:
+    await _killed_in_a_side_effect(temporal, workers, dialect)
+
+
+async def test_killed_in_the_middle_of_a_side_effect_with_a_postgresql_store(
+        temporal: Client, postgres_workers: Workers) -> None:
+    await _killed_in_a_side_effect(temporal, postgres_workers, "openai-responses")
+
+
+async def _killed_in_a_side_effect(temporal: Client, workers: Workers, dialect: str) -> None:
     with emulator(dialect, script=SCRIPT) as emu:
         first = workers.start(TOOLBRIDGE_FLEET_SLOW="30")
         handle = await _converse(temporal, workers, dialect, emu)
@@ -100,7 +129,9 @@ async def test_killed_in_the_middle_of_a_side_effect(temporal: Client, workers: 
     assert outcome.status == "completed", outcome
     assert len(fleet_toolbox.entries("charge")) == 1  # the side effect ran once
     assert "charged (reconciled)" in sent  # the store's hook settled it; it was submitted
-    assert outcome.calls == 4 and outcome.replies[-1].startswith("second")
+    assert outcome.calls == 4 and len(outcome.replies) == 2  # each turn's, rebuilt or not
+    assert "charged (reconciled)" in outcome.replies[0], outcome.replies
+    assert outcome.replies[1].startswith("second")
 
 
 @pytest.mark.parametrize("dialect", ["openai-chat", "openai-responses"])

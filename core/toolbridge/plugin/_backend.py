@@ -16,8 +16,16 @@ them (`can_discover`).
 
 ``send(message)``
     Start a user turn. Returns the first `Step`, or ``None`` when steps arrive through `next`.
-    The driver never sends a user message twice: after a failure here it reads `state` and
-    carries on only if the turn is known to have started.
+    The driver never sends a user message twice: after a failure that does not tell whether
+    the message reached the service (one `retryable` says to recover from, a worker lost), it
+    asks `sent`.
+``sent(message)``
+    After such a failure: ``True`` when the conversation's latest user message is
+    ``message`` (the turn started; `resume` then continues that turn), ``False`` when it
+    never arrived (the driver sends it), ``None`` when the service cannot tell (the turn
+    ends ``failed``). Read from what the service lists (session items, thread messages,
+    conversation items); text is compared, so a message that repeats the previous turn's
+    text counts as arrived (never sent twice).
 ``resume()``
     Pick up an existing conversation (serving one that already waits): its current `Step`,
     or ``None`` when it arrives through `next`.
@@ -139,8 +147,15 @@ class Backend(abc.ABC):
         """Start a user turn with ``message``; its first step, or ``None`` (see `next`)."""
 
     async def resume(self) -> Step | None:
-        """The current step of an existing conversation (to serve one that already waits)."""
+        """The current step of an existing conversation (to serve one that already waits);
+        after `sent` said ``True``, the step of the turn that message started."""
         return await self.state()
+
+    async def sent(self, message: str) -> bool | None:
+        """Whether ``message`` reached the service after a `send` whose outcome is unknown:
+        ``True`` (it is the latest user message), ``False`` (send it), ``None`` (cannot
+        tell; the default)."""
+        return None
 
     async def next(self) -> Step:
         """The next step (only for backends that `streams`)."""

@@ -22,6 +22,7 @@ from ..model import ToolCall, ToolResult
 from ..plugin import Backend, Dialect, DialectLimits, Step
 from ..runtime._plan import answered_once
 from ._checkpoints import Checkpoints
+from ._deadline import refuse_late
 from ._record import Key, Recorder, remember
 
 if TYPE_CHECKING:
@@ -113,16 +114,43 @@ class Conversation:
         if self.backend.streams and self._reader is None:  # reading while the message goes
             self._start_reader()
         try:
-            first = await self.backend.send(message)
+            first = await self._send(message)
         except Exception as exc:
             await self._stop()
             if isinstance(exc, UsageError) or not isinstance(exc, BackendError):
                 raise
-            # Never sent twice: the client already retried where that was safe.
             return Step("failed", error=f"sending the user message failed: {exc}",
                         detail=exc)
         self._note_conversation()
         return await self._drive(first)
+
+    async def _send(self, message: str) -> Step | None:
+        """Send ``message``; after a failure that leaves unknown whether it arrived (one to
+        recover from), ask the backend (`Backend.sent`): continue the turn it started, or
+        send it again when it never arrived. Never sent twice: the error is raised when
+        the backend cannot tell, or recoveries run out."""
+        policy = self.settings.recovery
+        attempt = 0
+        while True:
+            try:
+                return await self.backend.send(message)
+            except Exception as exc:
+                attempt += 1
+                if (isinstance(exc, UsageError) or not isinstance(exc, BackendError)
+                        or not self.backend.retryable(exc) or attempt > policy.max_attempts):
+                    raise
+                log.warning("%s: conversation %s: sending the user message failed (%s); "
+                            "asking whether it arrived", self.backend.dialect.name,
+                            self.backend.conversation, exc)
+                await asyncio.sleep(policy.delay(attempt, None))
+                try:
+                    arrived = await self.backend.sent(message)
+                except BackendError:
+                    arrived = None
+                if arrived is None:
+                    raise
+                if arrived:
+                    return await self.backend.resume()
 
     async def serve(self) -> Step:
         """Answer what the conversation waits for until it is idle (or forever, if the
@@ -274,29 +302,10 @@ class Conversation:
     def _refuse_late(self, step: Step, calls: list[ToolCall]
                      ) -> tuple[list[ToolResult], list[ToolCall]]:
         """Calls whose tool cannot finish before the step's deadline get an error result."""
-        if step.deadline is None:
-            return [], calls
-        left = step.deadline - time.time()
-        refused, startable = [], []
-        for call in calls:
-            estimate = self._estimate(call.name)
-            if (estimate or 0.0) + step.margin <= left:
-                startable.append(call)
-                continue
-            refused.append(ToolResult.failed(call, (
-                f"{call.name} was not started: {call.turn} expires in {max(left, 0):.0f} s, "
-                f"too soon for it to finish (timeout {estimate or 0:g} s plus a "
-                f"{step.margin:g} s margin)")))
+        startable, refused = refuse_late(step, calls, self.toolbox)
         for result in refused:
             self._record.result(result, 0.0)
         return refused, startable
-
-    def _estimate(self, name: str) -> float | None:
-        if name not in self.toolbox:
-            return None
-        timeout = self.toolbox.get(name).timeout
-        value = timeout if timeout is not None else self.toolbox.timeout
-        return float(value) if value is not None else None
 
     async def _answer(self, calls: list[ToolCall]) -> None:
         """Run a batch through the toolbox; then submit, if nothing else is submitting."""

@@ -87,6 +87,8 @@ class _Service:
     """Call id -> the result the service accepted (each at most once)."""
     reply: str | None = None
     """The last turn's reply, once it ended."""
+    messages: list[str] = field(default_factory=list)
+    """The user messages the service took, in order."""
 
 
 class ScriptedBackend(Backend):
@@ -174,6 +176,7 @@ class ScriptedBackend(Backend):
             raise BackendError("memory: a turn is waiting for results", status=400)
         s.turn += 1
         s.reply = None
+        s.messages.append(message)
         s.model.start_turn(message)
         step = self._advance()
         self._lost(fault, "send")
@@ -215,6 +218,12 @@ class ScriptedBackend(Backend):
             return None
         now = self._now()
         return Step(now.status, now.payload, now.reply, fresh=True)
+
+    async def sent(self, message: str) -> bool | None:
+        if not self.lists_pending:
+            return None
+        self._fault("state")
+        return bool(self.service.messages) and self.service.messages[-1] == message
 
     async def resume(self) -> Step | None:
         if self.streams:

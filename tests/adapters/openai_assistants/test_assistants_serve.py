@@ -108,11 +108,14 @@ def test_serve_loop_survives_faults(faults: dict[str, Any], stream: bool) -> Non
 
 
 def test_retries_are_bounded() -> None:
-    fail = [{"nth": n, "status": 503} for n in range(1, 10)]
+    # The client's retries, times the driver's sends of a message that never arrived.
+    fail = [{"nth": n, "status": 503} for n in range(1, 30)]
+    once = toolbridge.serve.DriverSettings(recovery=RetryPolicy(max_attempts=1, backoff=0.01))
     with emulator(D, faults={"fail_requests": fail}) as emu:
-        transcript = run_conversation(weather_toolbox(), ["hi"], **_openai(emu))
+        transcript = toolbridge.serve.converse(weather_toolbox(), D, ["hi"], _openai(emu),
+                                               settings=once)
     assert transcript.status == "failed" and isinstance(transcript.error, BackendError)
-    assert transcript.error.status == 503 and len(emu.journal) == FAST.max_attempts
+    assert transcript.error.status == 503 and len(emu.journal) == 2 * FAST.max_attempts
 
 
 def test_poll_interval_follows_the_header_on_every_response(

@@ -138,12 +138,42 @@ def test_an_error_not_worth_retrying_ends_the_conversation_failed() -> None:
     assert len(t.of_kind("user")) == 1  # the second message was not sent
 
 
-def test_a_failed_user_message_is_never_sent_twice() -> None:
+@pytest.mark.parametrize("kind", ["agents-like", "assistants-like"])
+def test_a_user_message_that_arrived_before_its_send_failed_is_not_sent_again(
+        kind: str) -> None:
+    runs: dict[str, int] = {}
+    box = make_toolbox(runs)
+    b = backend(box, kind, faults=[SeamFault("send", 2, lose_reply=True)])
+    t = drive(box, b, ["first", "second"])
+    assert t.status == "completed", t.entries[-1].text
+    assert b.counts["send"] == 2 and b.service.messages == ["first", "second"]
+    assert [e.text for e in t.of_kind("reply")][-1].startswith("again")
+    assert runs["lookup:c"] == 1
+
+
+@pytest.mark.parametrize("kind", ["agents-like", "assistants-like"])
+def test_a_user_message_that_never_arrived_is_sent(kind: str) -> None:
     box = make_toolbox({})
-    b = backend(box, "assistants-like", faults=[SeamFault("send", 1, lose_reply=True)])
+    b = backend(box, kind, faults=[SeamFault("send", 1, status=503)])
+    t = drive(box, b, ["first", "second"])
+    assert t.status == "completed", t.entries[-1].text
+    assert b.counts["send"] == 3 and b.service.messages == ["first", "second"]
+
+
+def test_a_user_message_is_never_sent_twice_when_the_backend_cannot_tell() -> None:
+    box = make_toolbox({})
+    b = backend(box, "ces-like", faults=[SeamFault("send", 1, lose_reply=True)])
     t = drive(box, b, ["first", "second"])
     assert t.status == "failed" and b.counts["send"] == 1
+    assert b.service.messages == ["first"]
     assert "sending the user message failed" in t.entries[-1].text
+
+
+def test_a_send_refused_for_good_is_not_sent_again() -> None:
+    box = make_toolbox({})
+    b = backend(box, "assistants-like", faults=[SeamFault("send", 1, status=400)])
+    t = drive(box, b, ["first"])
+    assert t.status == "failed" and b.counts["send"] == 1 and "state" not in b.counts
 
 
 def test_results_ready_together_are_submitted_together() -> None:
