@@ -54,7 +54,8 @@ class ChatConnection(Connection):
             "azure_endpoint": options.azure_endpoint, "deployment": options.deployment,
             "api_version": options.api_version} if options.azure_endpoint else {
                 "base_url": options.base_url}
-        self.client = AsyncChatClient(api_key=key, **azure)
+        self.client = AsyncChatClient(api_key=key, retry=options.retry,
+                                      timeout=options.timeout, **azure)
 
     def backend(self, conversation: str | None = None) -> Backend:
         name = conversation or self.options.conversation or f"chat-{uuid.uuid4().hex[:16]}"

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from pydantic import SecretStr
 
 from toolbridge.emulation import EmulatorOptions, StreamFaults
+from toolbridge.http import RetryPolicy
 from toolbridge.plugin import ServeOptions
 
 from .wire import DIALECT
@@ -34,6 +35,10 @@ class ChatServeOptions(ServeOptions):
     """The id keying this conversation's results in the store (default: a new one)."""
     stream: bool = False
     """Stream each completion (a dropped stream is sent again)."""
+    timeout: float = 60.0
+    """Seconds per request (event streams excepted)."""
+    retry: RetryPolicy | None = None
+    """Retries of each request (default: 4 attempts on 429/5xx and transport errors)."""
 
     @classmethod
     def emulated(cls, base_url: str) -> Any:

@@ -54,7 +54,9 @@ class ResponsesConnection(Connection):
             else {"azure_endpoint": options.azure_endpoint} if options.azure_endpoint \
             else {"base_url": options.base_url}
         self.client = AsyncResponsesClient(api_key=key, credential=credential, agent=agent,
-                                           poll_interval=options.poll_interval, **endpoint)
+                                           poll_interval=options.poll_interval,
+                                           retry=options.retry, timeout=options.timeout,
+                                           **endpoint)
         self._agent_saved: asyncio.Lock | None = None
 
     def backend(self, conversation: str | None = None) -> Backend:

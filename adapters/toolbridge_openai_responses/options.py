@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from pydantic import Field, SecretStr
 
 from toolbridge.emulation import EmulatorOptions, StreamFaults
+from toolbridge.http import RetryPolicy
 from toolbridge.plugin import ServeOptions
 
 from .wire import DIALECT
@@ -50,6 +51,10 @@ class ResponsesServeOptions(ServeOptions):
     """Run responses in background mode (polled, or streamed and re-attached)."""
     poll_interval: float = 1.0
     """Seconds between reads of a background response."""
+    timeout: float = 60.0
+    """Seconds per request (event streams excepted)."""
+    retry: RetryPolicy | None = None
+    """Retries of each request (default: 4 attempts on 429/5xx and transport errors)."""
 
     @classmethod
     def emulated(cls, base_url: str) -> Any:
