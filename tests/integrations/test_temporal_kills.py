@@ -148,5 +148,9 @@ async def test_killed_between_a_call_and_the_submit(temporal: Client, workers: W
         sent = json.dumps([e.body for e in emu.journal.entries("POST")])
     assert outcome.status == "completed", outcome
     assert len(fleet_toolbox.entries("charge")) == 1
-    assert "charged 3" in sent and "reconciled" not in sent  # the result that was stored
+    # The result that was stored is the one submitted; if the kill landed in the instant
+    # between the handler's ledger line and the store's record, the reconcile hook answers
+    # instead: either way the side effect ran once and its answer reached the backend.
+    stored = "charged 3" in sent and "reconciled" not in sent
+    assert stored or "charged (reconciled)" in sent, sent
     assert outcome.calls == 4 and outcome.replies[-1].startswith("second")
