@@ -22,6 +22,7 @@ from toolbridge.plugin import (
     RenderedTools,
     ServeOptions,
     hookimpl,
+    lazy_attributes,
     lazy_options,
 )
 
@@ -156,15 +157,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 @hookimpl

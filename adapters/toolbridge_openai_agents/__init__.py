@@ -17,6 +17,7 @@ from toolbridge.plugin import (
     RenderedTools,
     ServeOptions,
     hookimpl,
+    lazy_attributes,
     lazy_options,
 )
 
@@ -126,15 +127,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolbridge_openai_agents' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 @hookimpl

@@ -10,8 +10,9 @@ installed dialects and the result store. The rest lives in public submodules:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_attributes as _lazy_attributes
 from .errors import (
     ArgumentError,
     BackendError,
@@ -89,12 +90,4 @@ if TYPE_CHECKING:
     from .tools import ToolContext
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolbridge' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)

@@ -4,8 +4,9 @@ Each adapter's emulator subclasses `Emulator`; `toolbridge.testing.emulator` sta
 dialect name. Needs the ``emulators`` extra (starlette, uvicorn) to serve.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes as _lazy_attributes
 from ._faults import FailRule, Faults, StreamFaults, faults_from
 from ._options import EmulatorOptions
 
@@ -74,12 +75,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
