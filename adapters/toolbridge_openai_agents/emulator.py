@@ -15,9 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -184,26 +184,7 @@ class AgentsEmulator(Emulator):
                   if k.startswith("metadata[") and k.endswith("]")}
         sessions = [s for s in self.sessions.values()
                     if all(s.metadata.get(k) == v for k, v in wanted.items())]
-        if query.get("order", "desc") == "desc":
-            sessions.reverse()
-        ids = [s.id for s in sessions]
-        after = query.get("after")
-        if after:
-            if after not in ids:
-                raise ApiError(400, f"Invalid 'after': no session '{after}'.", param="after",
-                               code="invalid_value")
-            sessions = sessions[ids.index(after) + 1:]
-        try:
-            limit = int(query.get("limit", "20"))
-        except ValueError:
-            limit = 0
-        if not 1 <= limit <= 100:
-            raise ApiError(400, "Invalid 'limit': must be between 1 and 100.", param="limit",
-                           code="invalid_value")
-        page = [s.snapshot() for s in sessions[:limit]]
-        return JSONResponse({"object": "list", "data": page, "has_more": len(sessions) > limit,
-                             "first_id": page[0]["id"] if page else None,
-                             "last_id": page[-1]["id"] if page else None})
+        return _page(sessions, query, "session", lambda s: s.id, EmuSession.snapshot)
 
     async def _retrieve(self, request: Request) -> Response:
         return JSONResponse(self._session(request.path_params["session_id"]).snapshot())
@@ -319,25 +300,34 @@ class AgentsEmulator(Emulator):
 
     async def _list_agents(self, request: Request) -> Response:
         """``GET /agents``: ``after``, ``limit``, ``order`` (no filters, like the API)."""
-        query = request.query_params
-        agents = list(self.agents.values())
-        if query.get("order", "desc") == "desc":
-            agents.reverse()
-        after = query.get("after")
-        if after:
-            ids = [a["id"] for a in agents]
-            if after not in ids:
-                raise ApiError(400, f"Invalid 'after': no agent '{after}'.", param="after",
-                               code="invalid_value")
-            agents = agents[ids.index(after) + 1:]
-        try:
-            limit = int(query.get("limit", "20"))
-        except ValueError:
-            limit = 0
-        if not 1 <= limit <= 100:
-            raise ApiError(400, "Invalid 'limit': must be between 1 and 100.", param="limit",
+        return _page(list(self.agents.values()), request.query_params, "agent",
+                     lambda a: a["id"], dict)
+
+
+T = TypeVar("T")
+
+
+def _page(items: list[T], query: Any, what: str, id_of: Callable[[T], str],
+          render: Callable[[T], dict[str, Any]]) -> Response:
+    """One page of a list endpoint (``items`` oldest first): ``order``, ``after``, ``limit``;
+    only the page's items are rendered."""
+    if query.get("order", "desc") == "desc":
+        items = items[::-1]
+    after = query.get("after")
+    if after:
+        ids = [id_of(item) for item in items]
+        if after not in ids:
+            raise ApiError(400, f"Invalid 'after': no {what} '{after}'.", param="after",
                            code="invalid_value")
-        page = agents[:limit]
-        return JSONResponse({"object": "list", "data": page, "has_more": len(agents) > limit,
-                             "first_id": page[0]["id"] if page else None,
-                             "last_id": page[-1]["id"] if page else None})
+        items = items[ids.index(after) + 1:]
+    try:
+        limit = int(query.get("limit", "20"))
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= 100:
+        raise ApiError(400, "Invalid 'limit': must be between 1 and 100.", param="limit",
+                       code="invalid_value")
+    page = [render(item) for item in items[:limit]]
+    return JSONResponse({"object": "list", "data": page, "has_more": len(items) > limit,
+                         "first_id": page[0]["id"] if page else None,
+                         "last_id": page[-1]["id"] if page else None})
