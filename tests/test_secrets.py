@@ -200,9 +200,12 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
     options.pop("api_key", None)
     options.pop("token", None)
     root = base_url.removesuffix("/v1")
+    described = {item.name for item in get_dialect(dialect).serve_options.describe()}
     if variant == "azure":  # Azure OpenAI: the key goes in an api-key header
         options.pop("base_url", None)
-        options.update(azure_endpoint=root, api_key=secret, api_version="2024-10-21")
+        options.update(azure_endpoint=root, api_key=secret)
+        if "api_version" in described:  # Responses on Azure is the v1 API: no version
+            options.update(api_version="2024-10-21")
         if dialect == "openai-chat":
             options.update(deployment="gpt-test")
     elif variant == "foundry":  # a Foundry project: a bearer token from a credential
@@ -212,7 +215,6 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
         options.update(token=secret)
     else:
         options.update(api_key=secret)
-    described = {item.name for item in get_dialect(dialect).serve_options.describe()}
     if "retry" in described:
         options["retry"] = FAST
     if "timeout" in described:
