@@ -18,19 +18,22 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from .translate import DIALECT, calls_from_wire, results_to_wire, tools_to_wire
-from .wire import MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
+from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
 
 if TYPE_CHECKING:
+    from . import translate
     from .backend import AgentsBackend, AgentsConnection
     from .client import AgentsClient, AsyncAgentsClient, PendingCallRaceError
     from .emulator import AgentsEmulator
     from .migration import AgentsTarget
     from .options import AgentsEmulatorOptions, AgentsFaults, AgentsOptions
     from .serve import arun_conversation, aserve_session, run_conversation, serve_session
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AgentsBackend",
@@ -67,16 +70,16 @@ class OpenAIAgentsDialect(Dialect):
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
     ) -> RenderedTools:
         """``agent.tools``; schemas go as plain JSON Schema (the service has no strict mode)."""
-        return RenderedTools(tools_to_wire(tools))
+        return RenderedTools(translate.tools_to_wire(tools))
 
     def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
         """Pending function calls of a session or ``agent.session.requires_action`` event."""
-        calls, unhandled = calls_from_wire(payload)
+        calls, unhandled = translate.calls_from_wire(payload)
         return PendingCalls(calls, unhandled)
 
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """``{"events": [tool_result, ...]}`` for ``POST /agents/sessions/{id}/events``."""
-        return results_to_wire(results)
+        return translate.results_to_wire(results)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function entries of an ``agent.tools`` list (``tool_search`` is skipped)."""

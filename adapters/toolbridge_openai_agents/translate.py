@@ -20,7 +20,7 @@ from toolbridge import (
 from toolbridge.plugin import read_arguments
 from toolbridge.runtime import output_text
 
-from .wire import MAX_TOOLS_BYTES, TOOL_RESULT
+from .wire import DIALECT, MAX_TOOLS_BYTES, TOOL_RESULT
 
 __all__ = [
     "DIALECT",
@@ -33,7 +33,6 @@ __all__ = [
     "tools_to_wire",
 ]
 
-DIALECT = "openai-agents"
 log = logging.getLogger("toolbridge.openai_agents")
 
 # Agents function tools have no `strict` flag (agent_tool_param.py); never send one.

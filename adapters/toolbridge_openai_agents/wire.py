@@ -11,6 +11,7 @@ from typing import Any, Literal, TypedDict
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "DIALECT",
     "BETA_HEADER",
     "MAX_RESULT_BYTES",
     "MAX_TOOLS_BYTES",
@@ -22,6 +23,8 @@ __all__ = [
     "SessionView",
     "ToolResultEventDict",
 ]
+
+DIALECT = "openai-agents"
 
 BETA_HEADER = ("OpenAI-Beta", "agents=v1")
 """Header every Agents API call carries."""

@@ -24,19 +24,22 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from . import translate
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, AssistantsCorrelation, run_of
 
 if TYPE_CHECKING:
+    from . import translate
     from .backend import AssistantsBackend, AssistantsConnection
     from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
     from .emulator import AssistantsEmulator
     from .migrate import read_workload, tools_from_assistant
     from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
     from .serve import arun_conversation, aserve_run, run_conversation, serve_run
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AssistantsBackend",

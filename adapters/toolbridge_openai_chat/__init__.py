@@ -27,17 +27,20 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from . import translate
-from .stream import ChunkAssembler, assemble_chunks
 from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS, ChatCorrelation
 
 if TYPE_CHECKING:
+    from . import translate
     from .client import AsyncChatClient, ChatClient
     from .emulator import ChatEmulator
     from .options import ChatEmulatorOptions, ChatServeOptions
+    from .stream import ChunkAssembler, assemble_chunks
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AsyncChatClient",
@@ -110,6 +113,7 @@ class OpenAIChatDialect(Dialect):
 
 
 _LAZY = {
+    "ChunkAssembler": ".stream", "assemble_chunks": ".stream",
     "ChatEmulatorOptions": ".options",
     "ChatServeOptions": ".options",
    "ChatClient": ".client", "AsyncChatClient": ".client", "ChatEmulator": ".emulator"}

@@ -26,13 +26,14 @@ from toolbridge.plugin import (
     ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from . import translate
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, ResponsesCorrelation
 
 if TYPE_CHECKING:
+    from . import translate
     from .client import (
         AsyncResponsesClient,
         ResponsesClient,
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from .emulator import ResponsesEmulator
     from .migration import ConversationsTarget, FoundryTarget, load_config
     from .options import ResponsesEmulatorOptions, ResponsesServeOptions
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AsyncResponsesClient",

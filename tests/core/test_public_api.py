@@ -24,7 +24,8 @@ EXPECTED: dict[str, set[str]] = {
         "Arguments", "Backend", "Connection", "Dialect", "DialectLimits", "DialectOptions",
         "DialectRegistry", "ImportedTools", "LossPolicy", "OptionHelp", "PendingCalls",
         "RenderedTools", "ServeOptions", "SkippedTool", "Step", "StepStatus", "Translations",
-        "dialects", "get_dialect", "hookimpl", "hookspec", "lazy_attributes", "lazy_options",
+        "dialects", "get_dialect", "hookimpl", "hookspec", "lazy_attributes", "lazy_module",
+        "lazy_options",
         "nests_deeper_than", "plugin_manager", "read_arguments", "register_plugin",
     },
     "toolbridge.schema": {

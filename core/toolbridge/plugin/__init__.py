@@ -9,7 +9,7 @@ is declared in `toolbridge.plugin.hookspecs`. To be served by the core driver a 
 the bounded `read_arguments`.
 """
 
-from .._lazy import lazy_attributes
+from .._lazy import lazy_attributes, lazy_module
 from ._arguments import Arguments, read_arguments
 from ._backend import Backend, Connection, Step, StepStatus, Translations
 from ._dialect import (
@@ -53,6 +53,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "lazy_attributes",
+    "lazy_module",
     "lazy_options",
     "nests_deeper_than",
     "plugin_manager",
