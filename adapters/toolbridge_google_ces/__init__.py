@@ -12,15 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolCall, ToolDefinition, ToolResult
 from toolbridge.plugin import (
-    Connection,
     Dialect,
     DialectLimits,
-    DialectOptions,
     DialectRegistry,
-    ImportedTools,
-    PendingCalls,
-    RenderedTools,
-    ServeOptions,
     hookimpl,
     lazy_attributes,
     lazy_module,
@@ -31,6 +25,15 @@ from . import wire
 from .wire import endpoint, new_session_id, session_name
 
 if TYPE_CHECKING:
+    from toolbridge.plugin import (
+        Connection,
+        DialectOptions,
+        ImportedTools,
+        PendingCalls,
+        RenderedTools,
+        ServeOptions,
+    )
+
     from . import translate
     from .backend import CesBackend, CesConnection
     from .client import AsyncCesClient, CesApiError, CesClient, SyncReport, TokenProvider

@@ -7,15 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolDefinition, ToolResult
 from toolbridge.plugin import (
-    Connection,
     Dialect,
     DialectLimits,
-    DialectOptions,
     DialectRegistry,
-    ImportedTools,
-    PendingCalls,
-    RenderedTools,
-    ServeOptions,
     hookimpl,
     lazy_attributes,
     lazy_module,
@@ -25,6 +19,15 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
 
 if TYPE_CHECKING:
+    from toolbridge.plugin import (
+        Connection,
+        DialectOptions,
+        ImportedTools,
+        PendingCalls,
+        RenderedTools,
+        ServeOptions,
+    )
+
     from . import translate
     from .backend import AgentsBackend, AgentsConnection
     from .client import AgentsClient, AsyncAgentsClient, PendingCallRaceError
@@ -70,12 +73,11 @@ class OpenAIAgentsDialect(Dialect):
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
     ) -> RenderedTools:
         """``agent.tools``; schemas go as plain JSON Schema (the service has no strict mode)."""
-        return RenderedTools(translate.tools_to_wire(tools))
+        return translate.render_tools(tools)
 
     def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
         """Pending function calls of a session or ``agent.session.requires_action`` event."""
-        calls, unhandled = translate.calls_from_wire(payload)
-        return PendingCalls(calls, unhandled)
+        return translate.read_calls(payload)
 
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """``{"events": [tool_result, ...]}`` for ``POST /agents/sessions/{id}/events``."""

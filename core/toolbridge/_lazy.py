@@ -1,14 +1,19 @@
-"""Names and modules a package loads on first use, keeping ``import`` light."""
+"""What a package loads on first use instead of on import: names, modules, class attributes.
+
+Plugin discovery imports every installed dialect's package, and ``import toolbridge`` should
+cost little more than pydantic: whatever only some paths need is loaded by one of these.
+"""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_attributes", "lazy_module"]
+__all__ = ["lazy_attributes", "lazy_module", "lazy_options"]
 
 
 def lazy_attributes(module: str, table: Mapping[str, str]) -> Callable[[str], Any]:
@@ -31,9 +36,9 @@ def lazy_attributes(module: str, table: Mapping[str, str]) -> Callable[[str], An
 
 def lazy_module(name: str) -> types.ModuleType:
     """The module ``name`` (absolute), executed on its first attribute access
-    (`importlib.util.LazyLoader`); the module itself if it is already imported.
+    (`importlib.util.LazyLoader`); the module itself when it is already imported.
 
-    For a module a package's own functions use (a lazy attribute is not seen by them)::
+    For a module that a package's own functions use (they do not see a lazy attribute)::
 
         if TYPE_CHECKING:
             from . import translate
@@ -51,3 +56,29 @@ def lazy_module(name: str) -> types.ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def lazy_options(target: str) -> Any:
+    """`Dialect.serve_options` / `Dialect.emulator_options` named as ``"package.module:Class"``,
+    imported when first read: plugin discovery imports every dialect's package, and only the
+    CLI, the serve driver and the emulators need its option classes (pydantic models)::
+
+        serve_options = lazy_options("my_dialect.options:MyServeOptions")
+    """
+    return _LazyClassAttribute(target)
+
+
+class _LazyClassAttribute:
+    """A class attribute that imports the object it names (``"module:name"``) when first read."""
+
+    __slots__ = ("target", "value")
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.value: Any = None
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if self.value is None:
+            module, _, name = self.target.partition(":")
+            self.value = getattr(importlib.import_module(module), name)
+        return self.value
