@@ -114,11 +114,13 @@ class CallTracker:
         return self._backend.partial_submit or all(k in self.ready for k in self.step_keys)
 
     def batch(self) -> tuple[Step, list[Key], list[ToolResult]]:
-        """The ready results to submit now (no longer ready), with their step and keys."""
+        """The ready results to submit now, with their step and keys: no longer ready, being
+        sent from now on (a step read while their checkpoint is saved does not start them)."""
         keys = list(self.ready) if self._backend.partial_submit else list(
             dict.fromkeys(self.step_keys))
         results = [r for k in keys for r in (self.ready.pop(k), *self.repeats.pop(k, ()))]
         assert self.step is not None
+        self.sending_now(keys)
         return self.step, keys, results
 
     def sending_now(self, keys: Sequence[Key]) -> None:

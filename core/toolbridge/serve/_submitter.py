@@ -99,5 +99,9 @@ class Submitter:
         body = dialect.write_results(answered_once(limits, results))
         if not self._backend.lists_pending:
             self.saved = (step, body)
-            await self._checkpoints.sending(self._backend, turn, step, body)
+            try:
+                await self._checkpoints.sending(self._backend, turn, step, body)
+            except BaseException:
+                self._calls.sent(keys, landed=False)
+                raise
         return step, body, keys
