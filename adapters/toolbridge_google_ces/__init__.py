@@ -12,30 +12,37 @@ from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolCall, ToolDefinition, ToolResult
 from toolbridge.plugin import (
-    Connection,
     Dialect,
     DialectLimits,
-    DialectOptions,
     DialectRegistry,
-    ImportedTools,
-    PendingCalls,
-    RenderedTools,
-    ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from . import translate, wire
-from .translate import CesCorrelation, definition_from_tool, tool_id_of
+from . import wire
 from .wire import endpoint, new_session_id, session_name
 
 if TYPE_CHECKING:
+    from toolbridge.plugin import (
+        Connection,
+        DialectOptions,
+        ImportedTools,
+        PendingCalls,
+        RenderedTools,
+        ServeOptions,
+    )
+
+    from . import translate
     from .backend import CesBackend, CesConnection
     from .client import AsyncCesClient, CesApiError, CesClient, SyncReport, TokenProvider
     from .emulator import GoogleCesEmulator
     from .options import CesEmulatorOptions, CesOptions
     from .serve import arun_conversation, run_conversation
+    from .translate import CesCorrelation, definition_from_tool, tool_id_of
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AsyncCesClient",
@@ -154,6 +161,8 @@ _LAZY = {
     "CesBackend": ".backend", "CesConnection": ".backend",
     "GoogleCesEmulator": ".emulator",
     "arun_conversation": ".serve", "run_conversation": ".serve",
+    "CesCorrelation": ".translate", "definition_from_tool": ".translate",
+    "tool_id_of": ".translate",
 }
 
 

@@ -7,30 +7,36 @@ from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolDefinition, ToolResult
 from toolbridge.plugin import (
-    Connection,
     Dialect,
     DialectLimits,
-    DialectOptions,
     DialectRegistry,
-    ImportedTools,
-    PendingCalls,
-    RenderedTools,
-    ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from .translate import DIALECT, calls_from_wire, results_to_wire, tools_to_wire
-from .wire import MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
+from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
 
 if TYPE_CHECKING:
+    from toolbridge.plugin import (
+        Connection,
+        DialectOptions,
+        ImportedTools,
+        PendingCalls,
+        RenderedTools,
+        ServeOptions,
+    )
+
+    from . import translate
     from .backend import AgentsBackend, AgentsConnection
     from .client import AgentsClient, AsyncAgentsClient, PendingCallRaceError
     from .emulator import AgentsEmulator
     from .migration import AgentsTarget
     from .options import AgentsEmulatorOptions, AgentsFaults, AgentsOptions
     from .serve import arun_conversation, aserve_session, run_conversation, serve_session
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AgentsBackend",
@@ -67,16 +73,15 @@ class OpenAIAgentsDialect(Dialect):
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
     ) -> RenderedTools:
         """``agent.tools``; schemas go as plain JSON Schema (the service has no strict mode)."""
-        return RenderedTools(tools_to_wire(tools))
+        return translate.render_tools(tools)
 
     def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
         """Pending function calls of a session or ``agent.session.requires_action`` event."""
-        calls, unhandled = calls_from_wire(payload)
-        return PendingCalls(calls, unhandled)
+        return translate.read_calls(payload)
 
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """``{"events": [tool_result, ...]}`` for ``POST /agents/sessions/{id}/events``."""
-        return results_to_wire(results)
+        return translate.results_to_wire(results)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function entries of an ``agent.tools`` list (``tool_search`` is skipped)."""

@@ -21,9 +21,12 @@ __all__ = [
     "ClientConfig",
     "EventDeduper",
     "PendingCallRaceError",
+    "Requests",
     "SSEParser",
+    "events_of",
     "is_race",
     "message_event",
+    "page_params",
     "render_tools",
     "resync_event",
 ]
@@ -32,6 +35,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RACE_DELAYS = (0.1, 0.3, 0.6)
 """Waits before re-sending after the registration race, as the SDK does (_dispatch.py)."""
 DONE = object()
+Tools = Any  # a Toolbox, ToolDefinitions, or wire dicts
 
 
 class PendingCallRaceError(BackendError):
@@ -90,6 +94,81 @@ class ClientConfig:
     def __repr__(self) -> str:
         return (f"ClientConfig(base_url={self.base_url!r}, api_key={self.api_key!r}, "
                 f"organization={self.organization!r}, project={self.project!r})")
+
+
+class Requests:
+    """Builds every request; the clients send them."""
+
+    config: ClientConfig
+    _http: Any
+
+    def _build(self, method: str, path: str, *, json: Any = None,
+               params: Mapping[str, Any] | None = None,
+               headers: Mapping[str, str] | None = None, stream: bool = False) -> httpx.Request:
+        merged = self.config.headers()
+        merged.update(headers or {})
+        timeout = self.config.stream_timeout() if stream else httpx.Timeout(self.config.timeout)
+        request: httpx.Request = self._http.build_request(
+            method, self.config.base_url + path, json=json, params=params, headers=merged,
+            timeout=timeout)
+        return request
+
+    def _create_body(self, tools: Tools, input: Any, environment: Mapping[str, Any] | None,
+                     agent: Mapping[str, Any] | None, model: str | None,
+                     instructions: str | None, metadata: Mapping[str, str] | None,
+                     stream: bool, agent_id: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"environment": dict(environment or {"type": "none"})}
+        spec = dict(agent or {})
+        if model is not None:
+            spec["model"] = model
+        if instructions is not None:
+            spec["instructions"] = instructions
+        rendered = render_tools(tools)
+        if agent_id is None or rendered:  # a saved agent keeps its tools unless replaced
+            spec["tools"] = rendered
+        if agent_id is not None:
+            body["agent_id"] = agent_id
+        if spec:
+            body["agent"] = spec
+        if input is not None:
+            body["input"] = input
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        if stream:
+            body["stream"] = True
+        return body
+
+    def _events_request(self, session_id: str, events: Sequence[Mapping[str, Any]],
+                        key: str) -> httpx.Request:
+        return self._build("POST", f"/agents/sessions/{session_id}/events",
+                           json={"events": list(events)},
+                           headers={"Idempotency-Key": key, "Accept": "*/*"})
+
+    def _stream_request(self, session_id: str) -> httpx.Request:
+        return self._build("GET", f"/agents/sessions/{session_id}/events",
+                           params={"include_obfuscation": "false"},
+                           headers={"Accept": "text/event-stream"}, stream=True)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.config!r}>"
+
+
+def page_params(after: str | None, limit: int, order: str,
+                metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The query of one page of a list (``metadata[key]=value`` filters)."""
+    params: dict[str, Any] = {"limit": limit, "order": order}
+    if after:
+        params["after"] = after
+    for key, value in (metadata or {}).items():
+        params[f"metadata[{key}]"] = value
+    return params
+
+
+def events_of(body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The events of a results body (``{"events": [...]}``, or the list itself)."""
+    if isinstance(body, Mapping):
+        return list(body.get("events", []))
+    return list(body)
 
 
 def render_tools(tools: Toolbox | Sequence[ToolDefinition] | Sequence[Mapping[str, Any]]

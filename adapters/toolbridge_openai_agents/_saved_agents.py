@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from ._client_common import session_body
+from ._client_common import page_params, session_body
 
 __all__ = ["AsyncSavedAgents", "SavedAgents"]
 
@@ -23,13 +23,6 @@ class _Sends(_Builds, Protocol):
 
 class _AsyncSends(_Builds, Protocol):
     async def _send(self, request: httpx.Request, what: str) -> httpx.Response: ...
-
-
-def _page(after: str | None, limit: int, order: str) -> dict[str, Any]:
-    params: dict[str, Any] = {"limit": limit, "order": order}
-    if after:
-        params["after"] = after
-    return params
 
 
 class SavedAgents:
@@ -50,7 +43,8 @@ class SavedAgents:
                     order: str = "desc") -> dict[str, Any]:
         """One page of saved agents (the API filters nothing): ``{"data", "has_more"}``."""
         return session_body(self._send(self._build(
-            "GET", "/agents", params=_page(after, limit, order)), "list agents"), "list agents")
+            "GET", "/agents", params=page_params(after, limit, order)), "list agents"),
+            "list agents")
 
 
 class AsyncSavedAgents:
@@ -68,4 +62,5 @@ class AsyncSavedAgents:
     async def list_agents(self: _AsyncSends, *, after: str | None = None, limit: int = 20,
                           order: str = "desc") -> dict[str, Any]:
         return session_body(await self._send(self._build(
-            "GET", "/agents", params=_page(after, limit, order)), "list agents"), "list agents")
+            "GET", "/agents", params=page_params(after, limit, order)), "list agents"),
+            "list agents")

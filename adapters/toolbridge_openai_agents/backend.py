@@ -15,21 +15,16 @@ import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-import httpx
-
-from toolbridge import ToolDefinition, UsageError, WireFormatError
+from toolbridge import ToolDefinition, UsageError
 from toolbridge.plugin import Backend, Connection, Dialect, Step
 
-from ._client_common import DEFAULT_BASE_URL, DONE, EventDeduper, SSEParser, resync_event
-from .client import AsyncAgentsClient, AsyncEventStream, PendingCallRaceError
+from ._client_common import DEFAULT_BASE_URL
+from ._session_events import SessionEvents
+from .client import AsyncAgentsClient, PendingCallRaceError
 from .options import AgentsOptions
 from .translate import DIALECT
 
 __all__ = ["AgentsBackend", "AgentsConnection"]
-
-DEDUPE = 256
-"""Event ids remembered per session to drop repeats (a repeat comes right after the event,
-or with a reconnect's overlap: a long-lived session must not keep the SDK's 1,024)."""
 
 log = logging.getLogger("toolbridge.openai_agents")
 
@@ -109,18 +104,8 @@ class AgentsBackend(Backend):
         self.client = connection.client
         self.dialect = connection.dialect
         self.conversation = session_id or ""
-        self._stream: AsyncEventStream | None = None
-        """The open event stream, kept across turns; read line by line by `next` (so no
-        decoded event stays referenced between two calls)."""
-        self._chunks: AsyncIterator[bytes] | None = None
-        self._pending = bytearray()
-        """Bytes read but not yet a whole line."""
-        self._lines: list[str] = []
-        self._parser = SSEParser()
-        self._deduper = EventDeduper(DEDUPE)
-        self._connects = 0
-        self._quiet = 0
-        self._connecting = False
+        self._events = SessionEvents(self.client)
+        """The session's event stream, kept across turns (`next` reads it)."""
         self._opening: asyncio.Event | None = None
         """Set while `send` opens the stream (the driver may already be waiting in `next`)."""
         self._serving = False
@@ -153,19 +138,18 @@ class AgentsBackend(Backend):
                 self.connection.tools, input=message, environment=options.environment,
                 model=options.model, instructions=options.instructions,
                 metadata=options.metadata)
-            self._attach(stream)
-            self.conversation, self._last_active_at = await self._created()
-        elif self._stream is not None or self._connecting:  # it sees this turn too
+            self._events.attach(stream)
+            self.conversation, self._last_active_at = await self._events.created()
+        elif self._events.streaming:  # it sees this turn too
             await self.client.send_message(self.conversation, message)
         else:  # the stream is opened first, so no event of the turn is missed
-            stream = await self.client.stream_events(self.conversation,
-                                                     deduper=self._deduper)
+            stream = await self._events.open(self.conversation)
             try:
                 await self.client.send_message(self.conversation, message)
             except BaseException:
                 await stream.aclose()
                 raise
-            self._attach(stream)
+            self._events.attach(stream)
 
     async def resume(self) -> Step | None:
         if not self.conversation:
@@ -195,12 +179,12 @@ class AgentsBackend(Backend):
                 await self._opening.wait()
             if not self.conversation:
                 raise UsageError(f"{DIALECT}: no session to read events from yet")
-            if self._chunks is None:
-                step = await self._connect()
+            if not self._events.attached:
+                step = self._see(await self._events.reconnect(self.conversation))
                 if step is not None:
                     return await self._with_reply(step)
                 continue
-            event = await self._event()
+            event = await self._events.event(self.conversation)
             if event is None:
                 continue
             step = self._see(event)
@@ -251,89 +235,9 @@ class AgentsBackend(Backend):
         self._last_active_at = checkpoint.get("last_active_at", self._last_active_at)
 
     async def aclose(self) -> None:
-        await self._detach()
+        await self._events.detach()
 
-    # ------------------------------------------------------------------ events
-    def _attach(self, stream: AsyncEventStream) -> None:
-        # Raw chunks, split here: fewer layers of generators suspended per open stream.
-        self._stream, self._chunks = stream, stream.response.aiter_raw()
-        self._pending, self._lines, self._parser = bytearray(), [], SSEParser()
-
-    async def _detach(self) -> None:
-        stream, self._stream, self._chunks = self._stream, None, None
-        if stream is not None:
-            await stream.aclose()
-
-    async def _line(self) -> str | None:
-        """The stream's next line, or ``None`` when it ended (then it is closed)."""
-        while not self._lines:
-            assert self._chunks is not None
-            try:
-                chunk = await self._chunks.__anext__()
-            except (StopAsyncIteration, httpx.TransportError, httpx.StreamError):
-                await self._detach()
-                return None
-            self._pending += chunk
-            *whole, rest = self._pending.split(b"\n")
-            self._pending = bytearray(rest)
-            self._lines = [line.rstrip(b"\r").decode("utf-8", "replace") for line in whole]
-        return self._lines.pop(0)
-
-    async def _created(self) -> tuple[str, Any]:
-        """The session id (and ``last_active_at``) from the first events of a create stream."""
-        while True:
-            event = await self._event()
-            if event is None:
-                if self._chunks is None:
-                    raise UsageError(f"{DIALECT}: the create stream ended before naming the "
-                                     "session")
-                continue
-            session = event.get("session")
-            if isinstance(session, Mapping) and isinstance(session.get("id"), str):
-                return str(session["id"]), session.get("last_active_at")
-            if isinstance(event.get("session_id"), str):
-                return str(event["session_id"]), None
-
-    async def _event(self) -> dict[str, Any] | None:
-        """The next event of the open stream, or ``None`` (a frame that is no event, a
-        duplicate, or the stream's end: then it is closed and the next call reconnects)."""
-        line = await self._line()
-        if line is None:
-            return None
-        try:
-            event = self._parser.feed(line)
-        except WireFormatError as exc:  # a garbled frame: read the session again
-            log.warning("%s: session %s: %s; reconnecting", DIALECT, self.conversation, exc)
-            await self._detach()
-            return None
-        if event is DONE:
-            await self._detach()
-            return None
-        if isinstance(event, dict) and self._deduper.accept(event):
-            self._quiet = 0
-            return event
-        return None
-
-    async def _connect(self) -> Step | None:
-        """Open the stream again, then read the session: its snapshot, shaped like its
-        lifecycle event (``event_id`` ``resync-N``), is the step to answer first."""
-        if self._quiet:
-            await asyncio.sleep(self.client.config.retry.delay(self._quiet, None))
-        self._quiet += 1  # reset by the first event the new stream brings
-        self._connecting = True
-        try:
-            stream = await self.client.stream_events(self.conversation, deduper=self._deduper)
-            try:
-                session = await self.client.retrieve_session(self.conversation)
-            except BaseException:
-                await stream.aclose()
-                raise
-        finally:
-            self._connecting = False
-        self._attach(stream)
-        self._connects += 1
-        return self._see(resync_event(session, self._connects))
-
+    # ------------------------------------------------------------------ the turn
     def _see(self, event: Mapping[str, Any]) -> Step | None:
         """Track the turn; the step an event calls for, if any."""
         kind = event.get("type")

@@ -17,15 +17,17 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import read_arguments
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 
-from .wire import MAX_TOOLS_BYTES, TOOL_RESULT
+from .wire import DIALECT, MAX_TOOLS_BYTES, TOOL_RESULT
 
 __all__ = [
     "DIALECT",
     "calls_from_wire",
     "content_to_wire",
+    "read_calls",
+    "render_tools",
     "result_to_wire",
     "results_to_wire",
     "session_of",
@@ -33,7 +35,6 @@ __all__ = [
     "tools_to_wire",
 ]
 
-DIALECT = "openai-agents"
 log = logging.getLogger("toolbridge.openai_agents")
 
 # Agents function tools have no `strict` flag (agent_tool_param.py); never send one.
@@ -76,6 +77,11 @@ def tools_to_wire(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
             "rarely used tools to another agent"
         )
     return wire
+
+
+def render_tools(tools: Sequence[ToolDefinition]) -> RenderedTools:
+    """`tools_to_wire`, as `Dialect.render_tools` returns it (nothing is lost: no conversion)."""
+    return RenderedTools(tools_to_wire(tools))
 
 
 # ---------------------------------------------------------------------- pending calls
@@ -140,6 +146,12 @@ def calls_from_wire(
             dialect=DIALECT, conversation=session_id, turn=turn_id,
         ))
     return tuple(calls), tuple(unhandled)
+
+
+def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
+    """`calls_from_wire`, as `Dialect.read_calls` returns it."""
+    calls, unhandled = calls_from_wire(payload)
+    return PendingCalls(calls, unhandled)
 
 
 def _checked_ids(prefix: str, index: int, turn_id: Any, call_id: Any, name: Any,

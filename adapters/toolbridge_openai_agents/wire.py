@@ -1,27 +1,23 @@
-"""Shapes of the Agents API payloads this adapter reads and writes (openai 3.57.0 names).
-
-Reading is lenient where the service and the SDK are: unknown keys are kept, and
-``agent.tools`` may hold entries (``tool_search``) that the SDK's session model lacks.
-"""
+"""Wire constants and shapes of the Agents API payloads this adapter writes (openai 3.57.0
+names)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
-
 __all__ = [
+    "DIALECT",
     "BETA_HEADER",
     "MAX_RESULT_BYTES",
     "MAX_TOOLS_BYTES",
     "RACE_MESSAGE",
     "RESULT_MARGIN_BYTES",
     "TOOL_RESULT",
-    "FunctionCallAction",
     "FunctionToolDict",
-    "SessionView",
     "ToolResultEventDict",
 ]
+
+DIALECT = "openai-agents"
 
 BETA_HEADER = ("OpenAI-Beta", "agents=v1")
 """Header every Agents API call carries."""
@@ -35,8 +31,6 @@ MAX_TOOLS_BYTES = 3_145_728
 """The resolved tool list is at most 3 MiB of compact UTF-8 JSON (session_create_params.py)."""
 RACE_MESSAGE = "Unknown pending tool call: "
 """Prefix of the 400 message of the call-registration race (SDK: ``is_pending_call_race``)."""
-
-SessionStatus = Literal["idle", "in_progress", "requires_action", "failed"]
 
 
 class FunctionToolDict(TypedDict, total=False):
@@ -58,34 +52,3 @@ class ToolResultEventDict(TypedDict, total=False):
     success: bool
     output: str | list[dict[str, str]]
     error: str
-
-
-class _Lenient(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow", frozen=True)
-
-
-class FunctionCallAction(_Lenient):
-    """A ``required_actions`` entry of type ``function_call``."""
-
-    type: Literal["function_call"] = "function_call"
-    turn_id: str
-    call_id: str
-    name: str
-    arguments: Any = None
-    """An object on the wire; a JSON string is accepted too."""
-
-
-class SessionView(_Lenient):
-    """The fields of an ``AgentSession`` the client and serve loop use; the rest is kept."""
-
-    id: str
-    object: str = "agent.session"
-    status: SessionStatus | str = "idle"
-    required_actions: list[dict[str, Any]] = Field(default_factory=list)
-    error: str | None = None
-    agent: dict[str, Any] = Field(default_factory=dict)
-
-    def function_calls(self) -> list[FunctionCallAction]:
-        """The pending function calls (other required actions are skipped)."""
-        return [FunctionCallAction.model_validate(a) for a in self.required_actions
-                if a.get("type") == "function_call"]

@@ -13,30 +13,37 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
-    Connection,
     Dialect,
     DialectLimits,
-    DialectOptions,
     DialectRegistry,
-    ImportedTools,
-    PendingCalls,
-    RenderedTools,
-    ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from . import translate
-from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, AssistantsCorrelation, run_of
+from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, run_of
 
 if TYPE_CHECKING:
+    from toolbridge.plugin import (
+        Connection,
+        DialectOptions,
+        ImportedTools,
+        PendingCalls,
+        RenderedTools,
+        ServeOptions,
+    )
+
+    from . import translate
     from .backend import AssistantsBackend, AssistantsConnection
     from .client import AssistantsClient, AsyncAssistantsClient, RunExpiredError
     from .emulator import AssistantsEmulator
     from .migrate import read_workload, tools_from_assistant
     from .options import AssistantsEmulatorOptions, AssistantsFaults, AssistantsOptions
     from .serve import arun_conversation, aserve_run, run_conversation, serve_run
+    from .translate import AssistantsCorrelation
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AssistantsBackend",
@@ -135,6 +142,7 @@ class OpenAIAssistantsDialect(Dialect):
 # The client (httpx), the serve helpers, the backend, migration and the emulator (the
 # emulators extra) load on first use: importing the package (plugin discovery does) stays light.
 _LAZY = {
+    "AssistantsCorrelation": ".translate",
     "AssistantsEmulatorOptions": ".options",
     "AssistantsFaults": ".options",
     "AssistantsOptions": ".options",

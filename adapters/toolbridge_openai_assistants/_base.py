@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, UsageError
-from toolbridge.http import RetryPolicy, Secret, SSEDecoder, raise_for_backend
+from toolbridge.http import RetryPolicy, Secret, SSEDecoder, raise_for_backend, transport_error
 
 from .wire import BETA_HEADER
 
@@ -259,5 +259,14 @@ class _SSE:
             raise BackendError(f"openai-assistants: {self.what}: error event: {message}",
                                body=data)
         return name, data
+
+    def interrupted(self, broke: Exception | None) -> StreamInterruptedError:
+        """The error of a stream that ended before [DONE] (``broke``: the transport error that
+        cut it; raise this outside its ``except`` so that it is not chained to ours)."""
+        if broke is not None:
+            where = f"openai-assistants: {self.what}: stream broke off"
+            return StreamInterruptedError(str(transport_error(where, broke)))
+        return StreamInterruptedError(f"openai-assistants: {self.what}: stream ended "
+                                      "without [DONE]")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge import (
+    Correlation,
     ToolCall,
     ToolChoice,
     ToolDefinition,
@@ -17,9 +18,10 @@ from toolbridge import (
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 
-from .wire import DIALECT, MAX_OUTPUT_CHARS, AssistantsCorrelation, run_of
+from .wire import DIALECT, MAX_OUTPUT_CHARS, run_of
 
 __all__ = [
+    "AssistantsCorrelation",
     "error_output",
     "read_calls",
     "render_tool",
@@ -27,6 +29,16 @@ __all__ = [
     "render_tools",
     "write_results",
 ]
+
+
+class AssistantsCorrelation(Correlation):
+    """What answering a call needs: the submit URL's ids, the call id, and the run's expiry."""
+
+    thread_id: str
+    run_id: str
+    tool_call_id: str
+    expires_at: int | None = None
+    """Unix time after which the run no longer accepts outputs."""
 
 
 def render_tool(

@@ -1,10 +1,9 @@
-"""Wire constants and the correlation data of the Assistants API (runs, tool outputs)."""
+"""Wire constants of the Assistants API (runs, tool outputs); calls' correlation data is
+`translate.AssistantsCorrelation`."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from toolbridge import Correlation
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -14,7 +13,6 @@ __all__ = [
     "MAX_TOOLS",
     "STOP_STATUSES",
     "TERMINAL_STATUSES",
-    "AssistantsCorrelation",
     "run_of",
 ]
 
@@ -33,16 +31,6 @@ TERMINAL_STATUSES = frozenset({"completed", "cancelled", "failed", "incomplete",
 """Nothing more happens on the run."""
 STOP_STATUSES = TERMINAL_STATUSES | {"requires_action"}
 """Where polling stops (the SDK's ``runs.poll`` list)."""
-
-
-class AssistantsCorrelation(Correlation):
-    """What answering a call needs: the submit URL's ids, the call id, and the run's expiry."""
-
-    thread_id: str
-    run_id: str
-    tool_call_id: str
-    expires_at: int | None = None
-    """Unix time after which the run no longer accepts outputs."""
 
 
 def run_of(payload: Any) -> tuple[Any, str]:

@@ -18,26 +18,28 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
-    Connection,
     Dialect,
     DialectLimits,
     DialectRegistry,
-    PendingCalls,
-    RenderedTools,
-    ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from . import translate
-from .stream import ChunkAssembler, assemble_chunks
-from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS, ChatCorrelation
+from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
+    from toolbridge.plugin import Connection, PendingCalls, RenderedTools, ServeOptions
+
+    from . import translate
     from .client import AsyncChatClient, ChatClient
     from .emulator import ChatEmulator
     from .options import ChatEmulatorOptions, ChatServeOptions
+    from .stream import ChunkAssembler, assemble_chunks
+    from .translate import ChatCorrelation
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AsyncChatClient",
@@ -110,6 +112,8 @@ class OpenAIChatDialect(Dialect):
 
 
 _LAZY = {
+    "ChatCorrelation": ".translate",
+    "ChunkAssembler": ".stream", "assemble_chunks": ".stream",
     "ChatEmulatorOptions": ".options",
     "ChatServeOptions": ".options",
    "ChatClient": ".client", "AsyncChatClient": ".client", "ChatEmulator": ".emulator"}

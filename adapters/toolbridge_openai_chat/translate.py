@@ -8,6 +8,7 @@ from typing import Any
 
 from toolbridge import (
     Content,
+    Correlation,
     TextPart,
     ToolCall,
     ToolChoice,
@@ -19,9 +20,10 @@ from toolbridge import (
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 
-from .wire import DIALECT, MAX_CONTENT_CHARS, ChatCorrelation
+from .wire import DIALECT, MAX_CONTENT_CHARS
 
 __all__ = [
+    "ChatCorrelation",
     "assistant_message_of",
     "error_output",
     "read_calls",
@@ -31,6 +33,14 @@ __all__ = [
     "tool_message",
     "write_results",
 ]
+
+
+class ChatCorrelation(Correlation):
+    """What answering a call needs: its id, and where its assistant message sits."""
+
+    tool_call_id: str
+    position: int | None = None
+    """Index of the assistant message in the conversation's ``messages``, when known."""
 
 
 # ---------------------------------------------------------------------- definitions

@@ -17,22 +17,21 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
-    Connection,
     Dialect,
     DialectLimits,
     DialectRegistry,
-    PendingCalls,
-    RenderedTools,
-    ServeOptions,
     hookimpl,
     lazy_attributes,
+    lazy_module,
     lazy_options,
 )
 
-from . import translate
-from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, ResponsesCorrelation
+from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
+    from toolbridge.plugin import Connection, PendingCalls, RenderedTools, ServeOptions
+
+    from . import translate
     from .client import (
         AsyncResponsesClient,
         ResponsesClient,
@@ -42,6 +41,9 @@ if TYPE_CHECKING:
     from .emulator import ResponsesEmulator
     from .migration import ConversationsTarget, FoundryTarget, load_config
     from .options import ResponsesEmulatorOptions, ResponsesServeOptions
+    from .translate import ResponsesCorrelation
+else:
+    translate = lazy_module(f"{__name__}.translate")
 
 __all__ = [
     "AsyncResponsesClient",
@@ -140,6 +142,7 @@ class OpenAIResponsesDialect(Dialect):
 
 
 _LAZY = {
+    "ResponsesCorrelation": ".translate",
     "ResponsesEmulatorOptions": ".options",
     "ResponsesServeOptions": ".options",
     "ResponsesClient": ".client", "AsyncResponsesClient": ".client",

@@ -8,6 +8,7 @@ from typing import Any
 
 from toolbridge import (
     Content,
+    Correlation,
     ImagePart,
     TextPart,
     ToolCall,
@@ -20,9 +21,10 @@ from toolbridge import (
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 
-from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS, ResponsesCorrelation
+from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS
 
 __all__ = [
+    "ResponsesCorrelation",
     "continuation",
     "error_output",
     "output_to_wire",
@@ -33,6 +35,19 @@ __all__ = [
     "response_of",
     "write_results",
 ]
+
+
+class ResponsesCorrelation(Correlation):
+    """What answering a call needs: the response, the conversation (if any), the call."""
+
+    response_id: str
+    call_id: str
+    conversation_id: str | None = None
+    """Set when the response belongs to a conversation: the results continue it."""
+    namespace: str | None = None
+    """The call's ``namespace``, for namespaced (or deferred) functions."""
+    item_id: str | None = None
+    """The ``fc_...`` item id (never sent back as the output's ``id``)."""
 
 # Keys a rendered function owns; vendor_extras may add the others (allowed_callers, async).
 _OWN = frozenset({"type", "name", "description", "parameters", "strict", "defer_loading",

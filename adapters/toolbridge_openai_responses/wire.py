@@ -1,8 +1,7 @@
-"""Wire constants and the correlation data of the Responses API (openai 3.57.0 names)."""
+"""Wire constants of the Responses API (openai 3.57.0 names); calls' correlation data is
+`translate.ResponsesCorrelation`."""
 
 from __future__ import annotations
-
-from toolbridge import Correlation
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -13,7 +12,6 @@ __all__ = [
     "MAX_OUTPUT_CHARS",
     "MAX_TOOLS",
     "TERMINAL_STATUSES",
-    "ResponsesCorrelation",
 ]
 
 DIALECT = "openai-responses"
@@ -35,16 +33,3 @@ CLIENT_ITEM_TYPES = frozenset({
     "mcp_approval_request",
 })
 """Output items other than ``function_call`` that wait on the client: left to the caller."""
-
-
-class ResponsesCorrelation(Correlation):
-    """What answering a call needs: the response, the conversation (if any), the call."""
-
-    response_id: str
-    call_id: str
-    conversation_id: str | None = None
-    """Set when the response belongs to a conversation: the results continue it."""
-    namespace: str | None = None
-    """The call's ``namespace``, for namespaced (or deferred) functions."""
-    item_id: str | None = None
-    """The ``fc_...`` item id (never sent back as the output's ``id``)."""

@@ -1,8 +1,8 @@
 """The neutral model: a tool definition, a pending call, and the result that answers it."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: pydantic would evaluate every field's annotation
+# string when each class is created, and they are created on import.
 
-import json
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -99,7 +99,7 @@ class ToolDefinition(_Frozen):
     def from_model(
         cls, model: type[BaseModel], *, name: str | None = None,
         description: str | None = None, **options: Any,
-    ) -> ToolDefinition:
+    ) -> "ToolDefinition":
         """A definition whose parameters are a pydantic model's fields.
 
         ``name`` defaults to the class name, ``description`` to its docstring; ``options`` are
@@ -127,10 +127,12 @@ class ToolDefinition(_Frozen):
         return value
 
     @model_validator(mode="after")
-    def _check_sendable(self) -> ToolDefinition:
+    def _check_sendable(self) -> "ToolDefinition":
         """Every backend gets the definition as UTF-8 JSON: refuse what cannot be written so
         (a lone surrogate such as ``\\ud800``, a value that is not JSON, runaway nesting)
         here, not when a tool list is sent."""
+        import json  # here: `import toolbridge` loads no json (definitions are made once)
+
         try:
             json.dumps([self.description, self.parameters, self.returns, self.vendor_extras],
                        ensure_ascii=False).encode("utf-8")
@@ -154,7 +156,7 @@ class Correlation(_Frozen):
     model_config = ConfigDict(defer_build=True, frozen=True, extra="allow")
 
     @classmethod
-    def trusted(cls, **fields: Any) -> Self:
+    def trusted(cls, **fields: Any) -> "Self":
         """No validation: for adapters that already checked the fields' types.
 
         Equal to ``cls(**fields)`` when ``fields`` holds exactly the declared fields, each
@@ -206,7 +208,7 @@ class ToolCall(_Frozen):
         cls, *, id: str, name: str, dialect: str, arguments: dict[str, Any],
         raw_arguments: str | None = None, argument_error: str | None = None,
         conversation: str = "", turn: str = "", correlation: Correlation | None = None,
-    ) -> ToolCall:
+    ) -> "ToolCall":
         """No validation: for adapters that already checked the fields.
 
         Equal to ``ToolCall(...)`` with the same values, several times faster (it is on every
@@ -269,12 +271,12 @@ class ToolResult(_Frozen):
     """On failure: a message the agent can act on (never a traceback)."""
 
     @classmethod
-    def ok(cls, call: ToolCall, output: Any) -> ToolResult:
+    def ok(cls, call: ToolCall, output: Any) -> "ToolResult":
         """A successful result."""
         return new_result(call, True, output, None)
 
     @classmethod
-    def failed(cls, call: ToolCall, error: str) -> ToolResult:
+    def failed(cls, call: ToolCall, error: str) -> "ToolResult":
         """A failed result carrying ``error`` for the agent."""
         return new_result(call, False, None, error)
 
@@ -300,7 +302,7 @@ class ToolChoice(_Frozen):
     """The tool to call when ``mode`` is ``"tool"``."""
 
     @classmethod
-    def named(cls, tool: str) -> ToolChoice:
+    def named(cls, tool: str) -> "ToolChoice":
         """Force a call of ``tool``."""
         return cls(mode="tool", tool=tool)
 

@@ -109,6 +109,9 @@ class Carried:
     rounds: int = 0
     replies: list[str] = field(default_factory=list)
     submitted: list[list[str]] = field(default_factory=list)
+    counted: list[list[str]] = field(default_factory=list)
+    """The latest calls counted in ``calls`` (turn, id): a call answered again after a lost
+    worker or a failed submission is not counted twice."""
     runs: int = 1
     conversation: str = ""
     cursor: dict[str, Any] = field(default_factory=dict)
@@ -153,5 +156,6 @@ class Outcome:
     conversation: str
     replies: list[str]
     calls: int
-    """Calls answered."""
+    """Calls answered (each once, however many times it was answered again after a lost
+    worker or a failed submission)."""
     error: str | None = None

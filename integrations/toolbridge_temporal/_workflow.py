@@ -232,7 +232,11 @@ class ConversationWorkflow:
         calls = [c for c in step.calls if step.fresh or not step.partial_submit
                  or (c["turn"], c["id"]) not in submitted]
         answers = await asyncio.gather(*(self._call(c, step) for c in calls))
-        self._carried.calls += len(calls)
+        carried = self._carried
+        counted = {(t, i) for t, i in carried.counted}
+        new = [[c["turn"], c["id"]] for c in calls if (c["turn"], c["id"]) not in counted]
+        carried.calls += len(new)
+        carried.counted = [*carried.counted, *new][-_SUBMITTED_KEPT:]
         return [*step.ready, *answers]
 
     async def _call(self, call: dict[str, Any], step: StepData) -> dict[str, Any]:

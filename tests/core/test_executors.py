@@ -195,7 +195,7 @@ async def test_aexecute_of_one_call(echo_dialect: str) -> None:
     assert first.output == again.output == "charged 3" and again.call is call
 
 
-def test_a_quick_tool_runs_in_the_callers_thread_and_a_slow_run_sends_it_back(
+def test_a_quick_tool_runs_in_the_callers_thread_and_slow_runs_send_it_back(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from toolbridge.runtime import _executors
 
@@ -209,7 +209,11 @@ def test_a_quick_tool_runs_in_the_callers_thread_and_a_slow_run_sends_it_back(
     def work(n: int) -> int:
         threads.append(threading.current_thread().name)
         if blocking.is_set():
-            meeting.wait()  # two calls meet only if they run at once
+            try:
+                meeting.wait()  # two calls meet only if they run at once
+            except threading.BrokenBarrierError:
+                time.sleep(0.6)  # slow, like the wait that broke the barrier
+                raise
         return n
 
     me = threading.current_thread().name
@@ -221,7 +225,7 @@ def test_a_quick_tool_runs_in_the_callers_thread_and_a_slow_run_sends_it_back(
                           conversation="s") for i in range(8)])
     assert threads == [me] * 8  # proven quick: no worker woken
 
-    blocking.set()  # the tool now blocks: its first slow run sends it back to the workers
+    blocking.set()  # the tool now blocks: two slow runs in a row send it back to the workers
     first = box.execute([ToolCall(id=f"s{i}", name="work", arguments={"n": i}, dialect="d",
                                   conversation="s") for i in range(2)])
     assert [r.success for r in first] == [False, False]  # run one after the other: no meeting
@@ -229,6 +233,44 @@ def test_a_quick_tool_runs_in_the_callers_thread_and_a_slow_run_sends_it_back(
     again = box.execute([ToolCall(id=f"t{i}", name="work", arguments={"n": i}, dialect="d",
                                   conversation="s") for i in range(2)])
     assert [r.output for r in again] == [0, 1]  # they met: run at once, in two threads
+
+
+def test_one_slow_run_of_a_proven_quick_tool_is_forgiven(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """A single slow run (a pause of the process) keeps a quick tool in the caller's thread;
+    a quick run in between forgives it again."""
+    from toolbridge.runtime import _executors
+
+    monkeypatch.setattr(_executors, "QUICK_SECONDS", 0.2)
+    box, threads, pauses, batches = Toolbox(), [], [], []
+
+    class CountedBatch(_executors.Batch):  # a batch is what hands calls to the workers
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            batches.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(_executors, "Batch", CountedBatch)
+
+    @box.tool
+    def work(n: int) -> int:
+        threads.append(threading.current_thread().name)
+        if pauses:
+            time.sleep(pauses.pop())
+        return n
+
+    def run(prefix: str, count: int) -> None:
+        box.execute([ToolCall(id=f"{prefix}{i}", name="work", arguments={"n": i}, dialect="d",
+                              conversation="s") for i in range(count)])
+
+    me = threading.current_thread().name
+    run("train", _executors.QUICK_RUNS + 1)  # proven quick, with one run to spare
+    for attempt in range(3):  # slow, quick, slow, quick...: never two slow runs in a row
+        pauses.append(0.3)
+        run(f"slow{attempt}-", 1)
+        threads.clear()
+        batches.clear()
+        run(f"quick{attempt}-", 4)
+        assert threads == [me] * 4 and not batches  # still quick: no worker woken
 
 
 def test_a_tool_ending_after_its_loop_closed_leaves_no_error_in_its_thread(

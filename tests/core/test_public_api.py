@@ -24,7 +24,8 @@ EXPECTED: dict[str, set[str]] = {
         "Arguments", "Backend", "Connection", "Dialect", "DialectLimits", "DialectOptions",
         "DialectRegistry", "ImportedTools", "LossPolicy", "OptionHelp", "PendingCalls",
         "RenderedTools", "ServeOptions", "SkippedTool", "Step", "StepStatus", "Translations",
-        "dialects", "get_dialect", "hookimpl", "hookspec", "lazy_attributes", "lazy_options",
+        "dialects", "get_dialect", "hookimpl", "hookspec", "lazy_attributes", "lazy_module",
+        "lazy_options",
         "nests_deeper_than", "plugin_manager", "read_arguments", "register_plugin",
     },
     "toolbridge.schema": {
@@ -135,6 +136,8 @@ def test_library_logs_nothing_without_logging_configured() -> None:
 BUILT_IN_ADAPTERS = ["toolbridge_google_ces", "toolbridge_openai_agents",
                      "toolbridge_openai_assistants", "toolbridge_openai_chat",
                      "toolbridge_openai_responses"]
+DIALECTS = {"google-ces", "openai-agents", "openai-assistants", "openai-chat",
+            "openai-responses"}
 NOT_ON_IMPORT = [
     *HEAVY, "asyncio", "ssl", "concurrent.futures", "docstring_parser", "pydantic.networks",
     # toolbridge's own heavy parts: the runtime's pipeline and workers, the store, the schema
@@ -145,6 +148,13 @@ NOT_ON_IMPORT = [
     "toolbridge.http._transport",
     *(f"{a}.{m}" for a in BUILT_IN_ADAPTERS
       for m in ("client", "backend", "emulator", "serve", "tools_import")),
+    # The translation layer: each adapter's translate module is a `lazy_module` (in
+    # sys.modules, not run), and what running any of them would load: the runtime's
+    # output_text, the plugin API's result types and argument reader, json. Chat's stream
+    # assembler. The plugin API's option classes and serve seam.
+    "json", "toolbridge.runtime", "toolbridge.plugin._translated", "toolbridge.plugin._arguments",
+    "toolbridge.plugin._limits", "toolbridge_openai_chat.stream", "toolbridge.plugin._options",
+    "toolbridge.plugin._backend",
 ]
 """What ``import toolbridge`` and every built-in adapter's package (plugin discovery imports them
 all) must leave for first use; bench_import.py measures what that saves."""
@@ -155,6 +165,24 @@ def test_importing_toolbridge_and_every_adapter_is_light() -> None:
             f"print([m for m in {NOT_ON_IMPORT!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_every_dialect_translates_on_first_use() -> None:
+    """The lazy translate modules run when a dialect is first used, through `Dialect`."""
+    code = ("import sys, toolbridge\n"
+            "from toolbridge.plugin import RenderedTools\n"
+            "tool = toolbridge.ToolDefinition(name='add', description='Adds.', parameters={"
+            "'type': 'object', 'properties': {'a': {'type': 'integer'}}, 'required': ['a']})\n"
+            f"for name in {sorted(DIALECTS)!r}:\n"
+            "    rendered = toolbridge.get_dialect(name).render_tools([tool])\n"
+            "    assert isinstance(rendered, RenderedTools), rendered\n"
+            "    assert len(rendered.definitions) == 1, (name, rendered)\n"
+            "    assert 'add' in repr(rendered.definitions), (name, rendered)\n"
+            "print(sorted(m for m in ('toolbridge.runtime', 'toolbridge.plugin._translated')"
+            " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(["toolbridge.plugin._translated", "toolbridge.runtime"])
 
 
 def test_the_lazy_names_resolve_where_they_are_used() -> None:

@@ -4,6 +4,7 @@ the emulators; progress query and cancel signal; options that carry a secret are
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -72,6 +73,31 @@ async def test_a_conversation_per_dialect(temporal: Client, dialect: str, ledger
     assert len(fleet_toolbox.entries("lookup")) == 3
     task_timeout = described.raw_description.execution_config.default_workflow_task_timeout
     assert task_timeout.ToTimedelta() == timedelta(seconds=FAST.task_timeout)
+
+
+@pytest.mark.parametrize(("dialect", "nth"), [("openai-assistants", 5), ("openai-agents", 3)])
+async def test_calls_answered_again_after_a_failed_submit_count_once(
+        temporal: Client, dialect: str, nth: int, ledger: Path, tmp_path: Path) -> None:
+    """The first submission fails (500, no client retry): the workflow recovers, answers the
+    step's calls again (from the store) and submits them; each call is counted once."""
+    queue = f"q-{uuid.uuid4().hex}"
+    box = fleet_toolbox.make_toolbox(f"sqlite:///{tmp_path / 'store.db'}")
+    faults = {"fail_requests": [{"nth": nth, "status": 500}]}  # the first submission
+    with emulator(dialect, script=SCRIPT, faults=faults) as emu:
+        running, activities = worker(temporal, queue, box,
+                                     dialect_options={dialect: credentials(dialect)})
+        async with running:
+            handle = await serve(temporal, dialect, messages=["go", "again"],
+                                 options={**where(dialect, emu), "retry": {"max_attempts": 1}},
+                                 task_queue=queue, settings=FAST)
+            outcome = await asyncio.wait_for(handle.result(), 60)
+        await activities.aclose()
+        failed = [e for e in emu.journal.entries("POST") if e.status == 500]
+    assert any("submit_tool_outputs" in e.path or "tool_result" in json.dumps(e.body)
+               for e in failed), "the fault missed the first submission"
+    assert outcome.status == "completed", outcome
+    assert outcome.calls == 4, outcome
+    assert len(fleet_toolbox.entries("lookup")) == 3  # answered again from the store
 
 
 async def test_cancel_signal_stops_the_conversation(temporal: Client, ledger: Path,

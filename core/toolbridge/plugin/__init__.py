@@ -9,23 +9,25 @@ is declared in `toolbridge.plugin.hookspecs`. To be served by the core driver a 
 the bounded `read_arguments`.
 """
 
-from .._lazy import lazy_attributes
-from ._arguments import Arguments, read_arguments
-from ._backend import Backend, Connection, Step, StepStatus, Translations
-from ._dialect import (
-    Dialect,
-    DialectLimits,
-    ImportedTools,
-    LossPolicy,
-    RenderedTools,
-    SkippedTool,
-)
-from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nests_deeper_than
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes, lazy_module, lazy_options
+from ._dialect import Dialect, DialectLimits, LossPolicy
 from ._manager import dialects, get_dialect, plugin_manager, register_plugin
-from ._options import DialectOptions, OptionHelp, ServeOptions, lazy_options
-from ._pending import PendingCalls
 from ._registry import DialectRegistry
 from .hookspecs import hookimpl, hookspec
+
+if TYPE_CHECKING:
+    from ._arguments import Arguments, read_arguments
+    from ._backend import Backend, Connection, Step, StepStatus, Translations
+    from ._limits import (
+        MAX_ARGUMENT_BYTES,
+        MAX_NESTING_DEPTH,
+        MAX_PAYLOAD_BYTES,
+        nests_deeper_than,
+    )
+    from ._options import DialectOptions, OptionHelp, ServeOptions
+    from ._translated import ImportedTools, PendingCalls, RenderedTools, SkippedTool
 
 __all__ = [
     "MAX_ARGUMENT_BYTES",
@@ -53,9 +55,26 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "lazy_attributes",
+    "lazy_module",
     "lazy_options",
     "nests_deeper_than",
     "plugin_manager",
     "read_arguments",
     "register_plugin",
 ]
+
+# Plugin discovery imports every dialect's package, which needs only `Dialect`, `DialectLimits`
+# and the hook markers to define itself: what its translations, its serve backend and its
+# options use comes on first access.
+_LAZY: dict[str, str] = {
+    "Arguments": "._arguments", "read_arguments": "._arguments",
+    "Backend": "._backend", "Connection": "._backend", "Step": "._backend",
+    "StepStatus": "._backend", "Translations": "._backend",
+    "MAX_ARGUMENT_BYTES": "._limits", "MAX_NESTING_DEPTH": "._limits",
+    "MAX_PAYLOAD_BYTES": "._limits", "nests_deeper_than": "._limits",
+    "DialectOptions": "._options", "OptionHelp": "._options", "ServeOptions": "._options",
+    "ImportedTools": "._translated", "PendingCalls": "._translated",
+    "RenderedTools": "._translated", "SkippedTool": "._translated",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -71,11 +71,13 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from ..errors import UsageError
 from ..model import ToolDefinition, ToolResult
-from ._pending import PendingCalls
+
+if TYPE_CHECKING:
+    from ._translated import PendingCalls
 
 __all__ = ["Backend", "Connection", "Step", "StepStatus", "Translations"]
 

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..errors import SchemaConversionError
+from .._lazy import lazy_options
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
-from ._options import DialectOptions, ServeOptions
-from ._pending import PendingCalls
 
 if TYPE_CHECKING:
     from ._backend import Connection
+    from ._options import DialectOptions, ServeOptions
+    from ._translated import ImportedTools, PendingCalls, RenderedTools
 
-__all__ = ["Dialect", "DialectLimits", "ImportedTools", "LossPolicy", "PendingCalls",
-           "RenderedTools", "SkippedTool"]
+__all__ = ["Dialect", "DialectLimits", "LossPolicy"]
 
 LossPolicy = Literal["allow", "describe", "error", "lossless"]
 """`toolbridge.schema.LossPolicy`, spelled here so that loading plugins loads no schema code."""
@@ -46,70 +45,6 @@ class DialectLimits:
     result. Either way only the first call with an id runs."""
 
 
-@dataclass(frozen=True)
-class RenderedTools:
-    """Tool definitions in a dialect's wire form, with what the schema conversion lost."""
-
-    definitions: list[dict[str, Any]]
-    losses: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-    """Per tool name, the `SchemaLoss` entries of its conversion (empty when lossless)."""
-
-    @classmethod
-    def each(
-        cls, tools: Sequence[ToolDefinition],
-        render: Callable[[ToolDefinition], tuple[dict[str, Any], tuple[Any, ...]]],
-    ) -> RenderedTools:
-        """Render every tool with ``render`` (its wire form and its losses); gather the report.
-
-        A tool whose schema fails the loss policy does not stop the others: one
-        `SchemaConversionError` then names every such tool with its losses.
-        """
-        definitions: list[dict[str, Any]] = []
-        losses: dict[str, tuple[Any, ...]] = {}
-        failed: list[tuple[str, SchemaConversionError]] = []
-        for tool in tools:
-            try:
-                definition, lost = render(tool)
-            except SchemaConversionError as exc:
-                failed.append((tool.name, exc))
-                continue
-            definitions.append(definition)
-            if lost:
-                losses[tool.name] = lost
-        if len(failed) == 1:
-            name, error = failed[0]
-            raise SchemaConversionError(f"tool {name!r}: {error}", error.losses)
-        if failed:
-            raise SchemaConversionError(
-                f"{len(failed)} tools fail the loss policy:\n" + "\n".join(
-                    f"tool {name!r}: {error}" for name, error in failed),
-                [loss for _, error in failed for loss in error.losses])
-        return cls(definitions, losses)
-
-
-@dataclass(frozen=True)
-class SkippedTool:
-    """An entry of a backend's tool list that has no neutral form, left out of an import."""
-
-    index: int
-    """Its position in the list read."""
-    kind: str
-    """What it is, in the backend's words (``code_interpreter``, ``file_search``, ...)."""
-    reason: str
-    """Why it was left out."""
-
-    def __str__(self) -> str:
-        return f"tools[{self.index}] ({self.kind}): skipped ({self.reason})"
-
-
-@dataclass(frozen=True)
-class ImportedTools:
-    """Neutral definitions read from a backend's tool list, and the entries left out."""
-
-    definitions: list[ToolDefinition]
-    skipped: tuple[SkippedTool, ...] = ()
-
-
 class Dialect(abc.ABC):
     """One backend's dialect of function calling.
 
@@ -123,9 +58,11 @@ class Dialect(abc.ABC):
     name: ClassVar[str]
     """Stable id used by `toolbridge.get_dialect` and in every error message."""
     limits: ClassVar[DialectLimits] = DialectLimits()
-    serve_options: ClassVar[type[ServeOptions]] = ServeOptions
+    serve_options: ClassVar[type[ServeOptions]] = lazy_options(
+        f"{__package__}._options:ServeOptions")
     """The options `connect` takes (``toolbridge serve -o KEY=VALUE`` is parsed into them)."""
-    emulator_options: ClassVar[type[DialectOptions]] = DialectOptions
+    emulator_options: ClassVar[type[DialectOptions]] = lazy_options(
+        f"{__package__}._options:DialectOptions")
     """The options `create_emulator` takes."""
 
     @abc.abstractmethod
@@ -169,6 +106,8 @@ class Dialect(abc.ABC):
         lists hold other kinds of tools overrides this (and has `read_tools` return its
         ``definitions``).
         """
+        from ._translated import ImportedTools
+
         return ImportedTools(self.read_tools(definitions))
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:

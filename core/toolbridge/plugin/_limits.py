@@ -23,6 +23,7 @@ _ESCAPE = re.compile(rb"\\.", re.DOTALL)
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"')
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}.__getitem__
 _CONTAINERS = (dict, list)  # what JSON decodes to (a Mapping from elsewhere counts as a leaf)
+_SCALARS = frozenset((str, int, float, bool, type(None)))  # the leaves, seen by exact type first
 
 
 def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
@@ -52,9 +53,7 @@ def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
         inner = []
         for node in level:
             for child in node.values() if isinstance(node, dict) else node:
-                kind = type(child)
-                if kind is dict or kind is list or (
-                        kind is not str and isinstance(child, _CONTAINERS)):
+                if type(child) not in _SCALARS and isinstance(child, _CONTAINERS):
                     inner.append(child)
         level, depth = inner, depth + 1
     return False

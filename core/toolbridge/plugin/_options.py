@@ -26,7 +26,7 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["DialectOptions", "OptionHelp", "ServeOptions", "lazy_options"]
+__all__ = ["DialectOptions", "OptionHelp", "ServeOptions"]
 
 
 class OptionHelp(BaseModel):
@@ -94,34 +94,6 @@ class DialectOptions(BaseModel):
     @classmethod
     def _what(cls) -> str:
         return f"{cls.dialect} options" if cls.dialect else cls.__name__
-
-
-class _LazyOptions:
-    """A class attribute that imports the options class it names when first read."""
-
-    __slots__ = ("target", "value")
-
-    def __init__(self, target: str) -> None:
-        self.target = target
-        self.value: type[DialectOptions] | None = None
-
-    def __get__(self, instance: object, owner: type | None = None) -> type[DialectOptions]:
-        if self.value is None:
-            import importlib
-
-            module, _, name = self.target.partition(":")
-            self.value = getattr(importlib.import_module(module), name)
-        return self.value
-
-
-def lazy_options(target: str) -> Any:
-    """`Dialect.serve_options` / `Dialect.emulator_options` named as ``"package.module:Class"``,
-    imported when first read: plugin discovery imports every dialect's package, and only the
-    CLI, the serve driver and the emulators need its option classes (pydantic models).
-
-        serve_options = lazy_options("my_dialect.options:MyServeOptions")
-    """
-    return _LazyOptions(target)
 
 
 def field_docstrings(cls: type) -> dict[str, str]:

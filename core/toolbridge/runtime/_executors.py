@@ -123,15 +123,18 @@ class ThreadExecutor(LoopExecutor):
 
     A tool without a timeout whose last `QUICK_RUNS` runs in the calling thread each took
     under `QUICK_SECONDS` runs there from then on, as if ``inline``: a payload of such calls
-    wakes no worker. One run over that sends the tool back to the workers (it held up at
-    most the quick calls after it in its payload). Not with a `toolbridge_execute_call`
-    wrapper (a wrapper may block).
+    wakes no worker. Two runs over that with no quick one between send the tool back to the
+    workers (each held up at most the quick calls after it in its payload); one alone may be
+    a pause of the whole process (a garbage collection, the system running something else),
+    which threads would not have avoided. Not with a `toolbridge_execute_call` wrapper (a
+    wrapper may block).
     """
 
     @property
     def _runs(self) -> dict[int, tuple[object, int]]:
-        """By ``id`` of a tool (kept alive here): its quick runs in a row (made on first
-        use, so a subclass's ``__init__`` need not call this one's)."""
+        """By ``id`` of a tool (kept alive here): its quick runs in a row, up to one more than
+        `QUICK_RUNS` (the one a slow run takes back); made on first use, so a subclass's
+        ``__init__`` need not call this one's."""
         runs: dict[int, tuple[object, int]] | None = self.__dict__.get("_quick_runs")
         if runs is None:
             runs = self.__dict__["_quick_runs"] = {}
@@ -199,13 +202,15 @@ class ThreadExecutor(LoopExecutor):
             batch.run(index, True)
         tool = call.tool
         runs = self._runs
+        known = runs.get(id(tool))
+        score = known[1] if known is not None and known[0] is tool else 0
         if time.perf_counter() - started < QUICK_SECONDS:
-            known = runs.get(id(tool))
-            count = known[1] if known is not None and known[0] is tool else 0
-            if count < QUICK_RUNS:
+            if score <= QUICK_RUNS:  # one over: proven quick, and a slow run forgiven
                 if len(runs) > 4096:  # toolboxes made and dropped: forget
                     runs.clear()
-                runs[id(tool)] = (tool, count + 1)
+                runs[id(tool)] = (tool, score + 1)
+        elif score > QUICK_RUNS:  # the first slow run of a quick tool: still quick, once
+            runs[id(tool)] = (tool, QUICK_RUNS)
         else:
             runs.pop(id(tool), None)
 

@@ -328,3 +328,23 @@ def test_progress_is_reported_per_answered_call() -> None:
     t = drive(box, backend(box, "assistants-like"), ["first", "second"], settings)
     assert t.status == "completed" and len(seen) == 4
     assert {c for c, _, _ in seen} == {"conv-1"}
+
+
+def test_results_taken_for_a_submission_are_being_sent_before_their_checkpoint() -> None:
+    """A step read while a submission's checkpoint is being saved lists its calls: they are
+    being sent, not new (they would run again and be submitted twice)."""
+    from toolbridge.serve._calls import CallTracker
+
+    box = make_toolbox({})
+    tracker = CallTracker(backend(box, "ces-like"))
+    call = toolbridge.ToolCall(id="c1", name="lookup", arguments={"key": "a"}, dialect="d",
+                               conversation="s", turn="t")
+    step = Step("requires_action", payload={})
+    tracker.adopt(step, [("t", "c1")], True)
+    tracker.start([call])
+    tracker.take([toolbridge.ToolResult.ok(call, "value of a")])
+    assert tracker.submittable()
+    tracker.batch()  # taken for the submission: the checkpoint is saved next, then it is sent
+    assert tracker.new(step, [call], [("t", "c1")]) == []
+    tracker.sent([("t", "c1")], landed=False)  # the submission failed: the call is new again
+    assert tracker.new(step, [call], [("t", "c1")]) == [call]
