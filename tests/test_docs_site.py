@@ -4,7 +4,8 @@ Builds the site with mkdocs, serves it on loopback and opens pages in Debian's C
 its ChromeDriver (selenium pointed at /usr/bin/chromedriver: driver managers that download a
 browser do not work offline). Fails on a code block wider than its column (it would scroll or
 cut comments off) and on a link that leads nowhere. CI installs both packages (`.ci/run`);
-elsewhere the test skips, saying what to install.
+elsewhere the test skips, saying what to install. ``TOOLBRIDGE_DOCS_SITE=DIR`` opens a site
+already built there instead (scripts/test builds it once, strictly, for the docs check).
 """
 
 from __future__ import annotations
@@ -54,19 +55,25 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         if os.environ.get("CI"):
             pytest.fail(f"the docs site test needs a browser in CI: {missing}")
         pytest.skip(f"no headless browser: {missing}")
-    out = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)], cwd=ROOT,
-                   check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    built = os.environ.get("TOOLBRIDGE_DOCS_SITE")
+    out = Path(built) if built else tmp_path_factory.mktemp("site")
+    if not built:
+        subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)],
+                       cwd=ROOT, check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    elif not (out / "index.html").is_file():
+        pytest.fail(f"TOOLBRIDGE_DOCS_SITE={built} holds no built site (no index.html)")
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                              daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"
     finally:
         server.shutdown()
         server.server_close()
-        shutil.rmtree(out, ignore_errors=True)
+        if not built:
+            shutil.rmtree(out, ignore_errors=True)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -33,6 +33,11 @@ from toolbridge.store import open_store
 from toolbridge.testing import emulator
 
 FAST = RetryPolicy(max_attempts=2, backoff=0.01, max_delay=0.05)
+TIMEOUT = 0.5
+"""The clients' timeout against a server that answers."""
+HANG_TIMEOUT, HANG = 0.2, 0.5
+"""Against the hanging server: the clients give up after 0.2 s; it drops the connection after
+0.5 s (what a client without a read timeout, an event stream, sees)."""
 DIALECTS = ["openai-agents", "openai-assistants", "google-ces", "openai-responses",
             "openai-chat"]
 
@@ -134,7 +139,7 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             self.rfile.read(length)
         mode = self.server.mode  # type: ignore[attr-defined]
         if mode == "hang":  # a timeout for clients with a short one, else a dropped connection
-            time.sleep(1.0)
+            time.sleep(HANG)
             self.close_connection = True
             return
         body = json.dumps({"error": {"message": f"mode {mode}", "type": "test",
@@ -157,7 +162,9 @@ def _hostile(mode: str) -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
     server.mode = mode  # type: ignore[attr-defined]
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever to look again: every 0.5 s by default.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                              daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -185,16 +192,20 @@ class _Credential:
                                         "expires_on": int(time.time()) + 3600})()
 
 
-def _options(dialect: str, variant: str, base_url: str, secret: str) -> dict[str, Any]:
+def _options(dialect: str, variant: str, base_url: str, secret: str,
+             timeout: float = TIMEOUT) -> dict[str, Any]:
     """Serve options pointing at ``base_url`` with ``secret`` as the credential."""
     options = get_dialect(dialect).serve_options.emulated(base_url).model_dump(
         exclude_unset=True)
     options.pop("api_key", None)
     options.pop("token", None)
     root = base_url.removesuffix("/v1")
+    described = {item.name for item in get_dialect(dialect).serve_options.describe()}
     if variant == "azure":  # Azure OpenAI: the key goes in an api-key header
         options.pop("base_url", None)
-        options.update(azure_endpoint=root, api_key=secret, api_version="2024-10-21")
+        options.update(azure_endpoint=root, api_key=secret)
+        if "api_version" in described:  # Responses on Azure is the v1 API: no version
+            options.update(api_version="2024-10-21")
         if dialect == "openai-chat":
             options.update(deployment="gpt-test")
     elif variant == "foundry":  # a Foundry project: a bearer token from a credential
@@ -204,11 +215,10 @@ def _options(dialect: str, variant: str, base_url: str, secret: str) -> dict[str
         options.update(token=secret)
     else:
         options.update(api_key=secret)
-    described = {item.name for item in get_dialect(dialect).serve_options.describe()}
     if "retry" in described:
         options["retry"] = FAST
     if "timeout" in described:
-        options["timeout"] = 0.5
+        options["timeout"] = timeout
     return options
 
 
@@ -251,7 +261,8 @@ def test_failing_backends_never_show_the_secret(
     secret = _secret()
     with contextlib.ExitStack() as stack:
         url = _closed_port() if mode == "closed" else stack.enter_context(_hostile(mode))
-        options = _options(dialect, variant, url, secret)
+        options = _options(dialect, variant, url, secret,
+                           HANG_TIMEOUT if mode == "hang" else TIMEOUT)
         transcript, error = asyncio.run(_converse(dialect, options, secret))
     assert error is not None or (transcript is not None and not transcript.ok), (
         f"{mode} should fail the conversation")

@@ -7,14 +7,17 @@ hangs (conversations still running when none has ended for `STALL` seconds). A c
 may end ``failed`` only with a typed error (a lost CES reply, a user message whose sending
 failed).
 
-Default: 300 conversations (a few seconds per dialect); ``TOOLBRIDGE_SLOW_SCALE=N`` runs
-300 x N, ``TOOLBRIDGE_SOAK_CONVERSATIONS=2000`` an exact number.
+Default: 150 conversations, 15 per dialect with and without stream faults, each emulator
+failing about one request in 25 and at least one of every kind (each status, before and after
+processing); ``TOOLBRIDGE_SLOW_SCALE=N`` runs 150 x N, ``TOOLBRIDGE_SOAK_CONVERSATIONS=2000``
+an exact number.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import random
@@ -32,7 +35,7 @@ from toolbridge.serve import DriverSettings, Job, Transcript, Worker
 from toolbridge.testing import emulator
 
 SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
-CONVERSATIONS = int(os.environ.get("TOOLBRIDGE_SOAK_CONVERSATIONS", str(300 * SCALE)))
+CONVERSATIONS = int(os.environ.get("TOOLBRIDGE_SOAK_CONVERSATIONS", str(150 * SCALE)))
 DIALECTS = ("openai-agents", "openai-assistants", "google-ces", "openai-responses", "openai-chat")
 FAST = RetryPolicy(max_attempts=4, backoff=0.002, max_delay=0.02)
 SCRIPT = {"turns": [
@@ -42,7 +45,12 @@ SCRIPT = {"turns": [
      "reply": "done {outputs}"},
     {"rounds": [[{"name": "charge", "arguments": {"amount": 5}}]], "reply": "again {outputs}"},
 ]}
-REQUESTS_PER_CONVERSATION = 12
+REQUESTS_PER_CONVERSATION = {"openai-agents": 6, "openai-assistants": 10, "google-ces": 4,
+                             "openai-responses": 5, "openai-chat": 4}
+"""At least this many requests per conversation reach each emulator (measured: agents 8-14,
+assistants 15-20, CES 5, responses 6-11, chat 5), so every fault injected lands."""
+FAILURES = [(status, after) for status in (429, 500, 502, 503) for after in (False, True)]
+"""Every kind of failed request: each status, before or after the request is processed."""
 STALL = 30.0
 """Seconds without any conversation ending that count as a hang."""
 
@@ -80,11 +88,13 @@ def make_toolbox(ledger: Ledger, store: str) -> toolbridge.Toolbox:
 
 def faults(dialect: str, rng: random.Random, conversations: int, stream_faults: bool
            ) -> dict[str, Any]:
-    """About one request in 25 fails (before or after it is processed), plus stream faults."""
-    count = conversations * REQUESTS_PER_CONVERSATION
-    chosen = sorted(rng.sample(range(2, count), k=max(1, count // 25)))
-    rules = [{"nth": n, "status": rng.choice([429, 500, 502, 503]), "retry_after": 0.001,
-              "after_processing": rng.random() < 0.5} for n in chosen]
+    """About one request in 25 fails, and at least one of every kind (`FAILURES`), plus
+    stream faults."""
+    count = conversations * REQUESTS_PER_CONVERSATION[dialect]
+    chosen = sorted(rng.sample(range(2, count), k=max(len(FAILURES), count // 25)))
+    kinds = rng.sample(FAILURES, k=len(FAILURES))
+    rules = [{"nth": n, "status": status, "retry_after": 0.001, "after_processing": after}
+             for n, (status, after) in zip(chosen, itertools.cycle(kinds))]
     given: dict[str, Any] = {"fail_requests": rules, "latency_ms": rng.choice([0, 1, 2])}
     if stream_faults and dialect != "google-ces":
         given.update(drop_stream_after=rng.randint(3, 9), duplicate_events=rng.randint(2, 6))
@@ -176,9 +186,10 @@ def test_soak(tmp_path: Path) -> None:
     lost: list[tuple[str, str]] = []
     hangs = 0
     outcomes: Counter[str] = Counter()
+    injected = {(d, s): faults(d, rng, per_dialect, s) for d in DIALECTS for s in (False, True)}
     with watching() as unhandled, contextlib.ExitStack() as stack:
-        emulators = {(d, s): stack.enter_context(emulator(d, script=SCRIPT, faults=faults(
-            d, rng, per_dialect, s))) for d in DIALECTS for s in (False, True)}
+        emulators = {key: stack.enter_context(emulator(key[0], script=SCRIPT, faults=given))
+                     for key, given in injected.items()}
 
         async def everything() -> list[tuple[list[Transcript], int]]:
             return list(await asyncio.gather(*(
@@ -186,6 +197,9 @@ def test_soak(tmp_path: Path) -> None:
                 emulators.items())))
 
         results = asyncio.run(everything())
+        for key, emu in emulators.items():  # every failure injected was a request's
+            last = max(rule["nth"] for rule in injected[key]["fail_requests"])
+            assert len(emu.journal) >= last, (key, len(emu.journal), last)
         for dialect in DIALECTS:  # a call run in a conversation that ended
             took = set().union(*(accepted(d, emu) for (d, _), emu in emulators.items()
                                  if d == dialect))

@@ -22,6 +22,10 @@ class FleetSettings:
     heartbeat_timeout: float = 30.0
     """Seconds without a heartbeat after which an activity's worker counts as lost (and the
     activity runs again elsewhere): recovery after a kill waits this long."""
+    task_timeout: float = 10.0
+    """Seconds a workflow task may take on a worker before Temporal gives it to another
+    (Temporal's default, at most 120): a worker lost while holding one delays its
+    conversation this long. Set when the conversation starts; its continued runs keep it."""
     call_timeout: float = 300.0
     """Start-to-close seconds of a call whose tool (and toolbox) has no timeout."""
     call_grace: float = 30.0

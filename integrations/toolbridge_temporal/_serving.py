@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretBytes, SecretStr
@@ -69,11 +70,13 @@ async def serve(
     if isinstance(messages, str):
         raise UsageError("messages must be a list of user messages, not one string")
     name = get_dialect(dialect).name
+    settings = settings or FleetSettings()
     given = ConversationInput(name, _options(name, options), conversation, list(messages),
-                              settings or FleetSettings(), dict(context or {}))
+                              settings, dict(context or {}))
     workflow_id = workflow_id or f"toolbridge-{name}-{conversation or uuid.uuid4().hex}"
     return await client.start_workflow(ConversationWorkflow.run, given, id=workflow_id,
-                                       task_queue=task_queue)
+                                       task_queue=task_queue,
+                                       task_timeout=timedelta(seconds=settings.task_timeout))
 
 
 def worker(client: Client, task_queue: str, toolbox: Toolbox, *,

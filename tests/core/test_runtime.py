@@ -70,12 +70,18 @@ def test_hand_written_schema_violations_have_json_paths() -> None:
     assert "'zz' was unexpected" in bad.error
 
 
-def test_an_invalid_hand_written_schema_fails_at_definition() -> None:
+@pytest.mark.parametrize("a", [
+    {"type": "nope"},
+    {"type": "string", "pattern": "[a-"},
+    {"type": "string", "pattern": "\\p{L}"},  # a Rust class: jsonschema-rs takes it, `re` not
+    {"type": "object", "patternProperties": {"(": {}}},
+])
+def test_an_invalid_hand_written_schema_fails_at_definition(a: dict[str, Any]) -> None:
     from toolbridge import ToolDefinitionError
 
     with pytest.raises(ToolDefinitionError, match="tool 'bad': invalid parameters schema"):
         Toolbox().add(ToolDefinition(name="bad", parameters={
-            "type": "object", "properties": {"a": {"type": "nope"}}}), lambda a: a)
+            "type": "object", "properties": {"a": a}}), lambda a: a)
 
 
 def test_undecodable_arguments_fail_the_call_only() -> None:

@@ -34,9 +34,11 @@ from toolbridge_temporal import FleetSettings, serve
 SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
 DIALECTS = ["google-ces", "openai-agents", "openai-assistants", "openai-chat",
             "openai-responses"]
-SETTINGS = FleetSettings(heartbeat_timeout=5.0, recovery_backoff=0.05, recovery_max_delay=0.2)
-"""A heartbeat timeout above the event-loop stalls of one worker holding 100 conversations on
-2 shared cores (a worker that stalls longer counts as lost); recovery after a kill waits it."""
+SETTINGS = FleetSettings(heartbeat_timeout=5.0, task_timeout=5.0, recovery_backoff=0.05,
+                         recovery_max_delay=0.2)
+"""Heartbeat and workflow task timeouts above the event-loop stalls of one worker holding 100
+conversations on 2 shared cores (a worker that stalls longer counts as lost); recovery after
+a kill waits them."""
 FAULTS = {"latency_ms": 2, "fail_requests": [{"nth": n, "status": 503} for n in (5, 17, 40)]}
 
 
@@ -53,9 +55,11 @@ async def _run(temporal: Client, workers: Workers, emus: dict[str, Any], count: 
     if kills:
         rng = random.Random(18)
         for _ in range(3 * SCALE):  # kills
-            await asyncio.sleep(rng.uniform(1.0, 3.0))
+            await asyncio.wait([results], timeout=rng.uniform(1.0, 3.0))
+            if results.done():
+                break
             alive = [p for p in workers.procs if p.poll() is None]
-            if results.done() or len(alive) < 2:
+            if len(alive) < 2:
                 continue
             victim = rng.choice(alive)
             victim.kill()
@@ -87,17 +91,21 @@ async def _soak(temporal: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with ExitStack() as stack:
         emus = {d: stack.enter_context(emulator(d, script=SCRIPT, faults=FAULTS))
                 for d in DIALECTS}
+        # One task queue: its first worker runs alone, two more join it (the same work on 3
+        # workers), then those 3 run it again while they are killed and replaced.
+        workers = Workers(f"soak-{uuid.uuid4().hex}", env)
+        stack.callback(workers.stop)
         for label, size, count, kills in (("1 worker", 1, 10 * SCALE, False),
                                           ("3 workers", 3, 10 * SCALE, False),
                                           ("3 workers, kills", 3, 10 * SCALE, True)):
-            workers = Workers(f"soak-{uuid.uuid4().hex}", env)
-            try:
-                for _ in range(size):
+            alive = [p for p in workers.procs if p.poll() is None]
+            if len(alive) < size:
+                for _ in range(size - len(alive)):
                     workers.start()
                 await _run(temporal, workers, emus, size, False)  # warm: every worker polls
-                outcomes, seconds, killed = await _run(temporal, workers, emus, count, kills)
-            finally:
-                workers.stop()
+            outcomes, seconds, killed = await _run(temporal, workers, emus, count, kills)
+            if kills:
+                assert killed > 0, "no worker was killed while the conversations ran"
             calls = sum(o.calls for o in outcomes)
             ended.extend(o for o in outcomes if o.status != "completed")
             for o in outcomes:
@@ -107,13 +115,15 @@ async def _soak(temporal: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                 o.status == "completed" for o in outcomes), "calls": calls,
                 "calls_per_s": round(calls / seconds, 1), "seconds": round(seconds, 1),
                 "kills": killed}
+        workers.stop()
         sent = json.dumps([e.body for emu in emus.values() for e in emu.journal.entries("POST")])
     runs = Counter(fleet_toolbox.entries("charge"))
     duplicates = sum(n - 1 for n in runs.values() if n > 1)
     lost = sum(1 for call_id in runs if call_id not in sent)
     one, three = figures["1 worker"]["calls_per_s"], figures["3 workers"]["calls_per_s"]
     print(f"\nfleet soak (Temporal dev server, {'PostgreSQL' if store else 'SQLite'} store, "
-          f"{len(DIALECTS)} dialects, heartbeat timeout {SETTINGS.heartbeat_timeout:g} s, "
+          f"{len(DIALECTS)} dialects, heartbeat and workflow task timeouts "
+          f"{SETTINGS.heartbeat_timeout:g} s, "
           f"emulator faults {FAULTS}):")
     for label, row in figures.items():
         print(f"  {label:18} {row}")

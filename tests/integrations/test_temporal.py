@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,10 @@ SCRIPT = {"turns": [{"rounds": [
     [{"name": "charge", "arguments": {"amount": 3}}, {"name": "lookup", "arguments": {"key": "b"}}],
 ], "reply": "done {outputs}"}, {"rounds": [
     [{"name": "lookup", "arguments": {"key": "c"}}]], "reply": "second {outputs}"}]}
-FAST = FleetSettings(heartbeat_timeout=2.0, recovery_backoff=0.05, recovery_max_delay=0.2)
+FAST = FleetSettings(heartbeat_timeout=2.0, task_timeout=2.0, recovery_backoff=0.05,
+                     recovery_max_delay=0.2)
+"""Recovery within seconds: a worker lost in a call or in a workflow task is replaced after
+2 s (the defaults wait 30 s and 10 s), still far above a workflow task's milliseconds."""
 SECRETS = {"google-ces": {"token": "emulator"}}
 
 
@@ -58,6 +62,7 @@ async def test_a_conversation_per_dialect(temporal: Client, dialect: str, ledger
                                  options=where(dialect, emu), task_queue=queue, settings=FAST)
             outcome = await asyncio.wait_for(handle.result(), 60)
             progress = await handle.query("progress", result_type=Progress)
+            described = await handle.describe()
         await activities.aclose()
     assert isinstance(outcome, Outcome)
     assert outcome.status == "completed", outcome
@@ -66,6 +71,8 @@ async def test_a_conversation_per_dialect(temporal: Client, dialect: str, ledger
     assert progress.status == "completed" and progress.turn == 2 and progress.calls == 4
     assert len(fleet_toolbox.entries("charge")) == 1
     assert len(fleet_toolbox.entries("lookup")) == 3
+    task_timeout = described.raw_description.execution_config.default_workflow_task_timeout
+    assert task_timeout.ToTimedelta() == timedelta(seconds=FAST.task_timeout)
 
 
 @pytest.mark.parametrize(("dialect", "nth"), [("openai-assistants", 5), ("openai-agents", 3)])

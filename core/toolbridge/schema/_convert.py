@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ from toolbridge.schema._walk import (
     check_bounds,
 )
 
-__all__ = ["TRANSFORMERS", "check_valid", "convert_schema"]
+__all__ = ["TRANSFORMERS", "check_valid", "convert_schema", "fast_valid", "patterns_compile"]
 
 TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
     "openai-strict": OpenAIStrictSchema,
@@ -81,7 +82,7 @@ def check_valid(schema: Mapping[str, Any]) -> None:
             f"({exc.object[exc.start:exc.end]!a}); backends take UTF-8 JSON") from None
     except (TypeError, ValueError) as exc:
         raise SchemaConversionError(f"the schema is not JSON: {exc}") from None
-    if _fast_valid(schema):
+    if fast_valid(schema):
         return
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     errors = cls(cls.META_SCHEMA).iter_errors(schema)
@@ -94,7 +95,10 @@ def check_valid(schema: Mapping[str, Any]) -> None:
         raise SchemaConversionError(f"not a valid JSON Schema at {pointer}: {error.message}")
 
 
-def _fast_valid(schema: Mapping[str, Any]) -> bool:
+def fast_valid(schema: Mapping[str, Any]) -> bool:
+    """Whether jsonschema-rs accepts ``schema`` against its metaschema: then `jsonschema`
+    does too, formats unchecked (jsonschema-rs checks none). ``False`` says nothing: ask
+    `jsonschema`. Bound the schema first (`check_bounds`): past it `jsonschema` may give up."""
     try:
         import jsonschema_rs
     except ImportError:
@@ -103,3 +107,27 @@ def _fast_valid(schema: Mapping[str, Any]) -> bool:
         return bool(jsonschema_rs.meta.is_valid(dict(schema)))
     except Exception:  # an unknown $schema, text Rust cannot hold: the reference decides
         return False
+
+
+def patterns_compile(schema: Mapping[str, Any]) -> bool:
+    """Whether every ``pattern`` string and ``patternProperties`` name in ``schema`` compiles
+    with `re`: the ``regex`` format, the one a metaschema asks for that `jsonschema` checks
+    when asked to (a pattern in an example value too: that only costs the fast path)."""
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        found, names = node.get("pattern"), node.get("patternProperties")
+        patterns = [found] if isinstance(found, str) else []
+        patterns += list(names) if isinstance(names, Mapping) else []
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except (re.error, RecursionError, OverflowError, TypeError, ValueError):
+                return False
+        stack.extend(node.values())
+    return True

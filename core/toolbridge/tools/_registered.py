@@ -29,12 +29,22 @@ def schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], None]:
     The verdict is the `jsonschema` package's: a fast validator (jsonschema-rs, when installed)
     accepts the common case, and every rejection is confirmed and explained by `jsonschema`, so
     the two can never disagree on a rejection and the messages carry `jsonschema`'s JSON paths.
+    The same holds for the schema itself against its metaschema (`ToolDefinitionError`).
     """
     import jsonschema  # loaded on first use: keeps `import toolbridge` light
 
+    from ..schema._convert import fast_valid, patterns_compile
+    from ..schema._walk import check_bounds
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:  # the metaschema check, with its formats: jsonschema-rs and `re` accept it first
+        check_bounds(schema)
+        checked = fast_valid(schema) and patterns_compile(schema)
+    except SchemaConversionError:
+        checked = False  # deeper than the bound: `jsonschema` decides
     try:
-        cls.check_schema(schema)
+        if not checked:
+            cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ToolDefinitionError(f"invalid parameters schema: {exc.message}") from None
     except RecursionError:

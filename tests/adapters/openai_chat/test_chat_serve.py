@@ -39,8 +39,12 @@ def ledger(charges: list[int], **options: Any) -> toolbridge.Toolbox:
     return box
 
 
+RETRY = RetryPolicy(max_attempts=4, backoff=0.01, max_delay=0.05)
+"""The client's default four attempts, without its waits (0.2 s, doubling)."""
+
+
 def options(emu: Any, **more: Any) -> ChatServeOptions:
-    return ChatServeOptions.emulated(emu.base_url).model_copy(update=more)
+    return ChatServeOptions.emulated(emu.base_url).model_copy(update={"retry": RETRY, **more})
 
 
 @pytest.mark.parametrize("stream", [False, True])
