@@ -95,11 +95,11 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         try:
             if info[1]:
                 arguments = info[0].decode_arguments(call, tool.definition)  # type: ignore[union-attr]
-            kwargs = None if tool.context_param else tool.bind_plain(arguments)
+            context_param = tool.context_param
+            kwargs = None if context_param else tool.bind_plain(arguments)
             if kwargs is None:
-                context = (ToolContext(call, tool.definition, extra) if tool.context_param
-                           else None)
-                kwargs = tool.bind(arguments, context)
+                context = ToolContext(call, tool.definition, extra) if context_param else None
+                kwargs = tool.bind(arguments, context, not_plain=not context_param)
         except ArgumentError as exc:
             results[index] = ToolResult.failed(call, f"invalid arguments for {name}: {exc}")
             continue

@@ -271,12 +271,14 @@ class RegisteredTool:
                 return None
         return dict(arguments)
 
-    def bind(self, arguments: dict[str, Any], context: ToolContext | None) -> dict[str, Any]:
+    def bind(self, arguments: dict[str, Any], context: ToolContext | None, *,
+             not_plain: bool = False) -> dict[str, Any]:
         """Validate ``arguments`` and build the handler's keyword arguments.
 
         ``context`` is injected when the handler asks for it (it may be ``None`` otherwise).
+        ``not_plain``: `bind_plain` already returned ``None`` for these arguments.
         """
-        kwargs = self.bind_plain(arguments)
+        kwargs = None if not_plain else self.bind_plain(arguments)
         if kwargs is not None:
             if self.context_param and context is not None:
                 kwargs[self.context_param] = context
