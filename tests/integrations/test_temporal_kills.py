@@ -18,7 +18,7 @@ from typing import Any
 
 import fleet_toolbox
 import pytest
-from conftest import postgres_store, temporal_address
+from fleet_servers import postgres_store, temporal_address
 from temporalio.client import Client
 from test_temporal import FAST, SCRIPT, credentials, where
 
