@@ -8,13 +8,11 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError
 from toolbridge.http import (
     Secret,
     asend_with_retries,
     exclusive_transport,
     raise_for_backend,
-    transport_error,
 )
 
 from ._client_common import (
@@ -134,26 +132,13 @@ class AsyncAgentsClient(Requests, AsyncSavedAgents):
             params=page_params(after, limit, order)), what), what)
 
     async def _open(self, request: httpx.Request, what: str) -> httpx.Response:
-        policy = self.config.retry
-        for attempt in range(1, policy.max_attempts + 1):
-            failed: Exception | None = None
-            try:
-                response = await self._streams.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                if attempt >= policy.max_attempts:
-                    raise transport_error(f"{what}", failed)
-                await asyncio.sleep(policy.delay(attempt, None))
-                continue
-            if response.is_success:
-                return response
+        response = await asend_with_retries(self._streams, request, self.config.retry,
+                                            stream=True, what=what)
+        if not response.is_success:
             await response.aread()
             await response.aclose()
-            if attempt >= policy.max_attempts or response.status_code not in policy.retry_statuses:
-                raise_for_backend(response, what)
-            await asyncio.sleep(policy.delay(attempt, response))
-        raise BackendError(f"{what}: no attempt left")  # unreachable: the loop returns or raises
+            raise_for_backend(response, what)
+        return response
 
     async def stream_events(self, session_id: str, *, deduper: EventDeduper | None = None
                             ) -> AsyncEventStream:

@@ -19,8 +19,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError
-from toolbridge.http import Secret, raise_for_backend, send_with_retries, transport_error
+from toolbridge.http import Secret, raise_for_backend, send_with_retries
 
 from ._async_client import AsyncAgentsClient
 from ._client_common import (
@@ -152,26 +151,13 @@ class AgentsClient(Requests, SavedAgents):
             params=page_params(after, limit, order)), what), what)
 
     def _open(self, request: httpx.Request, what: str) -> httpx.Response:
-        policy = self.config.retry
-        for attempt in range(1, policy.max_attempts + 1):
-            failed: Exception | None = None
-            try:
-                response = self._streams.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                if attempt >= policy.max_attempts:
-                    raise transport_error(f"{what}", failed)
-                time.sleep(policy.delay(attempt, None))
-                continue
-            if response.is_success:
-                return response
+        response = send_with_retries(self._streams, request, self.config.retry, stream=True,
+                                     what=what)
+        if not response.is_success:
             response.read()
             response.close()
-            if attempt >= policy.max_attempts or response.status_code not in policy.retry_statuses:
-                raise_for_backend(response, what)
-            time.sleep(policy.delay(attempt, response))
-        raise BackendError(f"{what}: no attempt left")  # unreachable: the loop returns or raises
+            raise_for_backend(response, what)
+        return response
 
     def stream_events(self, session_id: str, *, deduper: EventDeduper | None = None
                       ) -> EventStream:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError
-from toolbridge.http import asend_with_retries, exclusive_transport, transport_error
+from toolbridge.http import asend_with_retries, exclusive_transport
 
 from ._base import _SSE, StreamEvent, _Base
 from .wire import ACTIVE_STATUSES
@@ -60,27 +60,8 @@ class AsyncAssistantsClient(_Base):
                       run_ids: tuple[str, str] | None = None) -> AsyncIterator[StreamEvent]:
         request = self._build("POST", path, await self._token(), {**body, "stream": True},
                               stream=True)
-        attempt = 1
-        while True:
-            failed: Exception | None = None
-            try:
-                response = await self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                if attempt >= self.retry.max_attempts:
-                    raise transport_error(f"openai-assistants: {what}", failed)
-                await asyncio.sleep(self.retry.delay(attempt, None))
-                attempt += 1
-                continue
-            if response.status_code in self.retry.retry_statuses and (
-                    attempt < self.retry.max_attempts):
-                await response.aread()
-                await response.aclose()
-                await asyncio.sleep(self.retry.delay(attempt, response))
-                attempt += 1
-                continue
-            break
+        response = await asend_with_retries(self._http, request, self.retry, stream=True,
+                                            what=f"openai-assistants: {what}")
         try:
             if not response.is_success:
                 await response.aread()

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, UsageError
-from toolbridge.http import send_with_retries, transport_error
+from toolbridge.http import send_with_retries
 
 from ._async_client import AsyncAssistantsClient
 from ._base import (
@@ -76,27 +76,8 @@ class AssistantsClient(_Base):
     def _stream(self, path: str, body: dict[str, Any], what: str,
                 run_ids: tuple[str, str] | None = None) -> Iterator[StreamEvent]:
         request = self._build("POST", path, self._token(), {**body, "stream": True}, stream=True)
-        attempt = 1
-        while True:
-            failed: Exception | None = None
-            try:
-                response = self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                if attempt >= self.retry.max_attempts:
-                    raise transport_error(f"openai-assistants: {what}", failed)
-                time.sleep(self.retry.delay(attempt, None))
-                attempt += 1
-                continue
-            if response.status_code in self.retry.retry_statuses and (
-                    attempt < self.retry.max_attempts):
-                response.read()
-                response.close()
-                time.sleep(self.retry.delay(attempt, response))
-                attempt += 1
-                continue
-            break
+        response = send_with_retries(self._http, request, self.retry, stream=True,
+                                     what=f"openai-assistants: {what}")
         try:
             if not response.is_success:
                 response.read()

@@ -30,7 +30,6 @@ from toolbridge.http import (
     exclusive_transport,
     raise_for_backend,
     send_with_retries,
-    transport_error,
 )
 
 from .stream import ChunkAssembler
@@ -145,23 +144,9 @@ class ChatClient:
 
     def stream(self, **body: Any) -> Iterator[dict[str, Any]]:
         """``stream: true``: the chunks as they arrive (a drop ends them early, silently)."""
-        request, policy = self.config.request(body, self._token(), True), self.config.retry
-        for attempt in range(1, policy.max_attempts + 1):
-            failed: Exception | None = None
-            try:
-                response = self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                if attempt == policy.max_attempts:
-                    raise transport_error(f"{DIALECT}", failed)
-                time.sleep(policy.delay(attempt, None))
-                continue
-            if response.status_code not in policy.retry_statuses or (
-                    attempt == policy.max_attempts):
-                break
-            response.close()
-            time.sleep(policy.delay(attempt, response))
+        request = self.config.request(body, self._token(), True)
+        response = send_with_retries(self._http, request, self.config.retry, stream=True,
+                                    what=DIALECT)
         try:
             if not response.is_success:
                 response.read()
@@ -233,23 +218,9 @@ class AsyncChatClient:
 
     async def stream(self, **body: Any) -> AsyncIterator[dict[str, Any]]:
         """``stream: true``: the chunks as they arrive."""
-        request, policy = self.config.request(body, await self._token(), True), self.config.retry
-        for attempt in range(1, policy.max_attempts + 1):
-            failed: Exception | None = None
-            try:
-                response = await self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                if attempt == policy.max_attempts:
-                    raise transport_error(f"{DIALECT}", failed)
-                await asyncio.sleep(policy.delay(attempt, None))
-                continue
-            if response.status_code not in policy.retry_statuses or (
-                    attempt == policy.max_attempts):
-                break
-            await response.aclose()
-            await asyncio.sleep(policy.delay(attempt, response))
+        request = self.config.request(body, await self._token(), True)
+        response = await asend_with_retries(self._http, request, self.config.retry, stream=True,
+                                           what=DIALECT)
         try:
             if not response.is_success:
                 await response.aread()

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, WireFormatError
-from toolbridge.http import SSEDecoder, asend_with_retries, exclusive_transport, transport_failure
+from toolbridge.http import SSEDecoder, asend_with_retries, exclusive_transport
 
 from ._config import ClientConfig
 from ._gather import StreamGatherer
@@ -78,29 +78,9 @@ class AsyncResponsesClient(Requests):
     async def events(self, request: httpx.Request, *, idempotent: bool
                      ) -> AsyncIterator[dict[str, Any]]:
         """The decoded events of one stream request; ends quietly when the stream drops."""
-        policy = self.config.retry
-        attempt = 1
-        while True:
-            failed: Exception | None = None
-            try:
-                response = await self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                where = f"{DIALECT}: {request.method} {request.url.path}"
-                error = transport_failure(request, failed, attempt, policy.max_attempts,
-                                          idempotent=idempotent, what=where)
-                if error is not None:
-                    raise error
-                await asyncio.sleep(policy.delay(attempt, None))
-                attempt += 1
-                continue
-            if response.status_code in policy.retry_statuses and attempt < policy.max_attempts:
-                await response.aclose()
-                await asyncio.sleep(policy.delay(attempt, response))
-                attempt += 1
-                continue
-            break
+        where = f"{DIALECT}: {request.method} {request.url.path}"
+        response = await asend_with_retries(self._http, request, self.config.retry, stream=True,
+                                            idempotent=idempotent, what=where)
         try:
             if not response.is_success:
                 await response.aread()

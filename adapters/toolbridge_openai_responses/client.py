@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError
-from toolbridge.http import send_with_retries, transport_failure
+from toolbridge.http import send_with_retries
 
 from ._async_client import AsyncResponsesClient
 from ._config import ClientConfig
@@ -83,29 +83,9 @@ class ResponsesClient(Requests):
 
     def events(self, request: httpx.Request, *, idempotent: bool) -> Iterator[dict[str, Any]]:
         """The decoded events of one stream request; ends quietly when the stream drops."""
-        policy = self.config.retry
-        attempt = 1
-        while True:
-            failed: Exception | None = None
-            try:
-                response = self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                failed = exc
-            if failed is not None:  # raised out here: the httpx error is not chained to ours
-                where = f"{DIALECT}: {request.method} {request.url.path}"
-                error = transport_failure(request, failed, attempt, policy.max_attempts,
-                                          idempotent=idempotent, what=where)
-                if error is not None:
-                    raise error
-                time.sleep(policy.delay(attempt, None))
-                attempt += 1
-                continue
-            if response.status_code in policy.retry_statuses and attempt < policy.max_attempts:
-                response.close()
-                time.sleep(policy.delay(attempt, response))
-                attempt += 1
-                continue
-            break
+        where = f"{DIALECT}: {request.method} {request.url.path}"
+        response = send_with_retries(self._http, request, self.config.retry, stream=True,
+                                     idempotent=idempotent, what=where)
         try:
             if not response.is_success:
                 response.read()

@@ -66,6 +66,28 @@ async def test_async_form_and_custom_retry_condition() -> None:
             assert response.status_code == 200
 
 
+async def test_streamed_requests_retry_and_name_what_failed() -> None:
+    """``stream=True``: a retryable answer is retried, the last one is left open to read; a
+    transport error names the request as ``what`` says."""
+    faults = {"fail_requests": [{"nth": 1, "status": 503}]}
+    with Ok(faults=faults).run() as emu, httpx.Client() as client:
+        response = send_with_retries(client, client.build_request("GET", emu.url("/ok")), FAST,
+                                     stream=True)
+        assert not response.is_closed and response.status_code == 200
+        assert response.read() == b'{"ok":true}' and len(emu.journal) == 2
+        response.close()
+    with Ok(faults=faults).run() as emu:
+        async with httpx.AsyncClient() as aclient:
+            aresponse = await asend_with_retries(
+                aclient, aclient.build_request("GET", emu.url("/ok")), FAST, stream=True)
+            assert aresponse.status_code == 200 and await aresponse.aread() == b'{"ok":true}'
+            await aresponse.aclose()
+    with httpx.Client() as client, pytest.raises(BackendError, match=r"^my stream: "):
+        send_with_retries(client, client.build_request("GET", "http://127.0.0.1:9/x"),
+                          RetryPolicy(backoff=0.001, max_attempts=2), stream=True,
+                          what="my stream")
+
+
 def test_transport_errors_become_backend_errors() -> None:
     with httpx.Client() as client, pytest.raises(BackendError, match="GET /nothing"):
         send_with_retries(client, client.build_request("GET", "http://127.0.0.1:9/nothing"),

@@ -130,13 +130,17 @@ def _should_retry(policy: RetryPolicy, response: httpx.Response, extra: Retryabl
 
 def send_with_retries(
     client: httpx.Client, request: httpx.Request, policy: RetryPolicy = RetryPolicy(),
-    *, retry_if: Retryable | None = None, idempotent: bool = True,
+    *, retry_if: Retryable | None = None, idempotent: bool = True, stream: bool = False,
+    what: str = "",
 ) -> httpx.Response:
     """Send ``request``, retrying transport errors and retryable answers; the last answer wins.
 
     ``idempotent=False`` (a request that must not run twice, e.g. a new user turn) retries only
     errors raised before the request left (connect errors and timeouts): after a read error or
     a dropped connection the server may have acted on it, so that raises at once.
+    ``stream=True`` opens a streamed response (the caller reads and closes it; one that is
+    retried is closed here). ``what`` names the request in a transport error (default: its
+    method and path).
     """
     import httpx
 
@@ -144,18 +148,20 @@ def send_with_retries(
     while True:
         failed: Exception | None = None
         try:
-            response = client.send(request)
+            response = client.send(request, stream=stream)
         except httpx.TransportError as exc:
             failed, response = exc, None
         if failed is not None:  # raised out here, the httpx error is not chained to ours
             error = transport_failure(request, failed, attempt, policy.max_attempts,
-                                      idempotent=idempotent)
+                                      idempotent=idempotent, what=what)
             if error is not None:
                 raise error
-        if response is not None and not (
-            attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
-        ):
-            return response
+        if response is not None:
+            if not (attempt < policy.max_attempts
+                    and _should_retry(policy, response, retry_if)):
+                return response
+            if stream:
+                response.close()
         wait = policy.delay(attempt, response)
         log.info("retrying %s %s in %.2fs (attempt %d)", request.method, request.url.path,
                  wait, attempt + 1)
@@ -165,7 +171,8 @@ def send_with_retries(
 
 async def asend_with_retries(
     client: httpx.AsyncClient, request: httpx.Request, policy: RetryPolicy = RetryPolicy(),
-    *, retry_if: Retryable | None = None, idempotent: bool = True,
+    *, retry_if: Retryable | None = None, idempotent: bool = True, stream: bool = False,
+    what: str = "",
 ) -> httpx.Response:
     """Async form of `send_with_retries`."""
     import httpx
@@ -174,18 +181,20 @@ async def asend_with_retries(
     while True:
         failed: Exception | None = None
         try:
-            response = await client.send(request)
+            response = await client.send(request, stream=stream)
         except httpx.TransportError as exc:
             failed, response = exc, None
         if failed is not None:  # raised out here, the httpx error is not chained to ours
             error = transport_failure(request, failed, attempt, policy.max_attempts,
-                                      idempotent=idempotent)
+                                      idempotent=idempotent, what=what)
             if error is not None:
                 raise error
-        if response is not None and not (
-            attempt < policy.max_attempts and _should_retry(policy, response, retry_if)
-        ):
-            return response
+        if response is not None:
+            if not (attempt < policy.max_attempts
+                    and _should_retry(policy, response, retry_if)):
+                return response
+            if stream:
+                await response.aclose()
         wait = policy.delay(attempt, response)
         log.info("retrying %s %s in %.2fs (attempt %d)", request.method, request.url.path,
                  wait, attempt + 1)
