@@ -120,11 +120,8 @@ class CallTracker:
             dict.fromkeys(self.step_keys))
         results = [r for k in keys for r in (self.ready.pop(k), *self.repeats.pop(k, ()))]
         assert self.step is not None
-        self.sending_now(keys)
-        return self.step, keys, results
-
-    def sending_now(self, keys: Sequence[Key]) -> None:
         self.sending = frozenset(keys) if keys else _NONE
+        return self.step, keys, results
 
     def sent(self, keys: Sequence[Key], *, landed: bool) -> None:
         """The submission of ``keys`` is over: it ``landed``, or failed."""

@@ -79,7 +79,6 @@ class Submitter:
                     step, body, keys = await self._batch(turn)
                 else:
                     return
-                self._calls.sending_now(keys)
                 try:
                     next_step = await self._backend.submit(step, body)
                 except Exception as exc:
