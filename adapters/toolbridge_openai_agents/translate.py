@@ -203,12 +203,13 @@ def results_to_wire(results: Sequence[ToolResult]) -> dict[str, Any]:
         # The common case (text output) inline, reading each model's fields once: this is on
         # every payload's path, and a pydantic model's attributes are slow to get.
         fields = result.__dict__
-        output = fields["output"]
-        if fields["success"] and type(output) is str:
+        if fields["success"]:
             call = fields["call"].__dict__
-            if call["turn"]:
+            output = fields["output"]
+            if call["turn"] and (type(output) is str or not isinstance(output, Content)):
                 events.append({"type": TOOL_RESULT, "turn_id": call["turn"],
-                               "call_id": call["id"], "success": True, "output": output})
+                               "call_id": call["id"], "success": True,
+                               "output": output_text(output)})
                 continue
         events.append(result_to_wire(result))
     return {"events": events}

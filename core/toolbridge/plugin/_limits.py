@@ -43,6 +43,22 @@ def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
         structure = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
         return max(accumulate(map(_STEP, structure)), default=0) > limit
     kind = type(value)
+    if kind is dict and limit >= 2:  # the usual arguments: scalars and flat containers
+        for child in value.values():
+            kind = type(child)
+            if kind in _SCALARS:
+                continue
+            if kind is not dict and kind is not list:
+                break
+            for leaf in child.values() if kind is dict else child:
+                if type(leaf) not in _SCALARS:
+                    break
+            else:
+                continue
+            break
+        else:
+            return False
+        kind = dict
     if kind is not dict and kind is not list and not isinstance(value, _CONTAINERS):
         return limit < 0
     # Level by level: each level's containers, no recursion (a caller may be deep already).

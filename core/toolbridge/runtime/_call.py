@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text
 from ..errors import ToolError
-from ..model import ToolCall, ToolDefinition, ToolResult
+from ..model import ToolCall, ToolDefinition, ToolResult, new_result
 from . import _threads
 from ._limits import SizePolicy, enforce_limits
 from ._output import _message, default_error_formatter, shape
@@ -76,8 +76,9 @@ class Payload:
 class PlannedCall:
     """A call whose tool and arguments are known, on its way through the pipeline."""
 
-    __slots__ = ("arguments", "call", "dialect", "index", "key", "kwargs", "owner", "payload",
-                 "recorded", "result", "resumed", "sure", "text", "timeout", "tool")
+    __slots__ = ("arguments", "call", "dialect", "index", "inline", "is_async", "key", "kwargs",
+                 "owner", "payload", "recorded", "result", "resumed", "sure", "text", "timeout",
+                 "tool")
 
     def __init__(self, payload: Payload, index: int, call: ToolCall, tool: RegisteredTool,
                  kwargs: dict[str, Any], arguments: dict[str, Any], dialect: Dialect | None,
@@ -95,6 +96,10 @@ class PlannedCall:
         self.key = key
         self.timeout = timeout
         """Seconds the call may run (the tool's, else the toolbox's); ``None``: no limit."""
+        self.is_async = tool.is_async
+        """Whether the handler is a coroutine function (run it with `aexecute`)."""
+        self.inline = tool.inline
+        """Whether the tool asked to run in the caller's thread (``inline=True``)."""
         self.owner: str | None = None
         """The store owner holding the call for this run, once claimed."""
         self.resumed = 0.0
@@ -107,16 +112,6 @@ class PlannedCall:
     @property
     def definition(self) -> ToolDefinition:
         return self.tool.definition
-
-    @property
-    def is_async(self) -> bool:
-        """Whether the handler is a coroutine function (run it with `aexecute`)."""
-        return self.tool.is_async
-
-    @property
-    def inline(self) -> bool:
-        """Whether the tool asked to run in the caller's thread (``inline=True``)."""
-        return self.tool.inline
 
     # ------------------------------------------------------------------ running
     def execute(self, linger: bool = False) -> None:
@@ -133,7 +128,21 @@ class PlannedCall:
             elif journal.pending:
                 journal.flush()  # a side effect's result is stored before another handler runs
         hooks = self.payload.hooks
-        result, text = self._call_sync() if hooks is None else self._through_hooks(hooks)
+        if hooks is not None:
+            result, text = self._through_hooks(hooks)
+        else:
+            try:
+                value = self.tool.handler(**self.kwargs)
+            except Exception as exc:
+                result, text = self._failure(exc), None
+            else:
+                if type(value) is str and len(value) <= self.sure and self.timeout is None:
+                    # text that fits, and nothing else can settle the call: its answer now
+                    self.result = new_result(self.call, True, value, None)
+                    if logged and journal is not None:
+                        journal.completed(self, linger)
+                    return
+                result, text = shape(self.call, value)
         if self.settle(result, text) and logged and journal is not None:
             journal.completed(self, linger)
 

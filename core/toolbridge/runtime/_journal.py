@@ -61,6 +61,8 @@ class Journal:
         self.pending = False
         """Whether writes wait for the next commit."""
         self.owners: set[str] = set()
+        self.reconciling = False
+        """Whether a claim took over a side effect whose handler a gone worker had entered."""
         self._lock = threading.Lock()
         self._cond: threading.Condition | None = None  # made by the first thread that waits
         self._started: list[PlannedCall] = []
@@ -108,7 +110,11 @@ class Journal:
                     owners.add(owner)
                 if answer[2]:
                     pc.resumed = answer[2]
-                    (reconcile if pc.tool.side_effects else run).append(pc)
+                    if pc.tool.side_effects:
+                        reconcile.append(pc)
+                        self.reconciling = True
+                    else:
+                        run.append(pc)
                 else:
                     run.append(pc)
             elif state == "completed":
@@ -187,17 +193,22 @@ class Journal:
         """Store every result not stored yet and free every claim of a call that has none
         (a side effect whose handler was entered stays started: a re-delivery reconciles
         it); the owners are then done."""
-        if not (self.pending or self._flushing or self._started or self._completed) and all(
-                pc.result is not None for pc in planned):  # the usual end: one write, here
-            try:
-                unrecorded = [pc for pc in planned if pc.owner is not None and not pc.recorded]
-                if unrecorded:
-                    self._write([], unrecorded, [])
-            finally:
-                for owner in self.owners:
-                    end_owner(owner)
-                self.owners.clear()
-            return
+        if not (self.pending or self._flushing or self._started or self._completed):
+            unrecorded = []
+            for pc in planned:
+                if pc.result is None:
+                    break
+                if pc.owner is not None and not pc.recorded:
+                    unrecorded.append(pc)
+            else:  # the usual end, every call answered: one write, here
+                try:
+                    if unrecorded:
+                        self._write([], unrecorded, [])
+                finally:
+                    for owner in self.owners:
+                        end_owner(owner)
+                    self.owners.clear()
+                return
         with self._lock:
             completed = self._completed
             queued = {id(pc) for pc in completed} if completed else ()

@@ -62,8 +62,12 @@ def serialize_output(value: Any) -> Any:
 def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
     """A handler's return value as a successful result (or an error result if it cannot be
     sent), with the output's JSON text when it is JSON data (encoded here, once)."""
-    if type(value) is str:  # the common case: text is sent as it is
+    kind = type(value)
+    if kind is str:  # the common case: text is sent as it is
         return new_result(call, True, value, None), None
+    if (kind is dict or kind is list and (not value or type(value[0]) in _JSON_TYPES)) and (
+            _plain_json(value)):  # JSON data as it is (`serialize_output`'s first case)
+        return new_result(call, True, value, None), to_json(value).decode()
     try:
         output = serialize_output(value)
         text = None if isinstance(output, (str, Content)) else to_json(output).decode()

@@ -108,11 +108,13 @@ class Pipeline:
             run, held = self._claim(journal, planned)
             waited, delay = 0.0, 0.002
             while True:
-                reconciling = [pc for pc in run if pc.resumed and pc.tool.side_effects]
-                for pc in reconciling:
-                    reconcile(pc)
-                if len(reconciling) < len(run):
-                    executor.run([pc for pc in run if pc.result is None], concurrency)
+                if journal.reconciling:  # settle those first; the others have no result yet
+                    for pc in run:
+                        if pc.resumed and pc.tool.side_effects:
+                            reconcile(pc)
+                    run = [pc for pc in run if pc.result is None]
+                if run:
+                    executor.run(run, concurrency)
                 if not held:
                     break
                 journal.flush()  # what ran is stored before waiting for other workers
