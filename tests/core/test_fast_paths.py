@@ -14,6 +14,7 @@ import toolbridge
 from toolbridge import Correlation, ToolCall, ToolResult
 from toolbridge.model import new_result
 from toolbridge.store import MemoryStore, StoredResult, StoreKey, fingerprint, new_owner
+from toolbridge.store._base import digest, fingerprint_digest
 
 
 class Ids(Correlation):
@@ -71,12 +72,15 @@ def test_new_result_equals_the_validated_one() -> None:
 @pytest.mark.parametrize("arguments", [
     {}, {"b": 1, "a": [1.5, None, "é", True]}, {"z": {"y": {"x": float("nan")}}},
     {"when": datetime.date(2024, 1, 2)},
+    {"b": [{"d": 1, "c": [{"f": 2, "e": {"h": None, "g": 1e16}}]}], "a": ({"y": 1, "x": 2},)},
+    {"list": [[{"b": 1, "a": 2}], "s", 3, [[]]], "flat": [1, 2]},
 ])
 def test_fingerprint_is_the_canonical_json(arguments: dict[str, Any]) -> None:
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str,
                       ensure_ascii=False)
     assert fingerprint("n", arguments) == f"n\0{text}"
     assert fingerprint("n", dict(reversed(arguments.items()))) == f"n\0{text}"  # any order
+    assert fingerprint_digest("n", arguments) == digest(f"n\0{text}")  # what SQL stores keep
 
 
 def test_memory_store_eviction_keeps_calls_in_flight_and_stays_bounded() -> None:

@@ -21,6 +21,7 @@ from _common import validation_cases  # noqa: E402
 @pytest.mark.parametrize(("script", "args"), [
     ("bench_validation.py", ["--schemas", "4", "--repeat", "1"]),
     ("bench_handle.py", ["--number", "3", "--rounds", "1"]),
+    ("bench_store.py", ["--number", "4", "--rounds", "1"]),
     ("bench_import.py", ["--samples", "1"]),
 ])
 def test_benchmark_runs(script: str, args: list[str]) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_cases import mixed_claim
 
 import toolbridge
 import toolbridge.plugin
@@ -36,15 +37,15 @@ WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")
 
 
-@pytest.fixture(params=["memory", "sqlite", "sqlite-without-returning"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite-without-upsert"])
 def store(request: pytest.FixtureRequest, tmp_path: Path,
           monkeypatch: pytest.MonkeyPatch) -> ResultStore:
     if request.param == "memory":
         return MemoryStore()
-    if request.param == "sqlite-without-returning":  # SQLite before 3.35: read, then insert
+    if request.param == "sqlite-without-upsert":  # SQLite before 3.24: read, then insert
         import toolbridge.store._sqlite
 
-        monkeypatch.setattr(toolbridge.store._sqlite, "_RETURNING", (99,))
+        monkeypatch.setattr(toolbridge.store._sqlite, "_UPSERT", (99,))
     return SqliteStore(tmp_path / "r.db")
 
 
@@ -135,6 +136,11 @@ def test_stored_results_round_trip(store: ResultStore) -> None:
         found = store.get(key)
         assert found is not None and found.state == "completed" and found.result == stored
     assert StoredResult.from_json(StoredResult(True, content).to_json()).output == content
+
+
+def test_one_claim_answers_new_stored_reused_held_and_abandoned_calls(store: ResultStore
+                                                                    ) -> None:
+    mixed_claim(store)
 
 
 def test_the_claim_is_atomic_across_threads(store: ResultStore) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_cases import mixed_claim
 
 import toolbridge
 from toolbridge import Content, TextPart, Toolbox, UsageError, open_store
@@ -80,6 +81,11 @@ def test_claim_complete_and_replay(store: PostgresStore) -> None:
         assert again.state == "completed" and again.result == stored
     reused = store.claim_one(KEY._replace(call_id=repr(stored)[:40]), "tool", {"other": 1})
     assert reused.state == "reused"  # the runtime refuses it
+
+
+def test_one_claim_answers_new_stored_reused_held_and_abandoned_calls(store: PostgresStore
+                                                                    ) -> None:
+    mixed_claim(store)
 
 
 def test_the_toolbox_replays_completed_calls(store_url: str, echo_dialect: str) -> None:

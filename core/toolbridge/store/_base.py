@@ -26,10 +26,36 @@ def _sorted(value: Any) -> Any:
     """``value`` with every object's keys in sorted order."""
     kind = type(value)
     if kind is dict:
-        return {key: _sorted(value[key]) for key in sorted(value)}
+        return _sorted_object(value)
     if kind is list or kind is tuple:
-        return [_sorted(item) for item in value]
+        return _sorted_array(value)
     return value
+
+
+def _sorted_object(value: dict[Any, Any]) -> dict[Any, Any]:
+    # scalars are copied in place, not passed through a call each: most arguments are flat
+    out = {}
+    for key in sorted(value):
+        item = value[key]
+        kind = type(item)
+        if kind is dict:
+            item = _sorted_object(item)
+        elif kind is list or kind is tuple:
+            item = _sorted_array(item)
+        out[key] = item
+    return out
+
+
+def _sorted_array(value: list[Any] | tuple[Any, ...]) -> list[Any]:
+    out = []
+    for item in value:
+        kind = type(item)
+        if kind is dict:
+            item = _sorted_object(item)
+        elif kind is list or kind is tuple:
+            item = _sorted_array(item)
+        out.append(item)
+    return out
 
 
 def fingerprint(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -64,16 +90,20 @@ class StoredResult(NamedTuple):
     def to_json(self, output_json: str | None = None) -> str:
         """Compact JSON; a `Content` output keeps its parts. ``output_json``: the output
         already encoded (compact JSON), used as is."""
-        if output_json is None and not isinstance(self.output, Content):
-            output_json = json.dumps(self.output, separators=(",", ":"), ensure_ascii=False)
+        success, output, error = self
         if output_json is None:
-            body = '"content":' + json.dumps(self.output.model_dump(), separators=(",", ":"),
-                                             ensure_ascii=False)
+            if isinstance(output, Content):
+                body = '"content":' + json.dumps(output.model_dump(), separators=(",", ":"),
+                                                 ensure_ascii=False)
+            else:
+                body = '"output":' + json.dumps(output, separators=(",", ":"),
+                                                ensure_ascii=False)
         else:
             body = '"output":' + output_json
-        error = "" if self.error is None else ',"error":' + json.dumps(self.error,
-                                                                        ensure_ascii=False)
-        return f'{{"success":{"true" if self.success else "false"},{body}{error}}}'
+        head = '{"success":true,' if success else '{"success":false,'
+        if error is None:
+            return head + body + "}"
+        return head + body + ',"error":' + json.dumps(error, ensure_ascii=False) + "}"
 
     @classmethod
     def from_json(cls, text: str) -> StoredResult:
@@ -211,3 +241,11 @@ class ResultStore(abc.ABC):
 def digest(text: str) -> str:
     """What the SQL stores keep of a fingerprint."""
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def fingerprint_digest(tool: str, arguments: Mapping[str, Any]) -> str:
+    """``digest(fingerprint(tool, arguments))``, without decoding and encoding the text."""
+    hashed = hashlib.blake2b(tool.encode(), digest_size=16)
+    hashed.update(b"\0")
+    hashed.update(to_json(_sorted(arguments)))
+    return hashed.hexdigest()

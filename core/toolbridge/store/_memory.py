@@ -123,10 +123,10 @@ class MemoryStore(ResultStore):
         applied: list[bool] = []
         stored = self._calls
         with self._lock:
-            for key, owner in started:
-                mark = self._entry(tuple(key))
+            for key, owner in started:  # a stored key keeps its plain tuple: no conversions
+                mark = self._entry(key)
                 if mark is not None and mark[1] == owner and mark[0] == "claimed":
-                    stored[tuple(key)] = ("started", owner, now, *mark[3:])
+                    stored[key] = ("started", owner, now, *mark[3:])
             finished = self._completed
             for key, owner, result, output_json in completed:
                 kept = (result[0], None if output_json is not None else result[1], result[2],
@@ -144,14 +144,13 @@ class MemoryStore(ResultStore):
                 if value is None or value[1] != owner or value[0] == "completed":
                     applied.append(False)
                     continue
-                plain = tuple(key)
-                stored[plain] = ("completed", owner, value[2], value[3], value[4], kept)
-                finished.append(plain)
+                stored[key] = ("completed", owner, value[2], value[3], value[4], kept)
+                finished.append(tuple(key))  # the queue keeps plain tuples
                 applied.append(True)
             if completed:
                 self._completed_at.extend([now] * (len(finished) - len(self._completed_at)))
             for key, owner in released:
-                entry = self._entry(tuple(key))
+                entry = self._entry(key)
                 if entry is not None and entry[1] == owner and entry[0] != "completed":
                     del stored[key]
             if len(stored) > self.max_entries:
@@ -160,7 +159,7 @@ class MemoryStore(ResultStore):
 
     def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
         with self._lock:
-            found = [self._entry(tuple(key)) for key in keys]
+            found = [self._entry(key) for key in keys]
         return [None if e is None else self._seen(e[0], e[1], e[2], _result(e)) for e in found]
 
     def prune(self, older_than: float) -> int:
@@ -185,7 +184,7 @@ class MemoryStore(ResultStore):
         return f"<MemoryStore entries={len(self)}>"
 
     # ---------------------------------------------------------------- internals
-    def _entry(self, key: Key) -> Entry | None:
+    def _entry(self, key: Key | StoreKey) -> Entry | None:
         """The call's entry (a batch member made one of its own), its fingerprint made."""
         value = self._calls.get(key)
         if value is None:

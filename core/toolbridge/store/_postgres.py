@@ -30,8 +30,7 @@ from ._base import (
     StoreCompletion,
     StoredResult,
     StoreKey,
-    digest,
-    fingerprint,
+    fingerprint_digest,
 )
 from ._owners import end_owner, new_owner, owner_alive
 from ._postgres_schema import prepare
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
+_new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _KEY = "dialect = %s AND conversation = %s AND turn = %s AND call_id = %s"
@@ -101,6 +101,11 @@ class PostgresStore(ResultStore):
         if "application_name" not in dict(rest):
             self._connect_options["application_name"] = "toolbridge"
         self.url = redact_url(urlunsplit(parts._replace(query=urlencode(rest))))
+        self._insert_new = (  # the calls not stored yet, in one statement (rowcount: how many)
+            f"INSERT INTO {self._table} (dialect, conversation, turn, call_id, state, tool, "
+            "fingerprint, owner, claimed_at) SELECT d, c, t, i, 'claimed', tool, fp, %s, %s "
+            "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+            "%s::text[]) AS u(d, c, t, i, tool, fp) ON CONFLICT DO NOTHING")
         self._reset()
         _STORES.add(self)
         with self._lock:
@@ -207,27 +212,36 @@ class PostgresStore(ResultStore):
     # ------------------------------------------------------------------------ the store
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
-        digests = [digest(fingerprint(c.tool, c.arguments)) for c in calls]
-        locked = [(c.key, owner) for c in calls]
+        digests = [fingerprint_digest(call[1], call[2]) for call in calls]
+        locked = [(call[0], owner) for call in calls]
         try:
-            got = self._acquire([_lock_id(self.table, *c.key) for c in calls], owner)
+            got = self._acquire([_lock_id(self.table, *call[0]) for call in calls], owner)
             answers = self._in_transaction(
                 lambda conn: self._claim(conn, calls, digests, got, owner))
         except BaseException:
             self._release_locks(locked)
             end_owner(owner)
             raise
-        self._release_locks([k for k, a in zip(locked, answers, strict=True)
-                             if a.state != "claimed"])
-        if not any(a.state == "claimed" for a in answers):
-            end_owner(owner)
+        if not all(a[0] == "claimed" for a in answers):
+            self._release_locks([k for k, a in zip(locked, answers, strict=True)
+                                 if a[0] != "claimed"])
+            if not any(a[0] == "claimed" for a in answers):
+                end_owner(owner)
         return answers
 
     def _claim(self, conn: psycopg.Connection[Any], calls: Sequence[StoreCall],
                digests: list[str], got: list[bool], owner: str) -> list[StoreClaim]:
-        found = self._rows(conn, [c.key for c in calls])
+        """The claim's work in its transaction. With every call's lock taken (the usual
+        case) the new calls are inserted first: if that was all, nothing is read."""
         now = time.time()
-        ours = StoreClaim("claimed", owner)
+        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
+        if calls and all(got):
+            columns = [list(column) for column in zip(*[(*c[0], c[1]) for c in calls],
+                                                      strict=True)]
+            if conn.execute(self._insert_new, (owner, now, *columns, digests)
+                            ).rowcount == len(calls):
+                return [ours] * len(calls)
+        found = self._rows(conn, [c[0] for c in calls])  # what this claim inserted: `owner`
         answers: list[StoreClaim] = []
         inserts: list[tuple[Any, ...]] = []
         for call, text, locked in zip(calls, digests, got, strict=True):
@@ -240,7 +254,9 @@ class PostgresStore(ResultStore):
                     answers.append(StoreClaim("running"))
                 continue
             state, stored, holder, started_at, result = row
-            if stored is not None and stored != text:  # NULL: migrated from schema 0
+            if holder == owner:
+                answers.append(ours)
+            elif stored is not None and stored != text:  # NULL: migrated from schema 0
                 answers.append(StoreClaim("reused"))
             elif state == "completed":
                 answers.append(StoreClaim("completed", holder, started_at or 0.0,
@@ -276,7 +292,8 @@ class PostgresStore(ResultStore):
               completed: Sequence[StoreCompletion] = (),
               released: Sequence[Owned] = ()) -> list[bool]:
         now = time.time()
-        rows = [(c.result.to_json(c.output_json), now, *c.key, c.owner) for c in completed]
+        rows = [(result.to_json(output_json), now, *key, owner)
+                for key, owner, result, output_json in completed]
         table = self._table
 
         def work(conn: psycopg.Connection[Any]) -> list[bool]:

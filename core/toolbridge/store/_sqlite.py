@@ -18,8 +18,7 @@ from ._base import (
     StoreCompletion,
     StoredResult,
     StoreKey,
-    digest,
-    fingerprint,
+    fingerprint_digest,
 )
 from ._owners import end_owner, new_owner, owner_alive
 from ._records import Records
@@ -31,11 +30,13 @@ if TYPE_CHECKING:  # imported on first use: keeps `import toolbridge` light
 __all__ = ["SqliteStore"]
 
 T = TypeVar("T")
+_new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
 
 _KEY = "dialect = ? AND conversation = ? AND turn = ? AND call_id = ?"
 _SELECT = "SELECT state, fingerprint, owner, started_at, result FROM toolbridge_calls WHERE "
 _INSERT = ("INSERT INTO toolbridge_calls (dialect, conversation, turn, call_id, state, tool, "
            "fingerprint, owner, claimed_at) VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)")
+_INSERT_NEW = _INSERT + " ON CONFLICT DO NOTHING"  # the rows changed: how many were new
 _TAKE_OVER = f"UPDATE toolbridge_calls SET owner = ? WHERE {_KEY} AND owner = ?"
 _START = (f"UPDATE toolbridge_calls SET state = 'started', started_at = ? WHERE {_KEY} "
           "AND owner = ? AND state = 'claimed'")
@@ -43,9 +44,7 @@ _COMPLETE = ("UPDATE toolbridge_calls SET state = 'completed', result = ?, compl
              f"WHERE {_KEY} AND owner = ? AND state != 'completed'")
 _RELEASE = f"DELETE FROM toolbridge_calls WHERE {_KEY} AND owner = ? AND state != 'completed'"
 _CHUNK = 200  # keys per SELECT ... IN (...), well under SQLite's bound on parameters
-_ROWS_PER_INSERT = 100  # 9 parameters each: under the 999 of older SQLite builds
-_RETURNING = (3, 35)  # the SQLite that has INSERT ... RETURNING
-_INSERTS: dict[int, str] = {}  # the INSERT ... RETURNING of so many rows
+_UPSERT = (3, 24)  # the SQLite that has INSERT ... ON CONFLICT DO NOTHING
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 
 
@@ -110,15 +109,20 @@ class SqliteStore(ResultStore):
 
     def _retry(self, attempt: Callable[[], T]) -> T:
         """``attempt()``, again after a busy/locked error, with backoff, until ``timeout``."""
-        deadline = time.monotonic() + self.timeout
+        try:
+            return attempt()
+        except Exception as exc:
+            if not _busy(exc):
+                raise
+        deadline = time.monotonic() + self.timeout  # from the first failure: a few µs late
         delay = 0.001
         while True:
+            time.sleep(delay * (0.5 + random.random()))
             try:
                 return attempt()
             except Exception as exc:
                 if not _busy(exc) or time.monotonic() + delay > deadline:
                     raise
-            time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.05)
 
     def _in_transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -147,13 +151,15 @@ class SqliteStore(ResultStore):
     # ------------------------------------------------------------------ the store
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
-        digests = [digest(fingerprint(c.tool, c.arguments)) for c in calls]
+        now = time.time()
+        rows = [(*call[0], call[1], fingerprint_digest(call[1], call[2]), owner, now)
+                for call in calls]
         try:
-            answers = self._in_transaction(lambda conn: _claim(conn, calls, digests, owner))
+            answers = self._in_transaction(lambda conn: _claim(conn, calls, rows, owner))
         except BaseException:
             end_owner(owner)
             raise
-        if not any(a.state == "claimed" for a in answers):
+        if not any(a[0] == "claimed" for a in answers):
             end_owner(owner)
         return answers
 
@@ -161,7 +167,8 @@ class SqliteStore(ResultStore):
               completed: Sequence[StoreCompletion] = (),
               released: Sequence[Owned] = ()) -> list[bool]:
         now = time.time()
-        rows = [(c.result.to_json(c.output_json), now, *c.key, c.owner) for c in completed]
+        rows = [(result.to_json(output_json), now, *key, owner)
+                for key, owner, result, output_json in completed]
 
         def work(conn: sqlite3.Connection) -> list[bool]:
             if started:
@@ -212,66 +219,44 @@ class SqliteStore(ResultStore):
         return f"<SqliteStore {self.path!r}>"
 
 
-def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[str],
+def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], rows: list[tuple[Any, ...]],
            owner: str) -> list[StoreClaim]:
-    """The claim's work, inside its transaction (the write lock is held: nothing changes)."""
+    """The claim's work, inside its transaction (the write lock is held: nothing changes).
+
+    ``rows`` are the calls' rows to insert. The new calls are inserted first; when that was
+    all of them (the usual case) nothing is read, else every row is read and answered.
+    """
     import sqlite3
 
-    now = time.time()
-    if sqlite3.sqlite_version_info >= _RETURNING:  # insert the new, read only the rest
-        inserted = _insert_new(conn, calls, digests, owner, now)
-        if len(inserted) == len(calls):
-            return [StoreClaim("claimed", owner)] * len(calls)
-        rest = [c.key for c in calls if c.key not in inserted]
-        found = _rows(conn, rest)
-        for key in inserted:
-            found[key] = ("claimed", None, owner, None, None)  # ours, just now
-    else:
-        found = _rows(conn, [c.key for c in calls])
-    ours = StoreClaim("claimed", owner)
+    ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
+    if (sqlite3.sqlite_version_info >= _UPSERT  # else: read first, then insert the new
+            and conn.executemany(_INSERT_NEW, rows).rowcount == len(rows)):
+        return [ours] * len(rows)
+    found = _rows(conn, [call[0] for call in calls])  # what this claim inserted holds `owner`
     answers: list[StoreClaim] = []
     inserts: list[tuple[Any, ...]] = []
-    for call, text in zip(calls, digests, strict=True):
-        row = found.get(call.key)
+    for call, new in zip(calls, rows, strict=True):
+        row = found.get(call[0])
         if row is None:
-            inserts.append((*call.key, call.tool, text, owner, now))
+            inserts.append(new)
             answers.append(ours)
             continue
         state, stored, holder, started_at, result = row
         if holder == owner:
             answers.append(ours)
             continue
-        if stored is not None and stored != text:  # NULL: migrated from schema 0, unknown
+        if stored is not None and stored != new[5]:  # NULL: migrated from schema 0, unknown
             answers.append(StoreClaim("reused"))
         elif state == "completed":
             answers.append(StoreClaim("completed", holder, started_at or 0.0, _result(result)))
         elif owner_alive(holder):
             answers.append(StoreClaim("running", holder, started_at or 0.0))
         else:
-            conn.execute(_TAKE_OVER, (owner, *call.key, holder))
+            conn.execute(_TAKE_OVER, (owner, *call[0], holder))
             answers.append(StoreClaim("claimed", owner, started_at or 0.0))
     if inserts:
         conn.executemany(_INSERT, inserts)
     return answers
-
-
-def _insert_new(conn: sqlite3.Connection, calls: Sequence[StoreCall], digests: list[str],
-                owner: str, now: float) -> set[StoreKey]:
-    """Insert the calls not stored yet (``RETURNING`` says which): their keys."""
-    inserted: set[StoreKey] = set()
-    for start in range(0, len(calls), _ROWS_PER_INSERT):
-        chunk = calls[start:start + _ROWS_PER_INSERT]
-        sql = _INSERTS.get(len(chunk))
-        if sql is None:
-            sql = _INSERTS[len(chunk)] = (
-                _INSERT.replace("VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)", "VALUES " + ", ".join(
-                    ["(?, ?, ?, ?, 'claimed', ?, ?, ?, ?)"] * len(chunk)))
-                + " ON CONFLICT DO NOTHING RETURNING dialect, conversation, turn, call_id")
-        params = [value for call, text in zip(chunk, digests[start:start + len(chunk)],
-                                              strict=True)
-                  for value in (*call.key, call.tool, text, owner, now)]
-        inserted.update(StoreKey(*row) for row in conn.execute(sql, params))
-    return inserted
 
 
 def _rows(conn: sqlite3.Connection, keys: list[StoreKey]) -> dict[StoreKey, tuple[Any, ...]]:
