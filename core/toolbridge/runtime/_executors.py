@@ -9,11 +9,12 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
-from collections.abc import Coroutine, Generator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import _threads
 from ._loops import run_in_thread_loop
+from ._steps import Resumed
 from ._threads import Batch, ThreadPool, wake
 
 if TYPE_CHECKING:
@@ -220,32 +221,6 @@ def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
         calls[0].payload.loop = asyncio.get_running_loop()
 
 
-class _Resumed:
-    """The rest of a started coroutine, awaited in the current task as ``await coro``
-    would have: what it waits for goes up to the task, what the task sends comes back."""
-
-    __slots__ = ("coro", "waiting")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any) -> None:
-        self.coro, self.waiting = coro, waiting
-
-    def __await__(self) -> Generator[Any, Any, None]:
-        coro, waiting = self.coro, self.waiting
-        while True:
-            try:
-                sent = yield waiting
-            except BaseException as exc:  # thrown into the task (a cancellation): pass it on
-                try:
-                    waiting = coro.throw(exc)
-                except StopIteration:
-                    return
-            else:
-                try:
-                    waiting = coro.send(sent)
-                except StopIteration:
-                    return
-
-
 async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
     """Run ``calls`` concurrently: each starts in this task; the first that suspends goes
     on here, the ones after it become tasks."""
@@ -258,7 +233,7 @@ async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
             continue  # done without suspending: no task needed
         tasks = [loop.create_task(c.aexecute()) for c in calls[index + 1:]]
         try:
-            await _Resumed(coro, waiting)
+            await Resumed(coro, waiting)
             for task in tasks:
                 await task
         except BaseException:

@@ -1,0 +1,240 @@
+"""Async handlers with a timeout: run in the awaiting task, step by step, cancelled past it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from toolbridge import Toolbox, ToolCall
+from toolbridge.runtime import _steps
+
+
+def calls(name: str, count: int = 1, **arguments: Any) -> list[ToolCall]:
+    return [ToolCall(id=str(i), name=name, arguments=arguments, dialect="d", conversation="s")
+            for i in range(count)]
+
+
+async def quick(value: int) -> int:
+    """A coroutine that returns without suspending."""
+    return value
+
+
+async def test_a_timed_handler_that_never_suspends_runs_in_the_callers_task() -> None:
+    box, tasks = Toolbox(store=None, timeout=5), []
+
+    @box.tool
+    async def steps(n: int) -> int:
+        tasks.append(asyncio.current_task())
+        total = 0
+        for i in range(n):  # awaits that never suspend
+            total += await quick(i)
+        return total
+
+    results = await box.aexecute(calls("steps", 3, n=4))
+    assert [r.output for r in results] == [6, 6, 6]
+    assert tasks == [asyncio.current_task()] * 3
+
+
+async def test_a_timed_handler_that_suspends_after_a_few_steps_keeps_its_task() -> None:
+    box, seen = Toolbox(store=None, timeout=5), []
+
+    @box.tool
+    async def later(n: int) -> str:
+        before = asyncio.current_task()
+        for i in range(n):
+            await quick(i)
+        await asyncio.sleep(0.01)  # a future to wait for
+        await asyncio.sleep(0)  # a bare yield
+        if sys.version_info >= (3, 11):  # its own timeout scope, on the task it runs in
+            async with asyncio.timeout(5):
+                await asyncio.sleep(0.01)
+        seen.append((before, asyncio.current_task()))
+        return f"after {n}"
+
+    results = await box.aexecute(calls("later", 4, n=3))
+    assert [r.output for r in results] == ["after 3"] * 4
+    assert len(seen) == 4 and all(b is a and b is not None for b, a in seen)
+    assert seen[0][0] is asyncio.current_task()  # the first one that suspends stays here
+
+
+async def test_a_handlers_own_shorter_timeout_passes_through() -> None:
+    """The handler's own cancellation (its timeout scope) reaches it, and it goes on."""
+    if sys.version_info < (3, 11):
+        pytest.skip("asyncio.timeout is 3.11+")
+    box = Toolbox(store=None, timeout=5)
+
+    @box.tool
+    async def patient() -> str:
+        try:
+            async with asyncio.timeout(0.02):
+                await asyncio.sleep(10)
+        except TimeoutError:
+            await asyncio.sleep(0.01)  # still running, its task not cancelled
+            return "gave up on its own"
+        return "never"
+
+    [result] = await box.aexecute(calls("patient"))
+    assert result.output == "gave up on its own"
+
+
+async def test_a_timed_handler_raising_before_or_after_suspending_fails_alone() -> None:
+    box = Toolbox(store=None, timeout=5)
+
+    @box.tool
+    async def fails(when: str) -> str:
+        if when == "before":
+            await quick(1)
+            raise ValueError("broke before suspending")
+        if when == "after":
+            await asyncio.sleep(0.01)
+            raise ValueError("broke after suspending")
+        await asyncio.sleep(0.01)
+        return "fine"
+
+    payload = [ToolCall(id=w, name="fails", arguments={"when": w}, dialect="d")
+               for w in ("before", "fine", "after")]
+    before, fine, after = await box.aexecute(payload)
+    assert not before.success and "broke before suspending" in (before.error or "")
+    assert fine.output == "fine"
+    assert not after.success and "broke after suspending" in (after.error or "")
+
+
+@pytest.mark.parametrize("wait", ["future", "bare yields"])
+async def test_a_handler_that_suspends_past_its_timeout_is_cancelled(wait: str) -> None:
+    box, cancelled = Toolbox(store=None), []
+
+    @box.tool(timeout=0.05)
+    async def hang() -> str:
+        await quick(1)  # steps that never suspend first
+        try:
+            if wait == "future":
+                await asyncio.sleep(10)
+            else:
+                while True:
+                    await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            cancelled.append(asyncio.current_task())
+            raise
+        return "never"
+
+    started = time.monotonic()
+    [result] = await box.aexecute(calls("hang"))
+    assert result.error == "hang timed out after 0.05 s"
+    assert time.monotonic() - started < 5
+    assert cancelled == [asyncio.current_task()]  # cancelled in the task it ran in
+    task = asyncio.current_task()
+    if sys.version_info >= (3, 11):
+        assert task is not None and task.cancelling() == 0  # not left cancelled itself
+
+
+async def test_a_handler_past_its_timeout_in_never_suspending_steps_times_out() -> None:
+    """Its time counts from when it started: the first wait after the deadline ends it."""
+    box, cancelled = Toolbox(store=None), threading.Event()
+
+    @box.tool(timeout=0.05)
+    async def busy() -> str:
+        for i in range(3):
+            await quick(i)
+        time.sleep(0.1)  # blocks the loop past the timeout, then suspends
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "late"
+
+    @box.tool(timeout=0.05)
+    async def busy_but_done() -> str:
+        time.sleep(0.1)  # past the timeout, but never suspends: its value stands
+        return "done"
+
+    late, done = await box.aexecute([*calls("busy"), ToolCall(id="x", name="busy_but_done",
+                                                              dialect="d")])
+    assert late.error == "busy timed out after 0.05 s" and cancelled.is_set()
+    assert done.output == "done"
+
+
+async def test_a_handler_ignoring_its_cancellation_runs_on_unwaited() -> None:
+    box, ended = Toolbox(store=None), asyncio.Event()
+
+    @box.tool(timeout=0.05)
+    async def stubborn() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.1)  # goes on regardless
+            ended.set()
+        return "too late"
+
+    started = time.monotonic()
+    [result] = await box.aexecute(calls("stubborn"))
+    assert result.error == "stubborn timed out after 0.05 s"
+    assert not ended.is_set()  # the answer did not wait for it
+    await asyncio.wait_for(ended.wait(), 5)  # it ran on, in a task of its own
+    assert time.monotonic() - started < 5
+
+
+def test_a_stubborn_handler_under_execute_is_cancelled_when_the_run_ends() -> None:
+    box, cancels = Toolbox(store=None), []
+
+    @box.tool(timeout=0.05)
+    async def stubborn() -> str:
+        while True:
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                cancels.append(1)
+                if len(cancels) > 1:
+                    raise
+
+    [result] = box.execute(calls("stubborn"))
+    assert result.error == "stubborn timed out after 0.05 s"
+    assert cancels == [1, 1]  # by its timeout, then by the end of the run
+
+
+async def test_cancelling_ahandle_cancels_a_timed_handler_and_frees_its_claim(
+        echo_dialect: str) -> None:
+    box, runs, cancelled = Toolbox(timeout=5), [], []
+
+    @box.tool
+    async def charge(amount: int) -> str:
+        runs.append(amount)
+        try:
+            await asyncio.sleep(0 if len(runs) > 1 else 10)
+        except asyncio.CancelledError:
+            cancelled.append(amount)
+            raise
+        return "done"
+
+    payload = {"conversation": "c", "calls": [{"id": "1", "tool": "charge",
+                                               "args": {"amount": 3}}]}
+    task = asyncio.ensure_future(box.ahandle(echo_dialect, payload))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cancelled == [3]
+    assert box.store is not None and len(box.store) == 0  # type: ignore[arg-type]
+    body = await box.ahandle(echo_dialect, payload)
+    assert body["answers"][0]["value"] == "done" and runs == [3, 3]
+
+
+async def test_within_directly() -> None:
+    assert await _steps.within(quick(7), 1) == 7
+    assert await _steps.within(asyncio.sleep(0.01, result="slept"), 5) == "slept"
+    assert await _steps.within(asyncio.sleep(5), 0.01) is _steps.OVERDUE
+    future = asyncio.get_running_loop().create_future()
+    assert await _steps.within(future, 0.01) is _steps.OVERDUE
+    assert future.cancelled()  # what it waited for is cancelled, as a task's cancel would
+    with pytest.raises(KeyError):
+        await _steps.within(asyncio.ensure_future(_raises_later()), 5)
+
+
+async def _raises_later() -> None:
+    await asyncio.sleep(0.01)
+    raise KeyError("later")
