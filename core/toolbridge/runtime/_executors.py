@@ -83,13 +83,21 @@ class LoopExecutor(Executor):
         _on_this_loop(calls)
         hooked = calls[0].payload.hooks is not None
         threads = concurrency
+        here: list[PlannedCall] = []
+        pooled: list[PlannedCall] = []
+        running = len(calls)  # at once, at most: all but the inline ones (run one by one)
         if hooked:
-            here: list[PlannedCall] = []
-            pooled = list(calls)
+            pooled.extend(calls)
         else:
-            here = [c for c in calls if c.is_async or c.inline]
-            pooled = [c for c in calls if not (c.inline or c.is_async)]
-        if len(calls) - sum(not c.is_async for c in here) > concurrency:
+            for c in calls:
+                if c.is_async:
+                    here.append(c)
+                elif c.inline:
+                    here.append(c)
+                    running -= 1
+                else:
+                    pooled.append(c)
+        if running > concurrency:
             await _bounded(calls, concurrency, threads, hooked)
             return
         pool = _threads.CALLS if hooked else _threads.HANDLERS
@@ -221,19 +229,23 @@ def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
         calls[0].payload.loop = asyncio.get_running_loop()
 
 
+_DONE = object()
+"""What `next` gives for the steps of a call that ended without suspending."""
+
+
 async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
     """Run ``calls`` concurrently: each starts in this task; the first that suspends goes
     on here, the ones after it become tasks."""
     loop = asyncio.get_running_loop()
     for index, call in enumerate(calls):
         coro = call.aexecute()
-        try:
-            waiting = coro.send(None)
-        except StopIteration:
+        steps = coro.__await__()
+        waiting = next(steps, _DONE)  # its first step (a StopIteration caught in C, if any)
+        if waiting is _DONE:
             continue  # done without suspending: no task needed
         tasks = [loop.create_task(c.aexecute()) for c in calls[index + 1:]]
         try:
-            await Resumed(coro, waiting)
+            await Resumed(steps, waiting)
             for task in tasks:
                 await task
         except BaseException:
