@@ -238,3 +238,66 @@ async def test_within_directly() -> None:
 async def _raises_later() -> None:
     await asyncio.sleep(0.01)
     raise KeyError("later")
+
+
+async def test_max_concurrency_bounds_async_handlers_started_in_order(echo_dialect: str
+                                                                      ) -> None:
+    box, running, peak, started = Toolbox(max_concurrency=2), [0], [0], []
+
+    @box.tool
+    async def work(n: int) -> int:
+        started.append(n)
+        running[0] += 1
+        peak[0] = max(peak[0], running[0])
+        await asyncio.sleep(0.01 * (n % 3))  # some never suspend (n % 3 == 0: sleep(0) does)
+        running[0] -= 1
+        return n
+
+    @box.tool(inline=True)
+    def note(n: int) -> int:
+        started.append(n)
+        return n
+
+    ids = range(9)
+    payload = {"conversation": "c", "calls": [
+        {"id": str(n), "tool": "note" if n % 4 == 3 else "work", "args": {"n": n}} for n in ids]}
+    body = await box.ahandle(echo_dialect, payload)
+    assert [a["value"] for a in body["answers"]] == [str(n) for n in ids]  # echo: text
+    assert started == list(ids) and peak[0] == 2
+
+
+async def test_calls_that_never_suspend_take_no_task_in_a_bounded_payload() -> None:
+    box, tasks = Toolbox(store=None, max_concurrency=2, timeout=5), []
+
+    @box.tool
+    async def here(n: int) -> int:
+        tasks.append(asyncio.current_task())
+        return n
+
+    results = await box.aexecute(calls("here", 6, n=1))
+    assert [r.output for r in results] == [1] * 6
+    assert tasks == [asyncio.current_task()] * 6
+
+
+async def test_cancelling_a_bounded_payload_cancels_its_handlers(echo_dialect: str) -> None:
+    box, entered, cancelled = Toolbox(max_concurrency=2), [], []
+
+    @box.tool
+    async def hang(n: int) -> str:
+        entered.append(n)
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append(n)
+            raise
+        return "never"
+
+    payload = {"conversation": "c", "calls": [
+        {"id": str(n), "tool": "hang", "args": {"n": n}} for n in range(5)]}
+    task = asyncio.ensure_future(box.ahandle(echo_dialect, payload))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert entered == [0, 1] and sorted(cancelled) == [0, 1]  # the other 3 never started
+    assert box.store is not None and len(box.store) == 0  # type: ignore[arg-type]

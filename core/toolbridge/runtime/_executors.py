@@ -9,8 +9,8 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import _threads
 from ._loops import run_in_thread_loop
@@ -74,9 +74,10 @@ class LoopExecutor(Executor):
 
     A handler that never suspends needs no task: the calls are started in order in the
     caller's task, and the first one that suspends stays there (as if awaited directly)
-    while the rest become tasks. With a `toolbridge_execute_call` wrapper registered, every
-    call's hook chain runs in a worker thread (a wrapper may block); `invoke()` then runs an
-    async handler on the loop.
+    while tasks take the next ones in turn (no more than may run at once: a payload of more
+    calls than ``concurrency`` makes at most ``concurrency - 1`` tasks). With a
+    `toolbridge_execute_call` wrapper registered, every call's hook chain runs in a worker
+    thread (a wrapper may block); `invoke()` then runs an async handler on the loop.
     """
 
     async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
@@ -98,14 +99,14 @@ class LoopExecutor(Executor):
                 else:
                     pooled.append(c)
         if running > concurrency:
-            await _bounded(calls, concurrency, threads, hooked)
+            await _in_order(calls, concurrency, _slotted(threads, hooked))
             return
         pool = _threads.CALLS if hooked else _threads.HANDLERS
         batch = ended = None
         if pooled:
             batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
         try:
-            await _started_in_order(here)
+            await _in_order(here, len(here), _aexecute)
             if batch is not None and ended is not None:
                 await _await_batch(batch, ended, pooled)
         except BaseException:
@@ -233,19 +234,28 @@ _DONE = object()
 """What `next` gives for the steps of a call that ended without suspending."""
 
 
-async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
-    """Run ``calls`` concurrently: each starts in this task; the first that suspends goes
-    on here, the ones after it become tasks."""
-    loop = asyncio.get_running_loop()
-    for index, call in enumerate(calls):
-        coro = call.aexecute()
+async def _in_order(calls: Sequence[PlannedCall], concurrency: int,
+                    run: Callable[[PlannedCall], Coroutine[Any, Any, None]]) -> None:
+    """``run`` each of ``calls``, at most ``concurrency`` at once, started in order.
+
+    Each starts in this task; the first that suspends goes on here (as if awaited directly)
+    while up to ``concurrency - 1`` tasks take the next calls in turn, and so does this task
+    once its call ended. A call that never suspends costs no task of its own: whichever task
+    started it goes on to the next.
+    """
+    pending = iter(calls)
+    for index, call in enumerate(pending):
+        coro = run(call)
         steps = coro.__await__()
         waiting = next(steps, _DONE)  # its first step (a StopIteration caught in C, if any)
         if waiting is _DONE:
             continue  # done without suspending: no task needed
-        tasks = [loop.create_task(c.aexecute()) for c in calls[index + 1:]]
+        loop = asyncio.get_running_loop()
+        tasks = [loop.create_task(_take(pending, run))
+                 for _ in range(min(concurrency - 1, len(calls) - index - 1))]
         try:
             await Resumed(steps, waiting)
+            await _take(pending, run)
             for task in tasks:
                 await task
         except BaseException:
@@ -254,6 +264,17 @@ async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
                 task.cancel()
             raise
         return
+
+
+async def _take(pending: Iterator[PlannedCall],
+                run: Callable[[PlannedCall], Coroutine[Any, Any, None]]) -> None:
+    """``run`` the calls ``pending`` gives (shared: each call is taken once), one by one."""
+    for call in pending:
+        await run(call)
+
+
+def _aexecute(call: PlannedCall) -> Coroutine[Any, Any, None]:
+    return call.aexecute()
 
 
 def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:
@@ -293,29 +314,20 @@ async def _await_batch(batch: Batch, ended: asyncio.Future[None],
             await asyncio.wait({ended}, timeout=wait)
 
 
-async def _bounded(calls: Sequence[PlannedCall], concurrency: int, threads: int,
-                   hooked: bool) -> None:
-    """More calls than may run at once: each waits for a slot (sync ones then one by one)."""
-    slots = asyncio.Semaphore(concurrency)
-
+def _slotted(threads: int, hooked: bool) -> Callable[[PlannedCall], Coroutine[Any, Any, None]]:
+    """How a call of a payload with more calls than may run at once runs in its slot (sync
+    ones then one by one, each a batch of its own)."""
     async def one(call: PlannedCall) -> None:
-        async with slots:
-            if hooked:
-                await _threads.CALLS.run(threads, call.execute)
-            elif call.is_async or call.inline:
-                await call.aexecute()
-            else:
-                batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
-                await _await_batch(batch, ended, [call])
-                _raise_from(batch)
+        if hooked:
+            await _threads.CALLS.run(threads, call.execute)
+        elif call.is_async or call.inline:
+            await call.aexecute()
+        else:
+            batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
+            await _await_batch(batch, ended, [call])
+            _raise_from(batch)
 
-    tasks = [asyncio.ensure_future(one(c)) for c in calls]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        raise
+    return one
 
 
 def _raise_from(batch: Batch | None) -> None:
