@@ -159,42 +159,86 @@ async def test_a_handler_past_its_timeout_in_never_suspending_steps_times_out() 
     assert done.output == "done"
 
 
-async def test_a_handler_ignoring_its_cancellation_runs_on_unwaited() -> None:
-    box, ended = Toolbox(store=None), asyncio.Event()
+async def test_a_timed_out_handler_cleans_up_in_its_task_before_the_answer() -> None:
+    """As under `asyncio.timeout`: the cancelled handler's cleanup (which may suspend, and
+    may exit scopes bound to its task) runs in its task, and the answer waits for it."""
+    box, cleaned = Toolbox(store=None), []
+
+    @box.tool(timeout=0.05)
+    async def careful() -> str:
+        task = asyncio.current_task()
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.05)  # closing connections, say
+            await asyncio.sleep(0)
+            cleaned.append(asyncio.current_task() is task)
+            raise
+        return "never"
 
     @box.tool(timeout=0.05)
     async def stubborn() -> str:
         try:
             await asyncio.sleep(10)
-        except asyncio.CancelledError:
-            await asyncio.sleep(0.1)  # goes on regardless
-            ended.set()
+        except asyncio.CancelledError:  # suppressed: its value is dropped all the same
+            await asyncio.sleep(0.05)
         return "too late"
 
-    started = time.monotonic()
-    [result] = await box.aexecute(calls("stubborn"))
-    assert result.error == "stubborn timed out after 0.05 s"
-    assert not ended.is_set()  # the answer did not wait for it
-    await asyncio.wait_for(ended.wait(), 5)  # it ran on, in a task of its own
-    assert time.monotonic() - started < 5
+    @box.tool(timeout=0.05)
+    async def failing_cleanup() -> str:
+        try:
+            await asyncio.sleep(10)
+        finally:
+            await asyncio.sleep(0)
+            raise RuntimeError("cleanup failed")
+
+    names = ("careful", "stubborn", "failing_cleanup")
+    results = await box.aexecute([ToolCall(id=n, name=n, dialect="d") for n in names])
+    assert [r.error for r in results] == [f"{n} timed out after 0.05 s" for n in names]
+    assert cleaned == [True]
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
 
 
-def test_a_stubborn_handler_under_execute_is_cancelled_when_the_run_ends() -> None:
-    box, cancels = Toolbox(store=None), []
+def test_a_timed_out_handler_under_execute_cleans_up_before_the_answer() -> None:
+    box, cleaned = Toolbox(store=None), []
 
     @box.tool(timeout=0.05)
-    async def stubborn() -> str:
-        while True:
-            try:
-                await asyncio.sleep(10)
-            except asyncio.CancelledError:
-                cancels.append(1)
-                if len(cancels) > 1:
-                    raise
+    async def careful() -> str:
+        try:
+            await asyncio.sleep(10)
+        finally:
+            await asyncio.sleep(0.02)
+            cleaned.append(True)
+        return "never"
 
-    [result] = box.execute(calls("stubborn"))
-    assert result.error == "stubborn timed out after 0.05 s"
-    assert cancels == [1, 1]  # by its timeout, then by the end of the run
+    [result] = box.execute(calls("careful"))
+    assert result.error == "careful timed out after 0.05 s" and cleaned == [True]
+
+
+async def test_cancelling_ahandle_during_a_timed_out_handlers_cleanup_cancels_it() -> None:
+    box, steps = Toolbox(store=None), []
+
+    @box.tool(timeout=0.05)
+    async def slow_cleanup() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            steps.append("timed out")
+            try:
+                await asyncio.sleep(10)  # a cleanup that takes long
+            except asyncio.CancelledError:
+                steps.append("cancelled again")
+                raise
+            raise
+        return "never"
+
+    task = asyncio.ensure_future(box.aexecute(calls("slow_cleanup")))
+    await asyncio.sleep(0.2)
+    assert steps == ["timed out"] and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert steps == ["timed out", "cancelled again"]
 
 
 async def test_cancelling_ahandle_cancels_a_timed_handler_and_frees_its_claim(

@@ -61,7 +61,8 @@ def within(awaitable: Awaitable[Any], seconds: float) -> Awaitable[Any]:
     Run without a task, timer or future until it first suspends; each wait after that is
     bounded by the deadline. Past it, the awaitable is cancelled as a timeout's
     ``task.cancel()`` would (what it waits for is cancelled, `asyncio.CancelledError` thrown
-    in); one that goes on regardless runs on in a task of its own, no longer waited for.
+    in) and, as under ``asyncio.timeout``, waited for until it ends: its cleanup runs in its
+    task (one that suppresses the cancellation holds its awaiter up until it returns).
     """
     return _Within(awaitable, seconds)
 
@@ -82,7 +83,7 @@ class _Within:
             return stop.value
         while True:
             if loop.time() >= deadline:
-                return _expire(loop, steps, waiting)
+                return (yield from _cancelled(steps, waiting))
             sent = None
             if asyncio.isfuture(waiting) and getattr(waiting, "get_loop", None) and (
                     waiting.get_loop() is loop):
@@ -104,7 +105,7 @@ class _Within:
                 timer.cancel()
                 if not waiting.done():  # the deadline came first
                     waiting.remove_done_callback(wake)
-                    return _expire(loop, steps, waiting)
+                    return (yield from _cancelled(steps, waiting))
             else:  # a bare yield (``asyncio.sleep(0)``) or what only the task understands
                 try:
                     sent = yield waiting
@@ -125,17 +126,28 @@ def _wake(woken: asyncio.Future[None], *_: object) -> None:
         woken.set_result(None)
 
 
-def _expire(loop: asyncio.AbstractEventLoop, steps: Steps, waiting: Any) -> object:
-    """Cancel ``steps`` past their deadline; if they go on regardless, they run on in a task."""
+def _cancelled(steps: Steps, waiting: Any) -> Generator[Any, Any, object]:
+    """Cancel ``steps`` past their deadline as a timeout's ``task.cancel()`` would, and wait
+    here for them to end (their cleanup stays in their task, as under ``asyncio.timeout``);
+    `OVERDUE`, unless the task itself is cancelled meanwhile."""
     if asyncio.isfuture(waiting):
         waiting.cancel()
+    cancelled = False  # the task itself, while they clean up
     try:
         waiting = steps.throw(asyncio.CancelledError())
-    except (asyncio.CancelledError, Exception):  # ended, one way or another: timed out
-        return OVERDUE
-    loop.create_task(_run_on(steps, waiting))
+        while True:
+            try:
+                sent = yield waiting
+            except BaseException as exc:  # thrown into the task: pass it on
+                cancelled = True
+                waiting = steps.throw(exc)
+            else:
+                waiting = steps.send(sent)
+    except StopIteration:
+        pass
+    except asyncio.CancelledError:
+        if cancelled:
+            raise
+    except Exception:  # their cleanup failed: timed out all the same
+        pass
     return OVERDUE
-
-
-async def _run_on(steps: Steps, waiting: Any) -> None:
-    await Resumed(steps, waiting)
