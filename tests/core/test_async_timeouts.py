@@ -345,3 +345,32 @@ async def test_cancelling_a_bounded_payload_cancels_its_handlers(echo_dialect: s
         await task
     assert entered == [0, 1] and sorted(cancelled) == [0, 1]  # the other 3 never started
     assert box.store is not None and len(box.store) == 0  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("wait", ["future", "bare yields"])
+async def test_a_cancellation_during_a_timed_handlers_cleanup_is_not_lost(wait: str) -> None:
+    """Cancelled before its deadline, a handler whose cleanup runs past the deadline is not
+    cancelled again by it: the task's cancellation stands."""
+    box, steps = Toolbox(store=None), []
+
+    @box.tool(timeout=0.1)
+    async def cleanup() -> str:
+        try:
+            if wait == "future":
+                await asyncio.sleep(10)
+            else:
+                while True:
+                    await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            steps.append("cancelled")
+            await asyncio.sleep(0.2)  # past the deadline, not cancelled again
+            steps.append("cleaned up")
+            raise
+        return "never"
+
+    task = asyncio.ensure_future(box.aexecute(calls("cleanup")))
+    await asyncio.sleep(0.03)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert steps == ["cancelled", "cleaned up"]

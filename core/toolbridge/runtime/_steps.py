@@ -97,11 +97,7 @@ class _Within:
                     timer.cancel()  # task would have (what the steps wait for is cancelled)
                     waiting.remove_done_callback(wake)
                     waiting.cancel()
-                    try:
-                        waiting = steps.throw(exc)
-                    except StopIteration as stop:
-                        return stop.value
-                    continue
+                    return (yield from _thrown(steps, exc))
                 timer.cancel()
                 if not waiting.done():  # the deadline came first
                     waiting.remove_done_callback(wake)
@@ -110,15 +106,21 @@ class _Within:
                 try:
                     sent = yield waiting
                 except BaseException as exc:
-                    try:
-                        waiting = steps.throw(exc)
-                    except StopIteration as stop:
-                        return stop.value
-                    continue
+                    return (yield from _thrown(steps, exc))
             try:
                 waiting = steps.send(sent)
             except StopIteration as stop:
                 return stop.value
+
+
+def _thrown(steps: Steps, exc: BaseException) -> Generator[Any, Any, Any]:
+    """Pass on what was thrown into the task (its cancellation), then await the rest as is:
+    the cancellation is in charge now, not the deadline."""
+    try:
+        waiting = steps.throw(exc)
+    except StopIteration as stop:
+        return stop.value
+    return (yield from Resumed(steps, waiting).__await__())
 
 
 def _wake(woken: asyncio.Future[None], *_: object) -> None:
