@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
+import types
 from collections.abc import Awaitable, Generator
 from typing import Any, Final, Protocol
 
@@ -54,7 +56,8 @@ class Resumed:
                     return stop.value
 
 
-def within(awaitable: Awaitable[Any], seconds: float) -> Awaitable[Any]:
+@types.coroutine
+def within(awaitable: Awaitable[Any], seconds: float) -> Generator[Any, Any, Any]:
     """``await awaitable`` in the current task, cancelled if it suspends past ``seconds``
     from now (then the value is `OVERDUE`).
 
@@ -64,53 +67,44 @@ def within(awaitable: Awaitable[Any], seconds: float) -> Awaitable[Any]:
     in) and, as under ``asyncio.timeout``, waited for until it ends: its cleanup runs in its
     task (one that suppresses the cancellation holds its awaiter up until it returns).
     """
-    return _Within(awaitable, seconds)
-
-
-class _Within:
-    __slots__ = ("awaitable", "seconds")
-
-    def __init__(self, awaitable: Awaitable[Any], seconds: float) -> None:
-        self.awaitable, self.seconds = awaitable, seconds
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.seconds
-        steps: Steps = self.awaitable.__await__()
-        try:
-            waiting = steps.send(None)
-        except StopIteration as stop:  # done without suspending: nothing to time
-            return stop.value
-        while True:
-            if loop.time() >= deadline:
-                return (yield from _cancelled(steps, waiting))
-            sent = None
-            if asyncio.isfuture(waiting) and getattr(waiting, "get_loop", None) and (
-                    waiting.get_loop() is loop):
-                woken = loop.create_future()  # by the future or by the deadline
-                wake = functools.partial(_wake, woken)
-                timer = loop.call_at(deadline, wake)
-                waiting.add_done_callback(wake)
-                try:
-                    yield from woken.__await__()
-                except BaseException as exc:  # the task was cancelled: pass it on, as the
-                    timer.cancel()  # task would have (what the steps wait for is cancelled)
-                    waiting.remove_done_callback(wake)
-                    waiting.cancel()
-                    return (yield from _thrown(steps, exc))
-                timer.cancel()
-                if not waiting.done():  # the deadline came first
-                    waiting.remove_done_callback(wake)
-                    return (yield from _cancelled(steps, waiting))
-            else:  # a bare yield (``asyncio.sleep(0)``) or what only the task understands
-                try:
-                    sent = yield waiting
-                except BaseException as exc:
-                    return (yield from _thrown(steps, exc))
+    started = time.monotonic()
+    steps: Steps = awaitable.__await__()
+    try:
+        waiting = steps.send(None)
+    except StopIteration as stop:  # done without suspending: nothing to time
+        return stop.value
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds - (time.monotonic() - started)
+    while True:
+        if loop.time() >= deadline:
+            return (yield from _cancelled(steps, waiting))
+        sent = None
+        if asyncio.isfuture(waiting) and getattr(waiting, "get_loop", None) and (
+                waiting.get_loop() is loop):
+            woken = loop.create_future()  # by the future or by the deadline
+            wake = functools.partial(_wake, woken)
+            timer = loop.call_at(deadline, wake)
+            waiting.add_done_callback(wake)
             try:
-                waiting = steps.send(sent)
-            except StopIteration as stop:
-                return stop.value
+                yield from woken.__await__()
+            except BaseException as exc:  # the task was cancelled: pass it on, as the
+                timer.cancel()  # task would have (what the steps wait for is cancelled)
+                waiting.remove_done_callback(wake)
+                waiting.cancel()
+                return (yield from _thrown(steps, exc))
+            timer.cancel()
+            if not waiting.done():  # the deadline came first
+                waiting.remove_done_callback(wake)
+                return (yield from _cancelled(steps, waiting))
+        else:  # a bare yield (``asyncio.sleep(0)``) or what only the task understands
+            try:
+                sent = yield waiting
+            except BaseException as exc:
+                return (yield from _thrown(steps, exc))
+        try:
+            waiting = steps.send(sent)
+        except StopIteration as stop:
+            return stop.value
 
 
 def _thrown(steps: Steps, exc: BaseException) -> Generator[Any, Any, Any]:
