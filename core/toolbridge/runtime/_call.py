@@ -22,6 +22,7 @@ from ..model import ToolCall, ToolDefinition, ToolResult, new_result
 from . import _threads
 from ._limits import SizePolicy, enforce_limits
 from ._output import _message, default_error_formatter, shape
+from ._steps import OVERDUE, within
 from ._threads import Batch
 
 if TYPE_CHECKING:
@@ -202,17 +203,10 @@ class PlannedCall:
         try:
             if timeout is None:
                 value = await self.tool.handler(**self.kwargs)
-            else:
-                task = asyncio.ensure_future(self.tool.handler(**self.kwargs))
-                try:
-                    done, _ = await asyncio.wait({task}, timeout=timeout)
-                except asyncio.CancelledError:
-                    task.cancel()
-                    raise
-                if not done:
-                    task.cancel()
+            else:  # in this task: a handler that never suspends costs no task, no timer
+                value = await within(self.tool.handler(**self.kwargs), timeout)
+                if value is OVERDUE:
                     return self._timed_out(), None
-                value = task.result()
         except Exception as exc:
             return self._failure(exc), None
         return shape(self.call, value)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
-from collections.abc import Coroutine, Generator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _threads
 from ._loops import run_in_thread_loop
+from ._steps import Resumed
 from ._threads import Batch, ThreadPool, wake
 
 if TYPE_CHECKING:
@@ -73,30 +74,39 @@ class LoopExecutor(Executor):
 
     A handler that never suspends needs no task: the calls are started in order in the
     caller's task, and the first one that suspends stays there (as if awaited directly)
-    while the rest become tasks. With a `toolbridge_execute_call` wrapper registered, every
-    call's hook chain runs in a worker thread (a wrapper may block); `invoke()` then runs an
-    async handler on the loop.
+    while tasks take the next ones in turn (no more than may run at once: a payload of more
+    calls than ``concurrency`` makes at most ``concurrency - 1`` tasks). With a
+    `toolbridge_execute_call` wrapper registered, every call's hook chain runs in a worker
+    thread (a wrapper may block); `invoke()` then runs an async handler on the loop.
     """
 
     async def arun(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
         _on_this_loop(calls)
         hooked = calls[0].payload.hooks is not None
         threads = concurrency
+        here: list[PlannedCall] = []
+        pooled: list[PlannedCall] = []
+        running = len(calls)  # at once, at most: all but the inline ones (run one by one)
         if hooked:
-            here: list[PlannedCall] = []
-            pooled = list(calls)
+            pooled.extend(calls)
         else:
-            here = [c for c in calls if c.is_async or c.inline]
-            pooled = [c for c in calls if not (c.inline or c.is_async)]
-        if len(calls) - sum(not c.is_async for c in here) > concurrency:
-            await _bounded(calls, concurrency, threads, hooked)
+            for c in calls:
+                if c.is_async:
+                    here.append(c)
+                elif c.inline:
+                    here.append(c)
+                    running -= 1
+                else:
+                    pooled.append(c)
+        if running > concurrency:
+            await _in_order(calls, concurrency, _slotted(threads, hooked))
             return
         pool = _threads.CALLS if hooked else _threads.HANDLERS
         batch = ended = None
         if pooled:
             batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
         try:
-            await _started_in_order(here)
+            await _in_order(here, len(here), _aexecute)
             if batch is not None and ended is not None:
                 await _await_batch(batch, ended, pooled)
         except BaseException:
@@ -220,45 +230,32 @@ def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
         calls[0].payload.loop = asyncio.get_running_loop()
 
 
-class _Resumed:
-    """The rest of a started coroutine, awaited in the current task as ``await coro``
-    would have: what it waits for goes up to the task, what the task sends comes back."""
-
-    __slots__ = ("coro", "waiting")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any) -> None:
-        self.coro, self.waiting = coro, waiting
-
-    def __await__(self) -> Generator[Any, Any, None]:
-        coro, waiting = self.coro, self.waiting
-        while True:
-            try:
-                sent = yield waiting
-            except BaseException as exc:  # thrown into the task (a cancellation): pass it on
-                try:
-                    waiting = coro.throw(exc)
-                except StopIteration:
-                    return
-            else:
-                try:
-                    waiting = coro.send(sent)
-                except StopIteration:
-                    return
+_DONE = object()
+"""What `next` gives for the steps of a call that ended without suspending."""
 
 
-async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
-    """Run ``calls`` concurrently: each starts in this task; the first that suspends goes
-    on here, the ones after it become tasks."""
-    loop = asyncio.get_running_loop()
-    for index, call in enumerate(calls):
-        coro = call.aexecute()
-        try:
-            waiting = coro.send(None)
-        except StopIteration:
+async def _in_order(calls: Sequence[PlannedCall], concurrency: int,
+                    run: Callable[[PlannedCall], Coroutine[Any, Any, None]]) -> None:
+    """``run`` each of ``calls``, at most ``concurrency`` at once, started in order.
+
+    Each starts in this task; the first that suspends goes on here (as if awaited directly)
+    while up to ``concurrency - 1`` tasks take the next calls in turn, and so does this task
+    once its call ended. A call that never suspends costs no task of its own: whichever task
+    started it goes on to the next.
+    """
+    pending = iter(calls)
+    for index, call in enumerate(pending):
+        coro = run(call)
+        steps = coro.__await__()
+        waiting = next(steps, _DONE)  # its first step (a StopIteration caught in C, if any)
+        if waiting is _DONE:
             continue  # done without suspending: no task needed
-        tasks = [loop.create_task(c.aexecute()) for c in calls[index + 1:]]
+        loop = asyncio.get_running_loop()
+        tasks = [loop.create_task(_take(pending, run))
+                 for _ in range(min(concurrency - 1, len(calls) - index - 1))]
         try:
-            await _Resumed(coro, waiting)
+            await Resumed(steps, waiting)
+            await _take(pending, run)
             for task in tasks:
                 await task
         except BaseException:
@@ -267,6 +264,17 @@ async def _started_in_order(calls: Sequence[PlannedCall]) -> None:
                 task.cancel()
             raise
         return
+
+
+async def _take(pending: Iterator[PlannedCall],
+                run: Callable[[PlannedCall], Coroutine[Any, Any, None]]) -> None:
+    """``run`` the calls ``pending`` gives (shared: each call is taken once), one by one."""
+    for call in pending:
+        await run(call)
+
+
+def _aexecute(call: PlannedCall) -> Coroutine[Any, Any, None]:
+    return call.aexecute()
 
 
 def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:
@@ -306,29 +314,20 @@ async def _await_batch(batch: Batch, ended: asyncio.Future[None],
             await asyncio.wait({ended}, timeout=wait)
 
 
-async def _bounded(calls: Sequence[PlannedCall], concurrency: int, threads: int,
-                   hooked: bool) -> None:
-    """More calls than may run at once: each waits for a slot (sync ones then one by one)."""
-    slots = asyncio.Semaphore(concurrency)
-
+def _slotted(threads: int, hooked: bool) -> Callable[[PlannedCall], Coroutine[Any, Any, None]]:
+    """How a call of a payload with more calls than may run at once runs in its slot (sync
+    ones then one by one, each a batch of its own)."""
     async def one(call: PlannedCall) -> None:
-        async with slots:
-            if hooked:
-                await _threads.CALLS.run(threads, call.execute)
-            elif call.is_async or call.inline:
-                await call.aexecute()
-            else:
-                batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
-                await _await_batch(batch, ended, [call])
-                _raise_from(batch)
+        if hooked:
+            await _threads.CALLS.run(threads, call.execute)
+        elif call.is_async or call.inline:
+            await call.aexecute()
+        else:
+            batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
+            await _await_batch(batch, ended, [call])
+            _raise_from(batch)
 
-    tasks = [asyncio.ensure_future(one(c)) for c in calls]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        raise
+    return one
 
 
 def _raise_from(batch: Batch | None) -> None:

@@ -96,7 +96,7 @@ def run_in_thread_loop(coro: Coroutine[Any, Any, None]) -> None:
 
     The coroutine returns nothing: `asyncio.Runner` formats the repr of what it returns when
     it restores the SIGINT handler, which for a payload's results costs more than the run.
-    Tasks the run leaves behind (a timed-out handler ignoring its cancellation) are cancelled
+    Tasks the run leaves behind (ones a handler started and did not wait for) are cancelled
     and awaited, as `asyncio.run` does.
     """
     runner = _LOOPS.get()
