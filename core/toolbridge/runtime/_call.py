@@ -44,7 +44,7 @@ Shaped = tuple[ToolResult, "str | None"]
 class Payload:
     """One payload's run: the settings it runs with and what its calls share."""
 
-    __slots__ = ("error_formatter", "extra", "hooks", "journal", "lock", "loop",
+    __slots__ = ("distinct_ids", "error_formatter", "extra", "hooks", "journal", "lock", "loop",
                  "max_concurrency", "oversize", "store", "timeout")
 
     def __init__(self, store: ResultStore | None, timeout: float | None, max_concurrency: int,
@@ -62,6 +62,8 @@ class Payload:
         self.lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
         """The running loop, for hook chains around async handlers."""
+        self.distinct_ids = False
+        """Whether the plan found every call id distinct (no result is a repeat's)."""
 
     def format_error(self, exc: BaseException) -> str:
         """The agent's error text: a `ToolError` verbatim, anything else through the formatter."""

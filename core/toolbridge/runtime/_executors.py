@@ -151,21 +151,25 @@ class ThreadExecutor(LoopExecutor):
         return runs
 
     def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
-        if any(c.is_async for c in calls):
-            super().run(calls, concurrency)
-            return
-        hooked = calls[0].payload.hooks is not None
+        hooked = calls[0].payload.hooks is not None if calls else False
         runs = self._runs
-        here, rest = [], []
+        here: list[tuple[PlannedCall, int]] = []  # with its tool's score; -1: not learning
+        rest = []
         for c in calls:
+            if c.is_async:
+                super().run(calls, concurrency)
+                return
             if c.inline:
-                here.append(c)
+                here.append((c, -1))
             elif hooked or c.timeout is not None:
                 rest.append(c)
             else:
                 known = runs.get(id(c.tool))
-                quick = known is not None and known[0] is c.tool and known[1] >= QUICK_RUNS
-                (here if quick else rest).append(c)
+                score = known[1] if known is not None and known[0] is c.tool else 0
+                if score >= QUICK_RUNS:
+                    here.append((c, score))
+                else:
+                    rest.append(c)
         mine = None if here else next((c for c in rest if hooked or c.timeout is None), None)
         pooled = [c for c in rest if c is not mine]
         pool = _threads.CALLS if hooked else _threads.HANDLERS
@@ -177,9 +181,19 @@ class ThreadExecutor(LoopExecutor):
                           [c.call.name for c in pooled], concurrency,
                           concurrency - busy)
         learn = not hooked
+        clock = time.perf_counter
+        learned = False  # once a score changed, the ones read above may be stale
         try:
-            for call in here:
-                self._timed(call, None, 0, learn)
+            for call, score in here:
+                if score < 0:
+                    call.execute(linger=True)
+                    continue
+                started = clock()
+                call.execute(linger=True)
+                elapsed = clock() - started
+                if elapsed >= QUICK_SECONDS or score <= QUICK_RUNS or learned:
+                    self._learn(call.tool, elapsed)
+                    learned = True
             if mine is not None:
                 self._timed(mine, None, 0, learn)
             if batch is not None:
@@ -210,11 +224,14 @@ class ThreadExecutor(LoopExecutor):
             call.execute(linger=True)
         else:
             batch.run(index, True)
-        tool = call.tool
+        self._learn(call.tool, time.perf_counter() - started)
+
+    def _learn(self, tool: object, elapsed: float) -> None:
+        """Count a run of ``tool`` that took ``elapsed`` seconds."""
         runs = self._runs
         known = runs.get(id(tool))
         score = known[1] if known is not None and known[0] is tool else 0
-        if time.perf_counter() - started < QUICK_SECONDS:
+        if elapsed < QUICK_SECONDS:
             if score <= QUICK_RUNS:  # one over: proven quick, and a slow run forgiven
                 if len(runs) > 4096:  # toolboxes made and dropped: forget
                     runs.clear()

@@ -247,7 +247,8 @@ def _read(dialect: str | Dialect, payload: Any, conversation: str | None
 def _write(dialect: Dialect, results: list[ToolResult], planned: list[PlannedCall]
            ) -> dict[str, Any]:
     """The dialect's body; outputs already encoded as JSON are not encoded again."""
-    results = answered_once(dialect.limits, results)
+    if not (planned and planned[0].payload.distinct_ids):
+        results = answered_once(dialect.limits, results)
     known = {}
     for pc in planned:
         text, result = pc.text, pc.result

@@ -115,7 +115,8 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         timeout = tool.timeout if tool.timeout is not None else default_timeout
         planned.append(PlannedCall(payload, index, call, tool, kwargs, arguments, info[0],
                                    info[2], key, timeout))
-    if len(ids) != len(calls):  # distinct ids are enough, and quick to see
+    payload.distinct_ids = len(ids) == len(calls)
+    if not payload.distinct_ids:  # distinct ids are enough, and quick to see
         repeats = _repeats(calls)
         if repeats:
             for index, first in repeats.items():
