@@ -65,7 +65,7 @@ def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
     kind = type(value)
     if kind is str:  # the common case: text is sent as it is
         return new_result(call, True, value, None), None
-    if (kind is dict or kind is list and (not value or type(value[0]) in _JSON_TYPES)) and (
+    if (kind is dict or (kind is list and (not value or type(value[0]) in _JSON_TYPES))) and (
             _plain_json(value)):  # JSON data as it is (`serialize_output`'s first case)
         return new_result(call, True, value, None), to_json(value).decode()
     try:
