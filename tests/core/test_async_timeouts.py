@@ -19,6 +19,15 @@ def calls(name: str, count: int = 1, **arguments: Any) -> list[ToolCall]:
             for i in range(count)]
 
 
+async def wait_forever(wait: str) -> None:
+    """Suspend until cancelled: on a future ("future"), or by bare yields ("bare yields")."""
+    if wait == "future":
+        await asyncio.sleep(10)
+    else:
+        while True:
+            await asyncio.sleep(0)
+
+
 async def quick(value: int) -> int:
     """A coroutine that returns without suspending."""
     return value
@@ -112,11 +121,7 @@ async def test_a_handler_that_suspends_past_its_timeout_is_cancelled(wait: str) 
     async def hang() -> str:
         await quick(1)  # steps that never suspend first
         try:
-            if wait == "future":
-                await asyncio.sleep(10)
-            else:
-                while True:
-                    await asyncio.sleep(0)
+            await wait_forever(wait)
         except asyncio.CancelledError:
             cancelled.append(asyncio.current_task())
             raise
@@ -356,11 +361,7 @@ async def test_a_cancellation_during_a_timed_handlers_cleanup_is_not_lost(wait: 
     @box.tool(timeout=0.1)
     async def cleanup() -> str:
         try:
-            if wait == "future":
-                await asyncio.sleep(10)
-            else:
-                while True:
-                    await asyncio.sleep(0)
+            await wait_forever(wait)
         except asyncio.CancelledError:
             steps.append("cancelled")
             await asyncio.sleep(0.2)  # past the deadline, not cancelled again
