@@ -20,6 +20,7 @@ from toolbridge.schema._walk import (
     SchemaTarget,
     SchemaTransformer,
     check_bounds,
+    mappings,
 )
 
 __all__ = ["TRANSFORMERS", "check_valid", "convert_schema", "fast_valid", "patterns_compile"]
@@ -113,14 +114,7 @@ def patterns_compile(schema: Mapping[str, Any]) -> bool:
     """Whether every ``pattern`` string and ``patternProperties`` name in ``schema`` compiles
     with `re`: the ``regex`` format, the one a metaschema asks for that `jsonschema` checks
     when asked to (a pattern in an example value too: that only costs the fast path)."""
-    stack: list[Any] = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-            continue
-        if not isinstance(node, Mapping):
-            continue
+    for node in mappings(schema):
         found, names = node.get("pattern"), node.get("patternProperties")
         patterns = [found] if isinstance(found, str) else []
         patterns += list(names) if isinstance(names, Mapping) else []
@@ -129,5 +123,4 @@ def patterns_compile(schema: Mapping[str, Any]) -> bool:
                 re.compile(pattern)
             except (re.error, RecursionError, OverflowError, TypeError, ValueError):
                 return False
-        stack.extend(node.values())
     return True

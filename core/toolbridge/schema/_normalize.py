@@ -22,6 +22,7 @@ from toolbridge.schema._walk import (
     SCHEMA_MAP,
     check_bounds,
     escape,
+    mappings,
 )
 
 __all__ = ["Normalized", "normalize", "normalize_schema"]
@@ -183,14 +184,7 @@ class _Resolver:
         while pending:
             owner, start = pending.pop()
             found: set[str] = set()
-            stack: list[Any] = [start]
-            while stack:
-                node = stack.pop()
-                if isinstance(node, list):
-                    stack.extend(node)
-                    continue
-                if not isinstance(node, Mapping):
-                    continue
+            for node in mappings(start, _children):
                 ref = node.get("$ref")
                 if isinstance(ref, str):
                     key, target = self._resolve(ref)
@@ -199,7 +193,6 @@ class _Resolver:
                     if key not in seen:
                         seen.add(key)
                         pending.append((key, target))
-                stack.extend(_children(node))
             edges[owner] = found
         return edges
 

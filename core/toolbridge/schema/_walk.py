@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ __all__ = [
     "child_path",
     "reference_paths",
     "escape",
+    "mappings",
     "short",
 ]
 
@@ -150,6 +151,20 @@ def check_bounds(schema: Any, *, max_depth: int = MAX_DEPTH, what: str = "schema
         elif isinstance(value, list):
             stack.extend((child, depth + 1) for child in value
                          if isinstance(child, (Mapping, list)))
+
+
+def mappings(root: Any, children: Callable[[Mapping[str, Any]], Iterable[Any]] = Mapping.values
+             ) -> Iterator[Mapping[str, Any]]:
+    """Every object in ``root`` and below it (no recursion): lists are looked into, and each
+    object's ``children`` (by default all its values) are walked after it."""
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, Mapping):
+            yield node
+            stack.extend(children(node))
 
 
 def reference_paths(schema: Mapping[str, Any]) -> dict[str, str]:
