@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text
 from ..errors import ToolError
-from ..model import ToolCall, ToolDefinition, ToolResult, new_result
+from ..model import ToolCall, ToolDefinition, ToolResult
 from . import _threads
 from ._limits import SizePolicy, enforce_limits
 from ._output import _message, default_error_formatter, shape
@@ -131,21 +131,7 @@ class PlannedCall:
             elif journal.pending:
                 journal.flush()  # a side effect's result is stored before another handler runs
         hooks = self.payload.hooks
-        if hooks is not None:
-            result, text = self._through_hooks(hooks)
-        else:
-            try:
-                value = self.tool.handler(**self.kwargs)
-            except Exception as exc:
-                result, text = self._failure(exc), None
-            else:
-                if type(value) is str and len(value) <= self.sure and self.timeout is None:
-                    # text that fits, and nothing else can settle the call: its answer now
-                    self.result = new_result(self.call, True, value, None)
-                    if logged and journal is not None:
-                        journal.completed(self, linger)
-                    return
-                result, text = shape(self.call, value)
+        result, text = self._call_sync() if hooks is None else self._through_hooks(hooks)
         if self.settle(result, text) and logged and journal is not None:
             journal.completed(self, linger)
 
