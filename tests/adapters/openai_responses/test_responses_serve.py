@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +120,26 @@ async def test_dropped_and_duplicated_streams(mode: str) -> None:
     assert transcript.status == "completed" and charges == [2]
 
 
+def _charge_stored(db: Path) -> bool:
+    """Whether the store file holds the charge's result (the worker's handler wrote the
+    ledger, then the result was committed: killing before that commit makes the outcome
+    unknown, not what this test is about)."""
+    if not db.exists():
+        return False
+    with closing(sqlite3.connect(db, timeout=5)) as conn:
+        try:
+            row = conn.execute("SELECT count(*) FROM toolbridge_calls WHERE tool = 'charge' "
+                               "AND state = 'completed'").fetchone()
+        except sqlite3.OperationalError:  # the table is not made yet
+            return False
+    return bool(row[0])
+
+
 async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) -> None:
-    """A worker is killed (SIGKILL) after the side effect ran, before it answered: its
-    successor reads the conversation's pending calls and answers them, the side effect from
-    the store (the killed worker's other call, not side-effecting, runs again)."""
+    """A worker is killed (SIGKILL) after the side effect ran and its result was stored,
+    before it answered: its successor reads the conversation's pending calls and answers
+    them, the side effect from the store (the killed worker's other call, not
+    side-effecting, runs again)."""
     store, ledger = f"sqlite:///{tmp_path}/results.db", tmp_path / "ledger.txt"
     script = {"turns": [{"rounds": [[{"name": "charge", "arguments": {"amount": 7}},
                                      {"name": "wait_forever", "arguments": {}}]],
@@ -131,10 +149,11 @@ async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) 
             "killed_worker.py")), emu.base_url, store, str(ledger)])
         try:
             for _ in range(600):
-                if ledger.exists() or worker.poll() is not None:
+                if _charge_stored(tmp_path / "results.db") or worker.poll() is not None:
                     break
                 await asyncio.sleep(0.05)
             assert ledger.read_text() == "7\n"
+            assert _charge_stored(tmp_path / "results.db"), "the worker stopped early"
         finally:
             worker.kill()
             worker.wait()
