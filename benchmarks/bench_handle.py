@@ -13,6 +13,7 @@ what ``Toolbox()`` gives with no flag.
 - default: ``Toolbox()``, sync tools, no flags (worker threads, memory store), ``handle``;
 - inline: the same tools with ``inline=True``;
 - async: the same tools as ``async def``, through ``await toolbox.ahandle``;
+- async timeout: the same, in ``Toolbox(timeout=5)`` (each handler run within its deadline);
 - sqlite: ``Toolbox(store="sqlite:///DIR/results.db")`` (WAL, ``synchronous=FULL``), against
   the default configuration's ``handle`` plus a bare ``sqlite3`` doing the same 2 commits;
 - 512 calls: the default and inline configurations on a payload of 512 calls, per call,
@@ -159,10 +160,10 @@ def _as_async(func: Callable[..., Any]) -> Callable[..., Any]:
     return handler
 
 
-def toolbox(style: Literal["sync", "inline", "async"] = "sync", store: Any = "memory://"
-            ) -> toolbridge.Toolbox:
+def toolbox(style: Literal["sync", "inline", "async"] = "sync", store: Any = "memory://",
+            timeout: float | None = None) -> toolbridge.Toolbox:
     """The 8 tools, as sync functions (``inline=True`` for "inline") or ``async def``."""
-    box = toolbridge.Toolbox(store=store)
+    box = toolbridge.Toolbox(store=store, timeout=timeout)
     wrap = _as_async if style == "async" else (lambda f: f)
     for func in DECORATED:
         if style == "inline":
@@ -284,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"warning: {where} is on {kind}, not a disk: the SQLite figures mean little")
     boxes = {"default": toolbox(), "inline": toolbox("inline"),
              "sqlite": toolbox(store=f"sqlite:///{where / 'results.db'}")}
-    async_box = toolbox("async")
+    async_box, timed_box = toolbox("async"), toolbox("async", timeout=5)
     bare = BareSqlite(where / "bare.db")
     number, large = args.number, max(1, args.number // 32)
     dialects = Dialects(boxes["default"], ARGUMENTS) if args.dialects else None
@@ -303,6 +304,7 @@ def main(argv: list[str] | None = None) -> None:
             keep(name, timed(lambda p, b=box: b.handle("openai-agents", p),  # type: ignore[misc]
                              fresh(name, r, number)))
         keep("async", timed_async(async_box, fresh("async", r, number)))
+        keep("async timeout", timed_async(timed_box, fresh("async-timeout", r, number)))
         sqlite_count = max(1, number // 4)
         keep("sqlite", timed(lambda p: boxes["sqlite"].handle("openai-agents", p),
                              fresh("sqlite", r, sqlite_count)))
@@ -333,10 +335,11 @@ def main(argv: list[str] | None = None) -> None:
         ("default: Toolbox(), sync tools, handle", "default", base, "<= 2.0x"),
         ("inline=True tools, handle", "inline", base, "<= 1.0x"),
         ("async tools, await ahandle", "async", base, "<= 1.2x"),
+        ("async tools, Toolbox(timeout=5), await ahandle", "async timeout", base, ""),
     ]
     for label, name, against, target in rows:
         print(f"{label:48s} {best[name] * 1e6:8.1f} us  {best[name] / against:5.2f}x  "
-              f"(target {target})")
+              + (f"(target {target})" if target else "(no target)"))
     print(f"bare sqlite3, the same 2 commits:                {best['bare sqlite'] * 1e6:8.1f} us")
     print(f"{'sqlite store (WAL, synchronous=FULL), handle':48s} {best['sqlite'] * 1e6:8.1f} us  "
           f"{best['sqlite'] / floor:5.2f}x of default + bare 2 commits ({floor * 1e6:.1f} us; "
