@@ -22,6 +22,7 @@ from _common import validation_cases  # noqa: E402
     ("bench_validation.py", ["--schemas", "4", "--repeat", "1"]),
     ("bench_handle.py", ["--number", "3", "--rounds", "1"]),
     ("bench_store.py", ["--number", "4", "--rounds", "1"]),
+    ("bench_floor.py", ["--number", "3", "--rounds", "1"]),
     ("bench_import.py", ["--samples", "1"]),
     ("bench_instructions.py", ["--no-valgrind", "--payloads", "2", "--calls", "2"]),
 ])

@@ -1,0 +1,122 @@
+"""The floor under ``handle``: what answering the Agents session's calls costs at the least.
+
+Run: ``python benchmarks/bench_floor.py [--number N] [--rounds R] [--clock wall|cpu]``.
+
+Per call, on `bench_handle.py`'s payloads (8 calls, and 512), four figures against
+``AgentSession.model_validate`` of the same payloads, measured in the same run:
+
+- floor: only the steps every answer needs, written out in plain Python: the call's fields
+  read from the wire, its arguments bound by the toolbox's own registered tool (the schema
+  check and pydantic, as ``handle`` binds them), a dict checked and written for the store's
+  claim, the handler, its output encoded (pydantic-core's ``to_json``) and the result in the
+  dict, the wire's result event;
+- floor + model: the same, also making the neutral model's two objects per call, a
+  `ToolCall` (``ToolCall.trusted``) and a `ToolResult` (``ToolResult.ok``), at their cheapest;
+- inline: ``Toolbox`` with the same tools ``inline=True``, ``handle`` (the memory store);
+- inline, no store: the same with ``Toolbox(store=None)`` (no claim, no record);
+- default: ``Toolbox()`` with no flags, ``handle``.
+
+No fault handling, no limits, no durable store: the floor is not a configuration anyone gets,
+it is the bound under which the pipeline's own work (its objects, checks and store) is the
+difference. Fresh payloads each round, best round kept, the garbage collector on (a full
+collection before each timed loop), variants taking turns within each round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_handle as bench
+from pydantic_core import to_json
+
+import toolbridge
+from toolbridge import ToolCall, ToolResult
+
+
+def floor(box: toolbridge.Toolbox, model: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The least answer of an Agents session (``model``: with a `ToolCall` and a `ToolResult`
+    per call), keeping what the store would keep in a dict."""
+    tools = {name: box._registered(name) for name in box.names()}  # the tools handle binds
+    store: dict[tuple[str, str, str, str], str | None] = {}
+
+    def answer(payload: dict[str, Any]) -> dict[str, Any]:
+        events = []
+        session = payload["id"]
+        for action in payload["required_actions"]:
+            if action.get("type") != "function_call":
+                continue
+            name, call_id, turn = action["name"], action["call_id"], action["turn_id"]
+            arguments = action["arguments"]
+            call = ToolCall.trusted(id=call_id, name=name, dialect="openai-agents",
+                                    arguments=arguments, conversation=session,
+                                    turn=turn) if model else None
+            tool = tools[name]
+            assert tool is not None
+            kwargs = tool.bind(dict(arguments), None)
+            key = ("openai-agents", session, turn, call_id)
+            if key in store:
+                raise SystemExit(f"call {key} answered twice")
+            store[key] = None
+            value = tool.handler(**kwargs)
+            text = value if type(value) is str else to_json(value).decode()
+            if call is not None:
+                ToolResult.ok(call, value)
+            store[key] = text
+            events.append({"type": "agent.session.input.tool_result", "turn_id": turn,
+                           "call_id": call_id, "success": True, "output": text})
+        return {"events": events}
+
+    return answer
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--number", type=int, default=1000, help="8-call payloads per round")
+    parser.add_argument("--rounds", type=int, default=5, help="timing rounds (best is kept)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall time (default), or the process's CPU time")
+    args = parser.parse_args(argv)
+    bench.CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    from openai.types.beta.agent_session import AgentSession
+
+    inline, default = bench.toolbox("inline"), bench.toolbox()
+    unstored = bench.toolbox("inline", store=None)
+    variants: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "sdk": AgentSession.model_validate,
+        "floor": floor(inline, model=False),
+        "floor + model": floor(inline, model=True),
+        "inline": lambda p: inline.handle("openai-agents", p),
+        "inline, no store": lambda p: unstored.handle("openai-agents", p),
+        "default": lambda p: default.handle("openai-agents", p),
+    }
+    best: dict[tuple[int, str], float] = {}
+    sizes = ((8, args.number), (512, max(1, args.number // 40)))
+    for r in range(args.rounds):
+        for calls, number in sizes:
+            for name, answer in variants.items():
+                payloads = [bench.agents_payload(f"{name}-{calls}-{r}-{i}", calls)
+                            for i in range(number)]
+                seconds = bench.timed(answer, payloads) / calls
+                best[calls, name] = min(best.get((calls, name), float("inf")), seconds)
+    inline.close()
+    default.close()
+    print(f"Python {sys.version.split()[0]}; best of {args.rounds} rounds (fresh payloads "
+          f"each round; {sizes[0][1]} of 8 calls, {sizes[1][1]} of 512); {args.clock} clock")
+    for calls, _ in sizes:
+        sdk = best[calls, "sdk"]
+        print(f"{calls} calls per payload, per call:")
+        for name in variants:
+            print(f"  {name:16s} {best[calls, name] * 1e6:7.2f} us  "
+                  f"{best[calls, name] / sdk:5.2f}x")
+    print("ratio: every figure is against AgentSession.model_validate in the same run")
+
+
+if __name__ == "__main__":
+    main()
