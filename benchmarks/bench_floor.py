@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_floor.py [--number N] [--rounds R] [--clock wall|cpu]``.
 
-Per call, on `bench_handle.py`'s payloads (8 calls, and 512), four figures against
+Per call, on `bench_handle.py`'s payloads (8 calls, and 512), these figures against
 ``AgentSession.model_validate`` of the same payloads, measured in the same run:
 
 - floor: only the steps every answer needs, written out in plain Python: the call's fields
@@ -43,7 +43,11 @@ from toolbridge import ToolCall, ToolResult
 def floor(box: toolbridge.Toolbox, model: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The least answer of an Agents session (``model``: with a `ToolCall` and a `ToolResult`
     per call), keeping what the store would keep in a dict."""
-    tools = {name: box._registered(name) for name in box.names()}  # the tools handle binds
+    tools = {}
+    for name in box.names():
+        tool = box._registered(name)  # the tools handle binds, as it binds them
+        assert tool is not None
+        tools[name] = tool
     store: dict[tuple[str, str, str, str], str | None] = {}
 
     def answer(payload: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +62,6 @@ def floor(box: toolbridge.Toolbox, model: bool) -> Callable[[dict[str, Any]], di
                                     arguments=arguments, conversation=session,
                                     turn=turn) if model else None
             tool = tools[name]
-            assert tool is not None
             kwargs = tool.bind(dict(arguments), None)
             key = ("openai-agents", session, turn, call_id)
             if key in store:
@@ -105,8 +108,8 @@ def main(argv: list[str] | None = None) -> None:
                             for i in range(number)]
                 seconds = bench.timed(answer, payloads) / calls
                 best[calls, name] = min(best.get((calls, name), float("inf")), seconds)
-    inline.close()
-    default.close()
+    for box in (inline, unstored, default):
+        box.close()
     print(f"Python {sys.version.split()[0]}; best of {args.rounds} rounds (fresh payloads "
           f"each round; {sizes[0][1]} of 8 calls, {sizes[1][1]} of 512); {args.clock} clock")
     for calls, _ in sizes:

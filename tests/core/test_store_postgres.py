@@ -293,7 +293,7 @@ class _WritingTransactions:
     def __init__(self, pg_url: str, table: str) -> None:
         import psycopg
 
-        self.pg_url, self.log = pg_url, f'"{table}_writers"'
+        self.pg_url, self.table, self.log = pg_url, table, f'"{table}_writers"'
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(f"CREATE TABLE {self.log} (xid xid8 NOT NULL)")
             conn.execute(f"""CREATE FUNCTION "{table}_log"() RETURNS trigger LANGUAGE plpgsql
@@ -312,13 +312,14 @@ class _WritingTransactions:
         assert row is not None
         return int(row[0])
 
-    def drop(self, table: str) -> None:
+    def drop(self) -> None:
+        """The log, the trigger and the table it watches."""
         import psycopg
 
         with psycopg.connect(self.pg_url, autocommit=True) as conn:
-            conn.execute(f'DROP TABLE IF EXISTS "{table}"')  # its trigger goes with it
+            conn.execute(f'DROP TABLE IF EXISTS "{self.table}"')  # its trigger goes with it
             conn.execute(f"DROP TABLE {self.log}")
-            conn.execute(f'DROP FUNCTION "{table}_log"()')
+            conn.execute(f'DROP FUNCTION "{self.table}_log"()')
 
 
 def test_commits_are_counted_by_transaction(store_url: str, pg_url: str) -> None:
@@ -328,8 +329,7 @@ def test_commits_are_counted_by_transaction(store_url: str, pg_url: str) -> None
     from toolbridge.runtime import InlineExecutor
 
     store = PostgresStore(store_url)
-    table = store_url.rsplit("=", 1)[1]
-    writers = _WritingTransactions(pg_url, table)
+    writers = _WritingTransactions(pg_url, store_url.rsplit("=", 1)[1])
     toolbox = Toolbox(store=store)
 
     @toolbox.tool
@@ -354,7 +354,7 @@ def test_commits_are_counted_by_transaction(store_url: str, pg_url: str) -> None
         assert writers.count() == 0  # a replay reads; it writes nothing
     finally:
         store.close()
-        writers.drop(table)
+        writers.drop()
 
 
 # ---------------------------------------------------------------------------- schema version

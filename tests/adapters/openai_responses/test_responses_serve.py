@@ -140,7 +140,8 @@ async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) 
     before it answered: its successor reads the conversation's pending calls and answers
     them, the side effect from the store (the killed worker's other call, not
     side-effecting, runs again)."""
-    store, ledger = f"sqlite:///{tmp_path}/results.db", tmp_path / "ledger.txt"
+    db, ledger = tmp_path / "results.db", tmp_path / "ledger.txt"
+    store = f"sqlite:///{db}"
     script = {"turns": [{"rounds": [[{"name": "charge", "arguments": {"amount": 7}},
                                      {"name": "wait_forever", "arguments": {}}]],
                          "reply": "{outputs}"}]}
@@ -149,11 +150,11 @@ async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) 
             "killed_worker.py")), emu.base_url, store, str(ledger)])
         try:
             for _ in range(600):
-                if _charge_stored(tmp_path / "results.db") or worker.poll() is not None:
+                if _charge_stored(db) or worker.poll() is not None:
                     break
                 await asyncio.sleep(0.05)
             assert ledger.read_text() == "7\n"
-            assert _charge_stored(tmp_path / "results.db"), "the worker stopped early"
+            assert _charge_stored(db), "the worker stopped early"
         finally:
             worker.kill()
             worker.wait()
