@@ -13,7 +13,7 @@ import pytest
 import toolbridge
 from toolbridge.plugin import MAX_ARGUMENT_BYTES
 from toolbridge.serve import converse
-from toolbridge.testing import emulator
+from toolbridge.testing import emulated_options, emulator
 from toolbridge_openai_agents._emulator_session import EmuSession
 from toolbridge_openai_assistants._emulator_state import EmulatedService
 
@@ -113,7 +113,7 @@ def test_the_served_conversation_goes_on(dialect: str, monkeypatch: pytest.Monke
     runs: list[str] = []
     with emulator(dialect, script=SCRIPT) as emu:
         transcript = converse(toolbox(runs), dialect, ["weather please"],
-                              toolbridge.get_dialect(dialect).serve_options.emulated(
+                              emulated_options(dialect,
                                   emu.base_url))
     assert transcript.status == "completed", transcript.render()
     assert sorted(runs) == ["Oslo", "Paris"]

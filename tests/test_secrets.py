@@ -29,8 +29,9 @@ import pytest
 
 from toolbridge import BackendError, Toolbox, ToolbridgeError, get_dialect
 from toolbridge.http import RetryPolicy, redact_text, redact_url
+from toolbridge.plugin import capabilities
 from toolbridge.store import open_store
-from toolbridge.testing import emulator
+from toolbridge.testing import emulated_options, emulator
 
 FAST = RetryPolicy(max_attempts=2, backoff=0.01, max_delay=0.05)
 TIMEOUT = 0.5
@@ -195,12 +196,12 @@ class _Credential:
 def _options(dialect: str, variant: str, base_url: str, secret: str,
              timeout: float = TIMEOUT) -> dict[str, Any]:
     """Serve options pointing at ``base_url`` with ``secret`` as the credential."""
-    options = get_dialect(dialect).serve_options.emulated(base_url).model_dump(
+    options = emulated_options(dialect, base_url).model_dump(
         exclude_unset=True)
     options.pop("api_key", None)
     options.pop("token", None)
     root = base_url.removesuffix("/v1")
-    described = {item.name for item in get_dialect(dialect).serve_options.describe()}
+    described = {item.name for item in capabilities().serving(dialect).options.describe()}
     if variant == "azure":  # Azure OpenAI: the key goes in an api-key header
         options.pop("base_url", None)
         options.update(azure_endpoint=root, api_key=secret)
@@ -246,7 +247,7 @@ async def _converse(dialect: str, options: dict[str, Any], secret: str
 
     chosen = get_dialect(dialect)
     try:
-        settings = chosen.serve_options.parse(options)
+        settings = capabilities().serving(chosen.name).options.parse(options)
         return await asyncio.wait_for(
             aconverse(_toolbox(secret), chosen, ["weather in Lima?"], settings,
                       settings=DriverSettings(recovery=FAST)), 30), None

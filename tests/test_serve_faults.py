@@ -21,7 +21,7 @@ from toolbridge.errors import ReplyLostError
 from toolbridge.http import RetryPolicy
 from toolbridge.plugin import Step
 from toolbridge.serve import DriverSettings, aconverse, aserve
-from toolbridge.testing import emulator
+from toolbridge.testing import emulated_options, emulator
 
 FAST = RetryPolicy(max_attempts=4, backoff=0.005, max_delay=0.05)
 SETTINGS = DriverSettings(recovery=RetryPolicy(max_attempts=5, backoff=0.005, max_delay=0.05))
@@ -55,7 +55,7 @@ def make_toolbox(runs: dict[str, int], **options: Any) -> toolbridge.Toolbox:
 
 
 def options(dialect: str, emu: Any, **extra: Any) -> Any:
-    given = toolbridge.get_dialect(dialect).serve_options.emulated(emu.base_url)
+    given = emulated_options(dialect, emu.base_url)
     return given.model_copy(update={"retry": FAST, **extra})
 
 

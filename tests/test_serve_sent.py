@@ -16,8 +16,9 @@ import pytest
 
 import toolbridge
 from toolbridge.http import RetryPolicy
+from toolbridge.plugin import capabilities
 from toolbridge.serve import DriverSettings, aconverse, hold
-from toolbridge.testing import emulator
+from toolbridge.testing import emulated_options, emulator
 
 ONCE = RetryPolicy(max_attempts=1, backoff=0.005, max_delay=0.05)
 SETTINGS = DriverSettings(recovery=RetryPolicy(max_attempts=5, backoff=0.005, max_delay=0.05))
@@ -48,7 +49,7 @@ def make_toolbox(runs: dict[str, int]) -> toolbridge.Toolbox:
 
 
 def options(dialect: str, emu: Any, retry: RetryPolicy | None = None) -> Any:
-    given = toolbridge.get_dialect(dialect).serve_options.emulated(emu.base_url)
+    given = emulated_options(dialect, emu.base_url)
     return given.model_copy(update={"retry": retry}) if retry else given
 
 
@@ -57,7 +58,7 @@ async def test_a_rebuilt_backend_tells_whether_the_latest_message_arrived(dialec
     box = make_toolbox({})
     d = toolbridge.get_dialect(dialect)
     with emulator(dialect, script=SCRIPT) as emu:
-        async with d.connect(d.serve_options.parse(options(dialect, emu)), list(box)) as conn:
+        async with capabilities().serving(d.name).connect(options(dialect, emu), list(box)) as conn:
             first = conn.backend(None)
             assert (await hold(box, first, ["hello"], SETTINGS)).status == "completed"
             cursor = first.checkpoint()  # what the workflow holds when it sends "again"

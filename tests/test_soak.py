@@ -32,7 +32,7 @@ import pytest
 import toolbridge
 from toolbridge.http import RetryPolicy
 from toolbridge.serve import DriverSettings, Job, Transcript, Worker
-from toolbridge.testing import emulator
+from toolbridge.testing import emulated_options, emulator
 
 SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
 CONVERSATIONS = int(os.environ.get("TOOLBRIDGE_SOAK_CONVERSATIONS", str(150 * SCALE)))
@@ -151,7 +151,7 @@ def watching() -> Iterator[Unhandled]:
 
 async def soak_one(dialect: str, box: toolbridge.Toolbox, emu: Any, count: int,
                    stream: bool) -> tuple[list[Transcript], int]:
-    options: Any = toolbridge.get_dialect(dialect).serve_options.emulated(emu.base_url)
+    options: Any = emulated_options(dialect, emu.base_url)
     extra: dict[str, Any] = {"retry": FAST}
     if dialect == "openai-agents":
         extra["race_delays"] = (0.002, 0.005, 0.01)

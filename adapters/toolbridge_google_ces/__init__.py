@@ -12,26 +12,26 @@ from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolCall, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Demos,
     Dialect,
     DialectLimits,
     DialectRegistry,
+    Emulates,
+    Serves,
     hookimpl,
     lazy_attributes,
     lazy_module,
-    lazy_options,
 )
 
 from . import wire
-from .wire import endpoint, new_session_id, session_name
+from .wire import DIALECT, endpoint, new_session_id, session_name
 
 if TYPE_CHECKING:
     from toolbridge.plugin import (
         Connection,
-        DialectOptions,
         ImportedTools,
         PendingCalls,
         RenderedTools,
-        ServeOptions,
     )
 
     from . import translate
@@ -74,9 +74,7 @@ class GoogleCesDialect(Dialect):
                        response)
     """
 
-    name = "google-ces"
-    serve_options = lazy_options(f"{__name__}.options:CesOptions")
-    emulator_options = lazy_options(f"{__name__}.options:CesEmulatorOptions")
+    name = DIALECT
     # Google states no size limit for a ToolResponse: the cap is ours (`wire.MAX_RESULT_BYTES`).
     # Results are Structs, never content parts.
     limits = DialectLimits(max_result_bytes=wire.MAX_RESULT_BYTES, content_parts=False)
@@ -134,21 +132,6 @@ class GoogleCesDialect(Dialect):
             return str(config["session"])
         return self.session
 
-    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
-        """A `CesConnection`: one client, the tools synced once per app."""
-        from .backend import CesConnection
-        from .options import CesOptions
-
-        return CesConnection(self, CesOptions.parse(options), tools)
-
-    def create_emulator(self, options: DialectOptions | None = None) -> Any:
-        """The emulated CES (`GoogleCesEmulator`)."""
-        from .emulator import GoogleCesEmulator
-        from .options import CesEmulatorOptions
-
-        parsed = CesEmulatorOptions.parse(options)
-        return GoogleCesEmulator(script=parsed.script, faults=parsed.faults,
-                                 number_style=parsed.number_style)
 
 
 # The client (httpx), the serve helpers, the backend and the emulator (the emulators extra)
@@ -172,3 +155,43 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 @hookimpl
 def toolbridge_register_dialects(registry: DialectRegistry) -> None:
     registry.add(GoogleCesDialect())
+
+
+def _registered() -> GoogleCesDialect:
+    """The registered instance of this dialect."""
+    from toolbridge import get_dialect
+
+    found = get_dialect(DIALECT)
+    assert isinstance(found, GoogleCesDialect)
+    return found
+
+
+def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
+    """The serve driver's `Connection` (options: `CesOptions`)."""
+    from .backend import CesConnection
+
+    return CesConnection(_registered(), options, tools)
+
+
+def _emulator(options: Any) -> Any:
+    """The emulated backend (options: `CesEmulatorOptions`)."""
+    from .emulator import GoogleCesEmulator
+
+    return GoogleCesEmulator(script=options.script, faults=options.faults,
+                             number_style=options.number_style)
+
+
+@hookimpl
+def toolbridge_serve_backends() -> list[Serves]:
+    return [Serves(DIALECT, f"{__name__}.options:CesOptions", _connect)]
+
+
+@hookimpl
+def toolbridge_emulators() -> list[Emulates]:
+    return [Emulates(DIALECT, f"{__name__}.options:CesEmulatorOptions", _emulator,
+                     hint='SDK endpoint: {base_url}')]
+
+
+@hookimpl
+def toolbridge_demos() -> list[Demos]:
+    return [Demos(DIALECT, rank=30)]

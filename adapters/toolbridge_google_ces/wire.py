@@ -11,8 +11,11 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+DIALECT = "google-ces"
+
 __all__ = [
     "API_VERSION",
+    "DIALECT",
     "DEFAULT_UNIVERSE",
     "EXECUTION_TYPES",
     "MAX_RESULT_BYTES",

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Demos,
     Dialect,
     DialectLimits,
     DialectRegistry,
+    Emulates,
+    MigratesTo,
+    Serves,
     hookimpl,
     lazy_attributes,
     lazy_module,
-    lazy_options,
 )
 
 from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTES
@@ -21,11 +25,9 @@ from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTE
 if TYPE_CHECKING:
     from toolbridge.plugin import (
         Connection,
-        DialectOptions,
         ImportedTools,
         PendingCalls,
         RenderedTools,
-        ServeOptions,
     )
 
     from . import translate
@@ -61,8 +63,6 @@ class OpenAIAgentsDialect(Dialect):
     """Agents API sessions: flat function tools, ``required_actions``, ``tool_result`` events."""
 
     name = DIALECT
-    serve_options = lazy_options(f"{__name__}.options:AgentsOptions")
-    emulator_options = lazy_options(f"{__name__}.options:AgentsEmulatorOptions")
     limits = DialectLimits(
         max_result_bytes=MAX_RESULT_BYTES - RESULT_MARGIN_BYTES,
         content_parts=True,
@@ -98,28 +98,6 @@ class OpenAIAgentsDialect(Dialect):
         value = session.get("id") if isinstance(session, Mapping) else None
         return value if isinstance(value, str) else ""
 
-    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
-        """An `AgentsConnection` (one client for every session it serves)."""
-        from .backend import AgentsConnection
-        from .options import AgentsOptions
-
-        return AgentsConnection(self, AgentsOptions.parse(options), tools)
-
-    def migration_target(self, options: Mapping[str, Any]) -> Any:
-        """An `AgentsTarget` (saved agents and sessions), the client built from ``options``."""
-        from .migration import AgentsTarget
-
-        return AgentsTarget(**options)
-
-    def create_emulator(self, options: DialectOptions | None = None) -> Any:
-        """The emulated Agents API (`AgentsEmulator`): ``script``, ``faults``."""
-        from .emulator import AgentsEmulator
-        from .options import AgentsEmulatorOptions
-
-        parsed = AgentsEmulatorOptions.parse(options)
-        return AgentsEmulator(script=parsed.script, faults=parsed.faults)
-
-
 _LAZY = {
     "AgentsEmulatorOptions": ".options",
     "AgentsFaults": ".options",
@@ -138,3 +116,67 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 @hookimpl
 def toolbridge_register_dialects(registry: DialectRegistry) -> None:
     registry.add(OpenAIAgentsDialect())
+
+
+_SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
+             '(OpenAI(base_url="{base_url}/v1", api_key="test"))')
+"""How the openai SDK reaches the emulator (``toolbridge emulate`` prints it)."""
+
+
+def _registered() -> OpenAIAgentsDialect:
+    """The registered instance of this dialect."""
+    from toolbridge import get_dialect
+
+    found = get_dialect(DIALECT)
+    assert isinstance(found, OpenAIAgentsDialect)
+    return found
+
+
+def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
+    """The serve driver's `Connection` (options: `AgentsOptions`)."""
+    from .backend import AgentsConnection
+
+    return AgentsConnection(_registered(), options, tools)
+
+
+def _emulator(options: Any) -> Any:
+    """The emulated backend (options: `AgentsEmulatorOptions`)."""
+    from .emulator import AgentsEmulator
+
+    return AgentsEmulator(script=options.script, faults=options.faults)
+
+
+def _migration_target(options: dict[str, Any]) -> Any:
+    """The migration target for client ``options``."""
+    from .migration import AgentsTarget
+
+    variable = options.pop("token_env", None)  # a bearer token read from it on every request
+    if variable is not None:
+        options["token_provider"] = lambda: os.environ[str(variable)]
+    if options.get("project_endpoint"):
+        from toolbridge import UsageError
+
+        raise UsageError("-o project_endpoint is for --to azure-foundry, not openai-agents")
+    return AgentsTarget(**options)
+
+
+@hookimpl
+def toolbridge_serve_backends() -> list[Serves]:
+    return [Serves(DIALECT, f"{__name__}.options:AgentsOptions", _connect)]
+
+
+@hookimpl
+def toolbridge_emulators() -> list[Emulates]:
+    return [Emulates(DIALECT, f"{__name__}.options:AgentsEmulatorOptions", _emulator,
+                     hint=_SDK_HINT)]
+
+
+@hookimpl
+def toolbridge_demos() -> list[Demos]:
+    return [Demos(DIALECT, rank=10)]
+
+
+@hookimpl
+def toolbridge_migration_targets() -> list[MigratesTo]:
+    return [MigratesTo("openai-agents", DIALECT, _migration_target,
+                       summary="Agents API: saved agents and sessions")]

@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Demos,
     Dialect,
     DialectLimits,
     DialectRegistry,
+    Emulates,
+    MigratesFrom,
+    Serves,
     hookimpl,
     lazy_attributes,
     lazy_module,
-    lazy_options,
 )
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, run_of
@@ -27,11 +30,9 @@ from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, run_of
 if TYPE_CHECKING:
     from toolbridge.plugin import (
         Connection,
-        DialectOptions,
         ImportedTools,
         PendingCalls,
         RenderedTools,
-        ServeOptions,
     )
 
     from . import translate
@@ -70,8 +71,6 @@ class OpenAIAssistantsDialect(Dialect):
     """Assistants API runs on OpenAI or Azure OpenAI."""
 
     name: ClassVar[str] = DIALECT
-    serve_options = lazy_options(f"{__name__}.options:AssistantsOptions")
-    emulator_options = lazy_options(f"{__name__}.options:AssistantsEmulatorOptions")
     # submit_tool_outputs takes one output per listed call, a repeated id too.
     limits: ClassVar[DialectLimits] = DialectLimits(
         max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS, repeated_result_ids=True)
@@ -111,32 +110,6 @@ class OpenAIAssistantsDialect(Dialect):
 
         return import_tools(definitions)
 
-    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
-        """An `AssistantsConnection`: one client, one assistant created for new threads."""
-        from .backend import AssistantsConnection
-        from .options import AssistantsOptions
-
-        return AssistantsConnection(self, AssistantsOptions.parse(options), tools)
-
-    def migration_source(self, options: Mapping[str, Any], *,
-                         assistant_ids: Sequence[str] | None = None,
-                         thread_ids: Sequence[str] | None = None) -> Any:
-        """`read_workload` through an `AssistantsClient` built from ``options``."""
-        from .client import AssistantsClient
-        from .migrate import read_workload
-
-        with AssistantsClient(**options) as client:
-            return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids)
-
-    def create_emulator(self, options: DialectOptions | None = None) -> Any:
-        """The emulated Assistants API (`AssistantsEmulator`)."""
-        from .emulator import AssistantsEmulator
-        from .options import AssistantsEmulatorOptions
-
-        parsed = AssistantsEmulatorOptions.parse(options)
-        return AssistantsEmulator(script=parsed.script, faults=parsed.faults,
-                                  poll_after_ms=parsed.poll_after_ms,
-                                  expire_after=parsed.expire_after)
 
 
 # The client (httpx), the serve helpers, the backend, migration and the emulator (the
@@ -162,3 +135,71 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 @hookimpl
 def toolbridge_register_dialects(registry: DialectRegistry) -> None:
     registry.add(OpenAIAssistantsDialect())
+
+
+_SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
+             '(OpenAI(base_url="{base_url}/v1", api_key="test"))')
+"""How the openai SDK reaches the emulator (``toolbridge emulate`` prints it)."""
+
+
+def _registered() -> OpenAIAssistantsDialect:
+    """The registered instance of this dialect."""
+    from toolbridge import get_dialect
+
+    found = get_dialect(DIALECT)
+    assert isinstance(found, OpenAIAssistantsDialect)
+    return found
+
+
+def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
+    """The serve driver's `Connection` (options: `AssistantsOptions`)."""
+    from .backend import AssistantsConnection
+
+    return AssistantsConnection(_registered(), options, tools)
+
+
+def _emulator(options: Any) -> Any:
+    """The emulated backend (options: `AssistantsEmulatorOptions`)."""
+    from .emulator import AssistantsEmulator
+
+    return AssistantsEmulator(script=options.script, faults=options.faults,
+                              poll_after_ms=options.poll_after_ms,
+                              expire_after=options.expire_after)
+
+
+def _migration_source(options: dict[str, Any], *, assistant_ids: Sequence[str] | None = None,
+                      thread_ids: Sequence[str] | None = None) -> Any:
+    """`read_workload` through an `AssistantsClient` built from ``options``
+    (``token_env=VAR``: an Entra token read from that variable on every request)."""
+    import os
+
+    from .client import AssistantsClient
+    from .migrate import read_workload
+
+    variable = options.pop("token_env", None)
+    if variable is not None:
+        options["azure_ad_token_provider"] = lambda: os.environ[str(variable)]
+    with AssistantsClient(**options) as client:
+        return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids)
+
+
+@hookimpl
+def toolbridge_serve_backends() -> list[Serves]:
+    return [Serves(DIALECT, f"{__name__}.options:AssistantsOptions", _connect)]
+
+
+@hookimpl
+def toolbridge_emulators() -> list[Emulates]:
+    return [Emulates(DIALECT, f"{__name__}.options:AssistantsEmulatorOptions", _emulator,
+                     hint=_SDK_HINT)]
+
+
+@hookimpl
+def toolbridge_demos() -> list[Demos]:
+    return [Demos(DIALECT, rank=20)]
+
+
+@hookimpl
+def toolbridge_migration_sources() -> list[MigratesFrom]:
+    return [MigratesFrom("openai-assistants", DIALECT, _migration_source,
+                         summary="a live Assistants API: OpenAI, Azure OpenAI, Foundry classic")]

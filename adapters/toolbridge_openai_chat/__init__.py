@@ -18,19 +18,21 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Demos,
     Dialect,
     DialectLimits,
     DialectRegistry,
+    Emulates,
+    Serves,
     hookimpl,
     lazy_attributes,
     lazy_module,
-    lazy_options,
 )
 
 from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, PendingCalls, RenderedTools, ServeOptions
+    from toolbridge.plugin import Connection, PendingCalls, RenderedTools
 
     from . import translate
     from .client import AsyncChatClient, ChatClient
@@ -61,8 +63,6 @@ class OpenAIChatDialect(Dialect):
     # Every listed call needs its own tool message, a repeated id too (a server may repeat one).
     limits: ClassVar[DialectLimits] = DialectLimits(
         max_result_chars=MAX_CONTENT_CHARS, max_tools=MAX_TOOLS, repeated_result_ids=True)
-    serve_options = lazy_options(f"{__name__}.options:ChatServeOptions")
-    emulator_options = lazy_options(f"{__name__}.options:ChatEmulatorOptions")
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
@@ -95,22 +95,6 @@ class OpenAIChatDialect(Dialect):
 
         return read_tools(definitions)
 
-    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
-        """A `ChatConnection` (the serve driver's seam) for ``options`` (`ChatServeOptions`)."""
-        from .backend import ChatConnection
-        from .options import ChatServeOptions
-
-        return ChatConnection(ChatServeOptions.parse(options), tools)
-
-    def create_emulator(self, options: Any = None, **more: Any) -> Any:
-        """The emulated Chat Completions server (`ChatEmulator`): OpenAI and Azure URL forms.
-        ``options``: `ChatEmulatorOptions` or its fields as keywords."""
-        from .emulator import ChatEmulator
-        from .options import ChatEmulatorOptions
-
-        return ChatEmulator(**dict(ChatEmulatorOptions.parse(options, **more)))
-
-
 _LAZY = {
     "ChatCorrelation": ".translate",
     "ChunkAssembler": ".stream", "assemble_chunks": ".stream",
@@ -125,3 +109,38 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 @hookimpl
 def toolbridge_register_dialects(registry: DialectRegistry) -> None:
     registry.add(OpenAIChatDialect())
+
+
+_SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
+             '(OpenAI(base_url="{base_url}/v1", api_key="test"))')
+"""How the openai SDK reaches the emulator (``toolbridge emulate`` prints it)."""
+
+
+def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
+    """The serve driver's `Connection` (options: `ChatServeOptions`)."""
+    from .backend import ChatConnection
+
+    return ChatConnection(options, tools)
+
+
+def _emulator(options: Any) -> Any:
+    """The emulated backend (options: `ChatEmulatorOptions`)."""
+    from .emulator import ChatEmulator
+
+    return ChatEmulator(**dict(options))
+
+
+@hookimpl
+def toolbridge_serve_backends() -> list[Serves]:
+    return [Serves(DIALECT, f"{__name__}.options:ChatServeOptions", _connect, waits=False)]
+
+
+@hookimpl
+def toolbridge_emulators() -> list[Emulates]:
+    return [Emulates(DIALECT, f"{__name__}.options:ChatEmulatorOptions", _emulator,
+                     hint=_SDK_HINT)]
+
+
+@hookimpl
+def toolbridge_demos() -> list[Demos]:
+    return [Demos(DIALECT, rank=50)]

@@ -12,24 +12,28 @@ Importing this package is light: the client and the emulator load on first use.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    Demos,
     Dialect,
     DialectLimits,
     DialectRegistry,
+    Emulates,
+    MigratesTo,
+    Serves,
     hookimpl,
     lazy_attributes,
     lazy_module,
-    lazy_options,
 )
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, PendingCalls, RenderedTools, ServeOptions
+    from toolbridge.plugin import Connection, PendingCalls, RenderedTools
 
     from . import translate
     from .client import (
@@ -67,8 +71,6 @@ class OpenAIResponsesDialect(Dialect):
     name: ClassVar[str] = DIALECT
     limits: ClassVar[DialectLimits] = DialectLimits(
         max_result_chars=MAX_OUTPUT_CHARS, max_tools=MAX_TOOLS, content_parts=True)
-    serve_options = lazy_options(f"{__name__}.options:ResponsesServeOptions")
-    emulator_options = lazy_options(f"{__name__}.options:ResponsesEmulatorOptions")
 
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
@@ -113,34 +115,6 @@ class OpenAIResponsesDialect(Dialect):
         value = response.get("id")
         return value if isinstance(value, str) else ""
 
-    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
-        """A `ResponsesConnection` (the serve driver's seam) for ``options``
-        (`ResponsesServeOptions`)."""
-        from .backend import ResponsesConnection
-        from .options import ResponsesServeOptions
-
-        return ResponsesConnection(ResponsesServeOptions.parse(options), tools)
-
-    def migration_target(self, options: Mapping[str, Any]) -> Any:
-        """A `FoundryTarget` (prompt agents + conversations) when ``options`` name a
-        ``project_endpoint``, else a `ConversationsTarget` (configuration files +
-        conversations; ``config_dir`` says where)."""
-        from .migration import ConversationsTarget, FoundryTarget
-
-        if options.get("project_endpoint"):
-            return FoundryTarget(**options)
-        return ConversationsTarget(**options)
-
-    def create_emulator(self, options: Any = None, **more: Any) -> Any:
-        """The emulated Responses API (`ResponsesEmulator`): OpenAI, Azure and Foundry URL
-        forms. ``options``: `ResponsesEmulatorOptions` or its fields as keywords."""
-        from .emulator import ResponsesEmulator
-        from .options import ResponsesEmulatorOptions
-
-        parsed = ResponsesEmulatorOptions.parse(options, **more)
-        return ResponsesEmulator(**dict(parsed))
-
-
 _LAZY = {
     "ResponsesCorrelation": ".translate",
     "ResponsesEmulatorOptions": ".options",
@@ -159,3 +133,86 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 @hookimpl
 def toolbridge_register_dialects(registry: DialectRegistry) -> None:
     registry.add(OpenAIResponsesDialect())
+
+
+_SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
+             '(OpenAI(base_url="{base_url}/v1", api_key="test"))')
+"""How the openai SDK reaches the emulator (``toolbridge emulate`` prints it)."""
+
+
+def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
+    """The serve driver's `Connection` (options: `ResponsesServeOptions`)."""
+    from .backend import ResponsesConnection
+
+    return ResponsesConnection(options, tools)
+
+
+def _emulator(options: Any) -> Any:
+    """The emulated backend (options: `ResponsesEmulatorOptions`)."""
+    from .emulator import ResponsesEmulator
+
+    return ResponsesEmulator(**dict(options))
+
+
+def _token_env(options: dict[str, Any]) -> dict[str, Any]:
+    """``token_env=VAR``: a bearer token read from that variable on every request."""
+    variable = options.pop("token_env", None)
+    if variable is not None:
+        options["token_provider"] = lambda: os.environ[str(variable)]
+    return options
+
+
+def _conversations_target(options: dict[str, Any]) -> Any:
+    """A `ConversationsTarget` (configuration files + conversations) for client ``options``."""
+    from toolbridge import UsageError
+
+    from .migration import ConversationsTarget
+
+    if options.get("project_endpoint"):
+        raise UsageError("-o project_endpoint is for --to azure-foundry, not openai-responses")
+    return ConversationsTarget(**_token_env(options))
+
+
+def _foundry_target(options: dict[str, Any]) -> Any:
+    """A `FoundryTarget` (saved agent versions + conversations): ``project_endpoint`` and an
+    Entra credential (``token_env=VAR``, or azure-identity's default credential)."""
+    from toolbridge import UsageError
+
+    from .migration import FoundryTarget
+
+    if not options.get("project_endpoint"):
+        raise UsageError("azure-foundry needs -o project_endpoint=https://<resource>"
+                         ".services.ai.azure.com/api/projects/<project>")
+    options = _token_env(options)
+    if "token_provider" not in options and "credential" not in options:
+        try:
+            from azure.identity import DefaultAzureCredential
+        except ImportError:
+            raise UsageError("azure-foundry needs an Entra credential: install "
+                             "azure-identity, or pass -o token_env=VARIABLE") from None
+        options["credential"] = DefaultAzureCredential()
+    return FoundryTarget(**options)
+
+
+@hookimpl
+def toolbridge_serve_backends() -> list[Serves]:
+    return [Serves(DIALECT, f"{__name__}.options:ResponsesServeOptions", _connect)]
+
+
+@hookimpl
+def toolbridge_emulators() -> list[Emulates]:
+    return [Emulates(DIALECT, f"{__name__}.options:ResponsesEmulatorOptions", _emulator,
+                     hint=_SDK_HINT)]
+
+
+@hookimpl
+def toolbridge_demos() -> list[Demos]:
+    return [Demos(DIALECT, rank=40)]
+
+
+@hookimpl
+def toolbridge_migration_targets() -> list[MigratesTo]:
+    return [MigratesTo("openai-responses", DIALECT, _conversations_target,
+                       summary="Responses + Conversations: configuration files and conversations"),
+            MigratesTo("azure-foundry", DIALECT, _foundry_target,
+                       summary="Foundry Agent Service: saved agent versions and conversations")]

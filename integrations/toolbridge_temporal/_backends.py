@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolbridge.plugin import Backend, Connection, get_dialect
+from toolbridge.plugin import Backend, Connection, capabilities, get_dialect
 
 if TYPE_CHECKING:
     from toolbridge import Toolbox
@@ -44,7 +44,7 @@ class Backends:
         if found is None:
             d = get_dialect(dialect)
             merged = {**options, **self.local.get(d.name, {})}
-            found = d.connect(d.serve_options.parse(merged), list(self.toolbox))
+            found = capabilities().serving(d.name).connect(merged, list(self.toolbox))
             self._connections[key] = found
         return found
 

@@ -14,7 +14,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from toolbridge import UsageError
 from toolbridge.http import Secret
-from toolbridge.plugin import ServeOptions, get_dialect
+from toolbridge.plugin import ServeOptions, capabilities, get_dialect
 
 from ._activities import Activities
 from ._messages import ConversationInput, FleetSettings, Outcome
@@ -42,7 +42,7 @@ def sandbox() -> SandboxedWorkflowRunner:
 def _options(dialect: str, options: ServeOptions | Mapping[str, Any] | None) -> dict[str, Any]:
     """The options as JSON for the workflow's history: validated, and never a secret."""
     d = get_dialect(dialect)
-    parsed = d.serve_options.parse(options)
+    parsed = capabilities().serving(d.name).options.parse(options)
     given = (dict(options) if isinstance(options, Mapping) else
              parsed.model_dump(mode="json", exclude_unset=True) if options is not None else {})
     secret = sorted(name for name in given if isinstance(getattr(parsed, name, None), _SECRETS))

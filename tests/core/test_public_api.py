@@ -21,9 +21,12 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.plugin": {
         "MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES",
-        "Arguments", "Backend", "Connection", "Dialect", "DialectLimits", "DialectOptions",
-        "DialectRegistry", "ImportedTools", "LossPolicy", "OptionHelp", "PendingCalls",
-        "RenderedTools", "ServeOptions", "SkippedTool", "Step", "StepStatus", "Translations",
+        "Arguments", "Backend", "Capabilities", "Connection", "DemoCapability", "Demos",
+        "Dialect", "DialectLimits", "DialectOptions", "DialectRegistry", "Emulates",
+        "EmulatorCapability", "ImportedTools", "LossPolicy", "MigratesFrom", "MigratesTo",
+        "MigrationSourceCapability", "MigrationTargetCapability", "OptionHelp", "PendingCalls",
+        "RenderedTools", "ServeCapability", "ServeOptions", "Serves", "SkippedTool", "Step",
+        "StepStatus", "Translations", "capabilities",
         "dialects", "get_dialect", "hookimpl", "hookspec", "lazy_attributes", "lazy_module",
         "lazy_options",
         "nests_deeper_than", "plugin_manager", "read_arguments", "register_plugin",
@@ -76,7 +79,8 @@ EXPECTED: dict[str, set[str]] = {
         "remapped", "setting_fates",
     },
     "toolbridge.testing": {
-        "aconverse", "check_dialect", "converse", "emulator", "installed_dialects",
+        "acheck_backend", "aconverse", "check_backend", "check_dialect", "converse",
+        "emulated_options", "emulator", "installed_dialects",
     },
 }
 MODULES = sorted(EXPECTED)

@@ -15,7 +15,7 @@ import pytest
 from temporalio.client import Client
 
 import toolbridge
-from toolbridge.testing import emulator, installed_dialects
+from toolbridge.testing import emulated_options, emulator, installed_dialects
 from toolbridge_temporal import FleetSettings, Outcome, Progress, serve, worker
 
 SCRIPT = {"turns": [{"rounds": [
@@ -37,7 +37,7 @@ def credentials(dialect: str) -> dict[str, Any]:
 
 def where(dialect: str, emu: Any) -> dict[str, Any]:
     """The emulated options without their credentials: what goes into the history."""
-    given = toolbridge.get_dialect(dialect).serve_options.emulated(emu.base_url)
+    given = emulated_options(dialect, emu.base_url)
     return given.model_dump(mode="json", exclude_unset=True,
                             exclude=set(credentials(dialect)))
 

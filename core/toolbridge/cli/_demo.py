@@ -1,4 +1,5 @@
-"""``toolbridge demo``: one toolbox, every built-in backend, one scripted conversation each."""
+"""``toolbridge demo``: one toolbox, every backend declaring a demo, one scripted conversation
+each."""
 
 from __future__ import annotations
 
@@ -11,13 +12,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..errors import ToolbridgeError, UsageError
-from ..plugin import Dialect, ServeOptions, dialects, get_dialect
+from ..plugin import Dialect, ServeOptions, capabilities, get_dialect
 from ._options import EXIT_FAILED, EXIT_OK, add_command, print_json
 
 __all__ = ["DEMO_MESSAGES", "DEMO_SCRIPT", "add_parsers", "run_demo"]
-
-BUILT_IN = ("openai-agents", "openai-assistants", "google-ces", "openai-responses",
-            "openai-chat")
 
 DEMO_MESSAGES = [
     "Customer 42 says their delivery is late. Open a ticket and check the weather in Lima.",
@@ -38,29 +36,34 @@ DEMO_SCRIPT: dict[str, Any] = {"turns": [{
 @contextlib.contextmanager
 def _backend(dialect: Dialect, real: bool) -> Iterator[ServeOptions]:
     """The dialect's serve options: for an emulator on loopback, or the real service."""
+    declared = capabilities()
+    options = declared.serving(dialect.name).options
     if real:
-        yield dialect.serve_options()
+        yield options()
         return
-    emulator = dialect.create_emulator(dialect.emulator_options.parse(script=DEMO_SCRIPT))
+    emulator = declared.emulator(dialect.name).create({"script": DEMO_SCRIPT})
     with emulator.run() as running:
-        yield dialect.serve_options.emulated(running.base_url)
+        yield options.emulated(running.base_url)
 
 
 def run_demo(only: Sequence[str] | None = None, *, real: bool = False,
              show_wire: bool = False, as_json: bool = False) -> bool:
-    """Run the demo on each built-in dialect (or ``only`` these); True when all completed.
+    """Run the demo on each dialect that declares one (`toolbridge.plugin.Demos`), or
+    ``only`` these; True when all completed.
 
     Prints each transcript (``as_json``: one JSON list of them all, at the end).
     """
     from ..examples import tickets, toolbox
     from ..store import open_store
 
-    installed = dialects()
-    names = list(only) if only else [n for n in BUILT_IN if n in installed]
+    declared = capabilities()
+    names = list(only) if only else [demo.dialect for demo in declared.demos()]
     for name in names:
         get_dialect(name)  # an unknown name is a command-line error, before any output
+        declared.serving(name)
+        declared.emulator(name)
     if not names:
-        raise UsageError("no built-in dialect is installed; reinstall toolbridge")
+        raise UsageError("no installed dialect declares a demo; reinstall toolbridge")
     where = "the real services" if real else "emulators on loopback"
     if not as_json:
         print(f"toolbridge demo: tools {', '.join(toolbox.names())} on {len(names)} backends "
@@ -113,7 +116,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Add the ``demo`` command to ``sub``."""
-    p = add_command(sub, "demo", "run example tools on every built-in backend's emulator",
+    p = add_command(sub, "demo", "run example tools on every demo backend's emulator",
                     "Start the emulators on loopback and hold a scripted conversation on each "
                     "backend, printing a transcript per backend; exits 1 when a conversation "
                     "did not complete.",

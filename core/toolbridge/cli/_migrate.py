@@ -3,46 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..plugin import get_dialect
+from ..plugin import capabilities
 from ._options import EXIT_FAILED, EXIT_OK, add_command, parse_key_values
 
-__all__ = ["TARGETS", "add_parsers", "open_ledger", "target_for"]
-
-TARGETS = {"openai-agents": "openai-agents", "openai-responses": "openai-responses",
-           "azure-foundry": "openai-responses"}
-"""Target names and the dialect that writes each."""
-
+__all__ = ["add_parsers", "open_ledger", "target_for"]
 
 def target_for(name: str, options: dict[str, Any]) -> Any:
-    """The `MigrationTarget` ``name`` with client ``options`` (``token_env=VAR``: a bearer
-    token read from that variable on every request)."""
-    if name not in TARGETS:
-        raise UsageError(f"unknown migration target {name!r}; choose one of "
-                         f"{', '.join(TARGETS)}")
-    options = dict(options)
-    variable = options.pop("token_env", None)
-    if variable is not None:
-        options["token_provider"] = lambda: os.environ[str(variable)]
-    if name == "azure-foundry":
-        if not options.get("project_endpoint"):
-            raise UsageError("azure-foundry needs -o project_endpoint=https://<resource>"
-                             ".services.ai.azure.com/api/projects/<project>")
-        if "token_provider" not in options and "credential" not in options:
-            try:
-                from azure.identity import DefaultAzureCredential
-            except ImportError:
-                raise UsageError("azure-foundry needs an Entra credential: install "
-                                 "azure-identity, or pass -o token_env=VARIABLE") from None
-            options["credential"] = DefaultAzureCredential()
-    elif options.get("project_endpoint"):
-        raise UsageError(f"-o project_endpoint is for --to azure-foundry, not {name}")
-    return get_dialect(TARGETS[name]).migration_target(options)
+    """The `MigrationTarget` ``name`` (a declared `toolbridge.plugin.MigratesTo`) with client
+    ``options`` (``-o`` pairs; ``token_env=VAR``, where a target takes a bearer token: read
+    from that variable on every request)."""
+    return capabilities().migration_target(name).open(options)
 
 
 def open_ledger(args: argparse.Namespace) -> Any:
@@ -64,19 +39,28 @@ def open_ledger(args: argparse.Namespace) -> Any:
 def _source(args: argparse.Namespace) -> Any:
     from ..migration import read_export
 
-    if args.source_option:
+    if args.source_option or args.source:
         if args.exports:
             raise UsageError("read exports or a live endpoint (--source-option), not both")
         options = parse_key_values(args.source_option, "source option")
-        variable = options.pop("token_env", None)
-        if variable is not None:
-            options["azure_ad_token_provider"] = lambda: os.environ[str(variable)]
-        return get_dialect("openai-assistants").migration_source(
-            options, assistant_ids=args.assistant, thread_ids=args.thread)
+        return _live_source(args.source).open(options, assistant_ids=args.assistant,
+                                              thread_ids=args.thread)
     if not args.exports:
         raise UsageError("give export files or folders, or a live endpoint with "
                          "--source-option base_url=... (and --thread ID)")
     return read_export(*args.exports)
+
+
+def _live_source(name: str | None) -> Any:
+    """The declared live source ``name`` (``--from``); without one, the only one declared."""
+    declared = capabilities()
+    if name is not None:
+        return declared.migration_source(name)
+    sources = declared.migration_sources()
+    if len(sources) != 1:
+        known = ", ".join(s.name for s in sources) or "none installed"
+        raise UsageError(f"name the live source with --from ({known})")
+    return sources[0]
 
 
 def _bar(done: int, total: int) -> None:
@@ -130,7 +114,12 @@ def add_parsers(sub: Any) -> None:
         "-o project_endpoint=... -o token_env=AZURE_TOKEN")
     p.add_argument("exports", nargs="*", metavar="EXPORT",
                    help="export files (.json, .jsonl) or folders (layout in docs/migration.md)")
-    p.add_argument("--to", required=True, choices=sorted(TARGETS), help="the target")
+    p.add_argument("--to", required=True, metavar="TARGET",
+                   help="the target: one an installed plugin declares ('toolbridge dialects' "
+                   "lists them)")
+    p.add_argument("--from", dest="source", metavar="SOURCE",
+                   help="the live source to read with --source-option (default: the only one "
+                   "installed; 'toolbridge dialects' lists them)")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
                    help="target client option: base_url, api_key, project_endpoint, "
                    "token_env (a variable holding a bearer token), config_dir (Responses)")

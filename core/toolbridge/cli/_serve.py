@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UsageError
-from ..plugin import Dialect, dialects, get_dialect
+from ..plugin import Dialect, capabilities, dialects, get_dialect
 from ._options import (
     EXIT_FAILED,
     EXIT_OK,
@@ -30,10 +30,10 @@ __all__ = ["add_parsers", "option_help"]
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
-    dialect = get_dialect(args.dialect)
+    emulates = capabilities().emulator(get_dialect(args.dialect).name)
     values: dict[str, Any] = parse_key_values(args.option, raw=True)
     values.update(script=args.script, faults=parse_fault_options(args.fault))
-    emulator = dialect.create_emulator(dialect.emulator_options.parse(values))
+    emulator = emulates.create(values)
     try:
         running_emulator = emulator.run(args.host, args.port)
         running = running_emulator.__enter__()
@@ -44,7 +44,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         stack.push(running_emulator)
         try:
             print(f"{args.dialect} emulator on {running.base_url}\n"
-                  f"{_sdk_hint(args.dialect, running.base_url)}"
+                  f"  {emulates.sdk_hint(running.base_url)}\n"
                   f"  journal: {running.base_url}/_emulator/journal\n"
                   "Ctrl-C stops it", flush=True)
             while True:
@@ -52,14 +52,6 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     return EXIT_OK
-
-
-def _sdk_hint(dialect: str, base_url: str) -> str:
-    """How an official SDK reaches the emulator: the OpenAI SDK wants the ``/v1`` prefix."""
-    if dialect.startswith("openai-"):
-        return (f"  OpenAI SDK base URL: {base_url}/v1  "
-                f"(OpenAI(base_url=\"{base_url}/v1\", api_key=\"test\"))\n")
-    return f"  SDK endpoint: {base_url}\n"
 
 
 def _progress(count: list[int]) -> Any:
@@ -86,7 +78,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     toolbox = load_toolbox(args.toolbox)
     dialect = get_dialect(args.dialect)
-    options = dialect.serve_options.parse(parse_key_values(args.option, raw=True))
+    serving = capabilities().serving(dialect.name)
+    options = serving.options.parse(parse_key_values(args.option, raw=True))
     if args.store:
         from ..store import open_store
 
@@ -96,10 +89,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         messages += [line.strip() for line in sys.stdin if line.strip()]
     settings = DriverSettings(on_answer=None if args.quiet else _progress([0]),
                               max_rounds=args.max_rounds)
-    if not messages and args.dialect == "openai-chat":
-        raise UsageError("openai-chat has nothing to wait on: Chat Completions keeps no pending "
-                         "calls on the server. Hold a conversation with --message/--stdin, or "
-                         "answer calls in your app with toolbox.handle(...)")
+    if not messages and not serving.waits:
+        raise UsageError(f"{dialect.name} has nothing to wait on: its backend keeps no pending "
+                         "calls between requests. Hold a conversation with --message/--stdin, "
+                         "or answer calls in your app with toolbox.handle(...)")
     print(f"serving {args.dialect} with tools {', '.join(toolbox.names())}", file=sys.stderr,
           flush=True)
     try:
@@ -136,8 +129,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def option_help(dialect: Dialect) -> str:
     """The ``-o`` options of ``dialect``'s serve backend, one per line with its docstring."""
+    if dialect.name not in {s.dialect for s in capabilities().serve_backends()}:
+        return f"{dialect.name} declares no serve backend"
     lines = [f"options of {dialect.name} (-o KEY=VALUE):"]
-    for item in dialect.serve_options.describe():
+    for item in capabilities().serving(dialect.name).options.describe():
         lines.append(f"  {item.name} ({item.type}, default {item.default})")
         if item.doc:
             lines.extend(f"      {line}" for line in item.doc.splitlines())

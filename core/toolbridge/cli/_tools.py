@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SchemaConversionError
-from ..plugin import LossPolicy, dialects, get_dialect
+from ..plugin import LossPolicy, capabilities, dialects, get_dialect
 from ._options import EXIT_OK, add_command, load_toolbox, print_json
 
 __all__ = ["add_parsers"]
@@ -27,9 +27,11 @@ def cmd_dialects(args: argparse.Namespace) -> int:
         print("no dialects installed")
         return EXIT_OK
     width = max(len(n) for n in registry)
+    declared = capabilities()
     for name, dialect in registry.items():
         print(f"{name:<{width}}  plugin {registry.provider(name)}  "
               f"({type(dialect).__module__}.{type(dialect).__name__})")
+        print(f"{'':<{width}}  {', '.join(['translations', *declared.of(name)])}")
     return EXIT_OK
 
 

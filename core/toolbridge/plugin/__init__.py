@@ -1,19 +1,35 @@
 """What a dialect author imports: the `Dialect` base class, the serve seam, the registry, the hooks.
 
-A dialect plugin subclasses `Dialect`, registers an instance from its
-`toolbridge_register_dialects` hook (marked with `hookimpl`) and is found through the
-``toolbridge`` entry-point group, or registered at run time with `register_plugin`. Every hook
-is declared in `toolbridge.plugin.hookspecs`. To be served by the core driver a dialect gives a
-`Connection` and a per-conversation `Backend` (their contract: docs/serving.md, and the
-`Backend` docstrings), configured by its typed `ServeOptions`; argument text is decoded with
-the bounded `read_arguments`.
+A dialect plugin subclasses `Dialect` (its translations: the core contract), registers an
+instance from its `toolbridge_register_dialects` hook (marked with `hookimpl`) and is found
+through the ``toolbridge`` entry-point group, or registered at run time with `register_plugin`.
+What else it can do it declares through capability hooks (`Serves`, `Emulates`, `Demos`,
+`MigratesTo`, `MigratesFrom`; `capabilities` collects them). Every hook is declared in
+`toolbridge.plugin.hookspecs`. To be served by the core driver a dialect gives a `Connection`
+and a per-conversation `Backend` (their contract: docs/serving.md, and the `Backend`
+docstrings), configured by its typed `ServeOptions`; argument text is decoded with the bounded
+`read_arguments`. A new dialect's guide is docs/plugins.md; `toolbridge.testing.conformance`
+checks it.
 """
 
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes, lazy_module, lazy_options
+from ._capabilities import (
+    Capabilities,
+    DemoCapability,
+    Demos,
+    Emulates,
+    EmulatorCapability,
+    MigratesFrom,
+    MigratesTo,
+    MigrationSourceCapability,
+    MigrationTargetCapability,
+    ServeCapability,
+    Serves,
+)
 from ._dialect import Dialect, DialectLimits, LossPolicy
-from ._manager import dialects, get_dialect, plugin_manager, register_plugin
+from ._manager import capabilities, dialects, get_dialect, plugin_manager, register_plugin
 from ._registry import DialectRegistry
 from .hookspecs import hookimpl, hookspec
 
@@ -35,21 +51,33 @@ __all__ = [
     "MAX_PAYLOAD_BYTES",
     "Arguments",
     "Backend",
+    "Capabilities",
     "Connection",
+    "DemoCapability",
+    "Demos",
     "Dialect",
     "DialectLimits",
     "DialectOptions",
     "DialectRegistry",
+    "Emulates",
+    "EmulatorCapability",
     "ImportedTools",
     "LossPolicy",
+    "MigratesFrom",
+    "MigratesTo",
+    "MigrationSourceCapability",
+    "MigrationTargetCapability",
     "OptionHelp",
     "PendingCalls",
     "RenderedTools",
+    "ServeCapability",
     "ServeOptions",
+    "Serves",
     "SkippedTool",
     "Step",
     "StepStatus",
     "Translations",
+    "capabilities",
     "dialects",
     "get_dialect",
     "hookimpl",

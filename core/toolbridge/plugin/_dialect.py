@@ -8,12 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from .._lazy import lazy_options
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
 
 if TYPE_CHECKING:
-    from ._backend import Connection
-    from ._options import DialectOptions, ServeOptions
     from ._translated import ImportedTools, PendingCalls, RenderedTools
 
 __all__ = ["Dialect", "DialectLimits", "LossPolicy"]
@@ -51,19 +48,14 @@ class Dialect(abc.ABC):
     Subclass it, set `name` and `limits`, implement the three translations, and register an
     instance from the `toolbridge_register_dialects` hook. Translations are pure: payloads in,
     payloads out, no I/O. Payloads reach `read_calls` already decoded to JSON-compatible data.
-    To serve conversations, a dialect also gives `connect` (its `toolbridge.plugin.Backend`
-    seam) with its typed `serve_options`; to be emulated, `create_emulator`.
+    This is the core contract; a serve backend, an emulator, the demo and migration are
+    capabilities declared through their own hooks (`toolbridge.plugin.Serves`, `Emulates`,
+    `Demos`, `MigratesTo`, `MigratesFrom`).
     """
 
     name: ClassVar[str]
     """Stable id used by `toolbridge.get_dialect` and in every error message."""
     limits: ClassVar[DialectLimits] = DialectLimits()
-    serve_options: ClassVar[type[ServeOptions]] = lazy_options(
-        f"{__package__}._options:ServeOptions")
-    """The options `connect` takes (``toolbridge serve -o KEY=VALUE`` is parsed into them)."""
-    emulator_options: ClassVar[type[DialectOptions]] = lazy_options(
-        f"{__package__}._options:DialectOptions")
-    """The options `create_emulator` takes."""
 
     @abc.abstractmethod
     def render_tools(
@@ -124,45 +116,6 @@ class Dialect(abc.ABC):
         `toolbridge.schema.compile_decoder`.
         """
         return call.arguments
-
-    def connect(self, options: ServeOptions, tools: Sequence[ToolDefinition]) -> Connection:
-        """A `Connection` to this dialect's backend for ``tools``, configured by ``options``
-        (an instance of `serve_options`); the serve driver (`toolbridge.serve`) holds
-        conversations through it. Dialects without a serve backend raise `UsageError`.
-        """
-        from ..errors import UsageError
-
-        raise UsageError(f"dialect {self.name!r} has no serve backend")
-
-    def migration_target(self, options: Mapping[str, Any]) -> Any:
-        """A `toolbridge.migration.MigrationTarget` writing migrated assistants and threads
-        to this dialect's backend, configured by ``options`` (the client's: ``base_url``,
-        ``api_key``, ...). Dialects that are no migration target raise `UsageError`.
-        """
-        from ..errors import UsageError
-
-        raise UsageError(f"dialect {self.name!r} is not a migration target")
-
-    def migration_source(self, options: Mapping[str, Any], *,
-                         assistant_ids: Sequence[str] | None = None,
-                         thread_ids: Sequence[str] | None = None) -> Any:
-        """A `toolbridge.migration.Workload` read from this dialect's live backend (client
-        ``options``): the assistants (all, or ``assistant_ids``), the threads (``thread_ids``,
-        else all where the backend lists them) and their messages. Dialects that are no
-        migration source raise `UsageError`.
-        """
-        from ..errors import UsageError
-
-        raise UsageError(f"dialect {self.name!r} is not a migration source")
-
-    def create_emulator(self, options: DialectOptions | None = None) -> Any:
-        """This dialect's emulated backend (a `toolbridge.emulation.Emulator`), configured by
-        ``options`` (an instance of `emulator_options`: ``script``, ``faults`` and the
-        dialect's own). Dialects without an emulator raise `UsageError`.
-        """
-        from ..errors import UsageError
-
-        raise UsageError(f"dialect {self.name!r} ships no emulator")
 
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
         """The session or thread a payload belongs to, for logs; empty when unknown."""

@@ -5,16 +5,18 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pluggy
 
 from ..errors import PluginError
 from . import hookspecs
+from ._capabilities import _KINDS, Capabilities
 from ._dialect import Dialect
 from ._registry import BLOCK_ENV, DialectRegistry
 
-__all__ = ["dialects", "get_dialect", "plugin_manager", "register_plugin"]
+__all__ = ["capabilities", "dialects", "get_dialect", "plugin_manager", "register_plugin"]
 
 log = logging.getLogger("toolbridge.plugins")
 
@@ -36,6 +38,7 @@ class _Plugins:
         self._lock = threading.RLock()
         self._pm: pluggy.PluginManager | None = None
         self._registry: DialectRegistry | None = None
+        self._capabilities: Capabilities | None = None
 
     def manager(self) -> pluggy.PluginManager:
         pm = self._pm  # loaded: no lock needed to read it (every call of `handle` comes here)
@@ -64,15 +67,37 @@ class _Plugins:
             return registry
         with self._lock:
             if self._registry is None:
-                pm = self.manager()
                 registry = DialectRegistry()
-                for impl in reversed(pm.hook.toolbridge_register_dialects.get_hookimpls()):
-                    registry._current_plugin = impl.plugin_name
-                    impl.function(registry=registry)
+                for plugin, call in self._callers("toolbridge_register_dialects"):
+                    registry._current_plugin = plugin
+                    call(registry=registry)
                 registry._current_plugin = "<direct>"
                 log.debug("dialects loaded: %s", list(registry))
                 self._registry = registry
             return self._registry
+
+    def capabilities(self) -> Capabilities:
+        found = self._capabilities
+        if found is not None:
+            return found
+        with self._lock:
+            if self._capabilities is None:
+                found = Capabilities(self.registry())
+                for hook in _KINDS:
+                    for plugin, call in self._callers(hook):
+                        for declared in _declarations(plugin, hook, call()):
+                            found.add(hook, plugin, declared)
+                self._capabilities = found
+            return self._capabilities
+
+    def _callers(self, hook: str) -> Iterator[tuple[str, Any]]:
+        """Each plugin implementing ``hook`` (in pluggy's call order), with a caller of the
+        hook through pluggy limited to that plugin: what it returns is known to be its own."""
+        pm = self.manager()
+        impls = getattr(pm.hook, hook).get_hookimpls()
+        for impl in reversed(impls):
+            others = [other.plugin for other in impls if other.plugin is not impl.plugin]
+            yield impl.plugin_name, pm.subset_hook_caller(hook, remove_plugins=others)
 
     def register(self, plugin: object, name: str | None = None) -> None:
         """Register a plugin object at run time (tests, applications without entry points)."""
@@ -80,12 +105,23 @@ class _Plugins:
             self.manager().register(plugin, name=name)
             self.manager().check_pending()
             self._registry = None
+            self._capabilities = None
 
     def reset(self) -> None:
         """Forget loaded plugins; the next lookup loads them again."""
         with self._lock:
             self._pm = None
             self._registry = None
+            self._capabilities = None
+
+
+def _declarations(plugin: str, hook: str, results: Any) -> Iterator[object]:
+    """The capabilities in a subset hook call's results (one list per implementation)."""
+    for result in results:
+        if not isinstance(result, (list, tuple)):
+            raise PluginError(f"plugin {plugin!r}: {hook} must return a list, not "
+                              f"{type(result).__name__}")
+        yield from result
 
 
 _PLUGINS = _Plugins()
@@ -104,6 +140,13 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
 def dialects() -> DialectRegistry:
     """Every installed dialect, by name."""
     return _PLUGINS.registry()
+
+
+def capabilities() -> Capabilities:
+    """What the installed dialects can do beyond their translations: serve backends,
+    emulators, demos, migration targets and sources (`Capabilities`)."""
+    found = _PLUGINS._capabilities
+    return _PLUGINS.capabilities() if found is None else found
 
 
 def get_dialect(name: str | Dialect) -> Dialect:

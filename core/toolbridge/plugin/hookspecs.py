@@ -6,13 +6,20 @@ with `toolbridge.plugin.register_plugin`). Mark implementations with `toolbridge
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
     from ..model import ToolCall, ToolDefinition, ToolResult
+    from ._capabilities import (
+        DemoCapability,
+        EmulatorCapability,
+        MigrationSourceCapability,
+        MigrationTargetCapability,
+        ServeCapability,
+    )
     from ._registry import DialectRegistry
 
 __all__ = ["hookimpl", "hookspec"]
@@ -26,8 +33,58 @@ def toolbridge_register_dialects(registry: DialectRegistry) -> None:
     """Add dialects to ``registry`` with ``registry.add(MyDialect())``.
 
     Runs once, the first time any dialect is looked up, for every installed plugin. Returns
-    nothing; adding a name that another plugin already added raises `PluginError`.
+    nothing; adding a name that another plugin already added raises `PluginError`. This is a
+    dialect's core contract (its translations); what else it can do is declared by the
+    capability hooks below, each returning a list (empty: not this plugin's).
     """
+
+
+@hookspec
+def toolbridge_serve_backends() -> Sequence[ServeCapability]:
+    """Serve backends: ``[Serves("my-dialect", "my_pkg.options:MyServeOptions",
+    "my_pkg.backend:connect")]``, where ``connect(options, tools)`` returns the
+    `Connection` the one serve driver holds conversations through (``waits=False`` for a
+    backend that keeps no pending calls between requests: ``toolbridge serve`` then needs a
+    message). Used by `toolbridge.serve`, ``toolbridge serve`` and ``toolbridge worker``.
+    """
+    return []
+
+
+@hookspec
+def toolbridge_emulators() -> Sequence[EmulatorCapability]:
+    """Emulated backends: ``[Emulates("my-dialect", "my_pkg.options:MyEmulatorOptions",
+    "my_pkg.emulator:create")]``, where ``create(options)`` returns a
+    `toolbridge.emulation.Emulator`; ``hint`` tells how the vendor SDK reaches it. Used by
+    ``toolbridge emulate``, ``toolbridge demo`` and `toolbridge.testing`.
+    """
+    return []
+
+
+@hookspec
+def toolbridge_demos() -> Sequence[DemoCapability]:
+    """Dialects ``toolbridge demo`` shows: ``[Demos("my-dialect", rank=60)]``. A dialect is
+    shown when it also declares a serve backend and an emulator; lower ranks come first.
+    """
+    return []
+
+
+@hookspec
+def toolbridge_migration_targets() -> Sequence[MigrationTargetCapability]:
+    """Targets of ``toolbridge migrate --to NAME``: ``[MigratesTo("my-target", "my-dialect",
+    "my_pkg.migration:open_target", summary="...")]``, where ``open_target(options)`` returns
+    a `toolbridge.migration.MigrationTarget` for the ``-o KEY=VALUE`` client options.
+    """
+    return []
+
+
+@hookspec
+def toolbridge_migration_sources() -> Sequence[MigrationSourceCapability]:
+    """Live sources of ``toolbridge migrate --from NAME``: ``[MigratesFrom("my-source",
+    "my-dialect", "my_pkg.migration:read", summary="...")]``, where ``read(options, *,
+    assistant_ids, thread_ids)`` returns the `toolbridge.migration.Workload` it reads with the
+    ``--source-option KEY=VALUE`` client options.
+    """
+    return []
 
 
 @hookspec(firstresult=True)

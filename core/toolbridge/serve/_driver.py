@@ -13,7 +13,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BackendError, ServeError, UsageError
-from ..plugin import Backend, Connection, Dialect, ServeOptions, Step, get_dialect
+from ..plugin import Backend, Connection, Dialect, ServeOptions, Step, capabilities, get_dialect
 from ._checkpoints import Checkpoints
 from ._conversation import Conversation
 from ._settings import DriverSettings
@@ -33,8 +33,7 @@ def _open(toolbox: Toolbox, dialect: str | Dialect, options: Options,
     """The connection to use, and whether it was opened here (then it is closed here)."""
     if connection is not None:
         return connection, False
-    d = get_dialect(dialect)
-    return d.connect(d.serve_options.parse(options), list(toolbox)), True
+    return capabilities().serving(get_dialect(dialect).name).connect(options, list(toolbox)), True
 
 
 async def aconverse(
@@ -45,7 +44,8 @@ async def aconverse(
     """Hold a conversation on ``dialect``'s backend: send each of ``messages`` as a user turn
     and answer every call through ``toolbox``; stops at the first turn that does not complete.
 
-    ``options`` are the dialect's `Dialect.serve_options` (an instance or a mapping);
+    ``options`` are the dialect's serve options (`toolbridge.plugin.ServeCapability.options`:
+    an instance or a mapping);
     ``conversation`` continues an existing one (else a new one, or the options' own);
     ``connection`` reuses an open `Connection` (then ``options`` are not used). A conversation
     whose previous driver stopped mid-turn (its checkpoint is in the store's records) first

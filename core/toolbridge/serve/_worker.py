@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ServeError, UsageError
-from ..plugin import Connection, Dialect, ServeOptions, get_dialect
+from ..plugin import Connection, Dialect, ServeOptions, capabilities, get_dialect
 from ._checkpoints import Checkpoints
 from ._driver import hold
 from ._settings import DriverSettings
@@ -81,8 +81,8 @@ class Worker:
         connection = self._connection
         own = connection is None
         if connection is None:
-            connection = self.dialect.connect(self.dialect.serve_options.parse(self._options),
-                                              list(self.toolbox))
+            connection = capabilities().serving(self.dialect.name).connect(
+                self._options, list(self.toolbox))
         if discover and not connection.can_discover:
             raise UsageError(f"{self.dialect.name}: this backend cannot list the "
                              "conversations that wait; give them instead")

@@ -11,7 +11,7 @@ from ces_support import ADD_SCRIPT, APP, SESSION
 import toolbridge
 import toolbridge.http
 from toolbridge.serve import aconverse
-from toolbridge.testing import emulator
+from toolbridge.testing import emulated_options, emulator
 from toolbridge_google_ces import (
     AsyncCesClient,
     CesApiError,
@@ -194,7 +194,7 @@ async def test_converse_for_the_demo(toolbox: toolbridge.Toolbox,
     dialect = toolbridge.get_dialect("google-ces")
     with emulator("google-ces", script=ADD_SCRIPT) as emu:
         transcript = await aconverse(toolbox, dialect, ["add"],
-                                     dialect.serve_options.emulated(emu.base_url))
+                                     emulated_options(dialect, emu.base_url))
     assert transcript.reply.startswith("done: [5, 42")
     for name in ("GOOGLE_CES_APP", "TOOLBRIDGE_GOOGLE_CES_APP"):
         monkeypatch.delenv(name, raising=False)

@@ -8,7 +8,7 @@ import toolbridge
 from toolbridge.cli._demo import DEMO_MESSAGES, DEMO_SCRIPT
 from toolbridge.examples import toolbox
 from toolbridge.serve import aconverse
-from toolbridge.testing import emulator
+from toolbridge.testing import emulated_options, emulator
 
 AGENTS = toolbridge.get_dialect("openai-agents")
 
@@ -16,7 +16,7 @@ AGENTS = toolbridge.get_dialect("openai-agents")
 async def test_root_url_of_the_emulator() -> None:
     with emulator("openai-agents", script=DEMO_SCRIPT) as emu:
         transcript = await aconverse(toolbox, AGENTS, DEMO_MESSAGES,
-                                     AGENTS.serve_options.emulated(emu.base_url))
+                                     emulated_options(AGENTS, emu.base_url))
         paths = [e.path for e in emu.journal.entries(contains="/agents/")]
     assert transcript.status == "completed"
     assert "Ada Lovelace" in transcript.reply and "Lima" in transcript.reply

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import toolbridge
-from toolbridge.plugin import Step
-from toolbridge.testing import emulator
+from toolbridge.plugin import Step, capabilities
+from toolbridge.testing import emulated_options, emulator
 
 D = "openai-agents"
 SCRIPT = {"turns": [{"rounds": [[{"name": "lookup", "arguments": {"key": "a"}}]],
@@ -37,8 +37,8 @@ async def test_a_backend_rebuilt_mid_turn_ends_the_turn_with_its_reply() -> None
     box = make_toolbox()
     d = toolbridge.get_dialect(D)
     with emulator(D, script=SCRIPT) as emu:
-        options = d.serve_options.parse(d.serve_options.emulated(emu.base_url))
-        async with d.connect(options, list(box)) as conn:
+        options = emulated_options(d, emu.base_url)
+        async with capabilities().serving(d.name).connect(options, list(box)) as conn:
             first = conn.backend(None)
             await first.send("go")
             step = await first.next()
@@ -60,8 +60,8 @@ def test_a_message_refused_while_a_turn_runs_is_recovered_from() -> None:
     # was only slow): the driver asks `sent` rather than ending the conversation.
     d = toolbridge.get_dialect(D)
     with emulator(D, script=SCRIPT) as emu:
-        options = d.serve_options.parse(d.serve_options.emulated(emu.base_url))
-        conn = d.connect(options, [])
+        options = emulated_options(d, emu.base_url)
+        conn = capabilities().serving(d.name).connect(options, [])
         backend = conn.backend("sess_1")
         busy = toolbridge.BackendError("busy", status=400, body={"error": {
             "message": "Session 'sess_1' already has an active turn", "code": "session_busy"}})

@@ -1,5 +1,6 @@
 """Helpers for testing handlers and adapters: emulators by dialect name, conversations on
-them, conformance checks."""
+them, and the conformance kit every dialect passes (`check_dialect` for the translations,
+`check_backend` for a serve backend against its emulator)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,18 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError, WireFormatError
-from .model import ToolDefinition, ToolResult
-from .plugin import Dialect, dialects, get_dialect
+from ..errors import UsageError
+from ..plugin import Dialect, ServeOptions, capabilities, get_dialect
+from ._backend_kit import acheck_backend, check_backend
+from ._dialect_kit import check_dialect
 
 if TYPE_CHECKING:
-    from .emulation import Faults, RunningEmulator, Script
-    from .serve import Transcript
-    from .toolbox import Toolbox
+    from ..emulation import Faults, RunningEmulator, Script
+    from ..serve import Transcript
+    from ..toolbox import Toolbox
 
-__all__ = ["aconverse", "check_dialect", "converse", "emulator", "installed_dialects"]
+__all__ = ["acheck_backend", "aconverse", "check_backend", "check_dialect", "converse",
+           "emulated_options", "emulator", "installed_dialects"]
 
 
 @contextmanager
@@ -31,10 +34,19 @@ def emulator(dialect: str | Dialect, **options: Any) -> Iterator[RunningEmulator
         with emulator("openai-agents", script={"turns": [...]}) as emu:
             client = OpenAI(base_url=emu.base_url + "/v1", api_key="test")
     """
-    d = get_dialect(dialect)
-    emu = d.create_emulator(d.emulator_options.parse(options))
+    emu = capabilities().emulator(get_dialect(dialect).name).create(options)
     with emu.run() as running:
         yield running
+
+
+def emulated_options(dialect: str | Dialect, base_url: str, **options: Any) -> ServeOptions:
+    """``dialect``'s serve options for its emulator at ``base_url`` (dummy credentials where
+    its client needs them), with more of its ``options`` (``model=...``)."""
+    serve_options = capabilities().serving(get_dialect(dialect).name).options
+    settings = serve_options.emulated(base_url)
+    if options:
+        settings = serve_options.parse({**settings.model_dump(exclude_unset=True), **options})
+    return settings
 
 
 def installed_dialects() -> list[str]:
@@ -42,9 +54,12 @@ def installed_dialects() -> list[str]:
     to run it on every backend::
 
         @pytest.mark.parametrize("dialect", installed_dialects())
+
+    (Those that declare both an emulator and a serve backend.)
     """
-    return [name for name, dialect in dialects().items()
-            if type(dialect).create_emulator is not Dialect.create_emulator]
+    declared = capabilities()
+    serving = {s.dialect for s in declared.serve_backends()}
+    return [e.dialect for e in declared.emulators() if e.dialect in serving]
 
 
 async def aconverse(
@@ -60,7 +75,7 @@ async def aconverse(
     already started (by `emulator` or the ``toolbridge_emulator`` fixture, to read its journal
     afterwards). ``options`` are more of the dialect's serve options (``model=...``).
     """
-    from .serve import aconverse as serve_aconverse
+    from ..serve import aconverse as serve_aconverse
 
     chosen = get_dialect(dialect)
     texts = [messages] if isinstance(messages, str) else list(messages)
@@ -71,10 +86,7 @@ async def aconverse(
         raise UsageError("converse talks to the emulator, whose base_url it passes; for another "
                          "backend use toolbridge.serve.converse")
     async with _serving(chosen, running, script, faults) as backend:
-        settings = chosen.serve_options.emulated(backend.base_url)
-        if options:
-            settings = chosen.serve_options.parse({**settings.model_dump(exclude_unset=True),
-                                                   **options})
+        settings = emulated_options(chosen, backend.base_url, **options)
         return await serve_aconverse(toolbox, chosen, texts, settings)
 
 
@@ -102,33 +114,3 @@ async def _serving(dialect: Dialect, running: RunningEmulator | None, script: An
         return
     with emulator(dialect, script=script, faults=faults) as started:
         yield started
-
-
-def check_dialect(
-    dialect: Dialect, tools: Sequence[ToolDefinition], payload: Mapping[str, Any]
-) -> None:
-    """Conformance checks every dialect should pass; raises `AssertionError` naming the rule.
-
-    ``payload`` must hold at least one pending call of one of ``tools``.
-    """
-    rendered = dialect.render_tools(tools)
-    assert len(rendered.definitions) >= len(tools), "render_tools dropped a tool"
-    json.dumps(rendered.definitions)  # must be JSON-compatible
-    pending = dialect.read_calls(payload)
-    assert pending.calls, "read_calls found no call in a payload that has one"
-    for call in pending.calls:
-        assert call.dialect == dialect.name, f"call.dialect is {call.dialect!r}"
-    results = [ToolResult.ok(c, {"ok": True}) if i % 2 == 0 else ToolResult.failed(c, "nope")
-               for i, c in enumerate(pending.calls)]
-    body = dialect.write_results(results)
-    text = json.dumps(body)
-    for call in pending.calls:
-        assert call.id in text, f"write_results does not echo call id {call.id!r}"
-    for bad in ({}, {"unexpected": 1}):
-        try:
-            dialect.read_calls(bad)
-        except WireFormatError as exc:
-            assert exc.dialect == dialect.name, "WireFormatError must name the dialect"
-        else:
-            if dialect.read_calls(bad).calls:
-                raise AssertionError("read_calls invented calls from an empty payload")
