@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from toolbridge import dialects
 from toolbridge.cli import main
 
 MODULE = '''
@@ -40,7 +41,7 @@ def tools_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
     sys.modules.pop("policy_tools", None)
 
 
-DIALECTS = ("google-ces", "openai-agents", "openai-assistants", "openai-chat", "openai-responses")
+DIALECTS = list(dialects())
 
 
 def test_policy_error_prints_every_dialect_then_fails(

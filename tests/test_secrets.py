@@ -31,7 +31,7 @@ from toolbridge import BackendError, Toolbox, ToolbridgeError, get_dialect
 from toolbridge.http import RetryPolicy, redact_text, redact_url
 from toolbridge.plugin import capabilities
 from toolbridge.store import open_store
-from toolbridge.testing import emulated_options, emulator
+from toolbridge.testing import emulated_options, emulator, installed_dialects
 
 FAST = RetryPolicy(max_attempts=2, backoff=0.01, max_delay=0.05)
 TIMEOUT = 0.5
@@ -39,8 +39,7 @@ TIMEOUT = 0.5
 HANG_TIMEOUT, HANG = 0.2, 0.5
 """Against the hanging server: the clients give up after 0.2 s; it drops the connection after
 0.5 s (what a client without a read timeout, an event stream, sees)."""
-DIALECTS = ["openai-agents", "openai-assistants", "google-ces", "openai-responses",
-            "openai-chat"]
+DIALECTS = installed_dialects()
 
 
 def _secret() -> str:

@@ -21,7 +21,7 @@ from toolbridge.errors import ReplyLostError
 from toolbridge.http import RetryPolicy
 from toolbridge.plugin import Step
 from toolbridge.serve import DriverSettings, aconverse, aserve
-from toolbridge.testing import emulated_options, emulator
+from toolbridge.testing import emulated_options, emulator, installed_dialects
 
 FAST = RetryPolicy(max_attempts=4, backoff=0.005, max_delay=0.05)
 SETTINGS = DriverSettings(recovery=RetryPolicy(max_attempts=5, backoff=0.005, max_delay=0.05))
@@ -29,7 +29,7 @@ SCRIPT = {"turns": [{"rounds": [
     [{"name": "lookup", "arguments": {"key": "a"}}],
     [{"name": "charge", "arguments": {"amount": 3}}, {"name": "lookup", "arguments": {"key": "b"}}],
 ], "reply": "done {outputs}"}]}
-DIALECTS = ["openai-agents", "openai-assistants", "google-ces", "openai-responses", "openai-chat"]
+DIALECTS = installed_dialects()
 RESULTS_PATH = {"openai-agents": "/events", "openai-assistants": "submit_tool_outputs",
                 "google-ces": ":runSession", "openai-responses": "/responses",
                 "openai-chat": "/chat/completions"}

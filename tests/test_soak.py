@@ -32,11 +32,11 @@ import pytest
 import toolbridge
 from toolbridge.http import RetryPolicy
 from toolbridge.serve import DriverSettings, Job, Transcript, Worker
-from toolbridge.testing import emulated_options, emulator
+from toolbridge.testing import emulated_options, emulator, installed_dialects
 
 SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
 CONVERSATIONS = int(os.environ.get("TOOLBRIDGE_SOAK_CONVERSATIONS", str(150 * SCALE)))
-DIALECTS = ("openai-agents", "openai-assistants", "google-ces", "openai-responses", "openai-chat")
+DIALECTS = installed_dialects()
 FAST = RetryPolicy(max_attempts=4, backoff=0.002, max_delay=0.02)
 SCRIPT = {"turns": [
     {"rounds": [[{"name": "lookup", "arguments": {"key": "a"}}],

@@ -59,11 +59,11 @@ def lazy_module(name: str) -> types.ModuleType:
 
 
 def lazy_options(target: str) -> Any:
-    """`Dialect.serve_options` / `Dialect.emulator_options` named as ``"package.module:Class"``,
-    imported when first read: plugin discovery imports every dialect's package, and only the
-    CLI, the serve driver and the emulators need its option classes (pydantic models)::
+    """A class attribute named as ``"package.module:Class"``, imported when first read:
+    plugin discovery imports every dialect's package, and only some paths need, e.g., its
+    option classes (pydantic models)::
 
-        serve_options = lazy_options("my_dialect.options:MyServeOptions")
+        options = lazy_options("my_dialect.options:MyServeOptions")
     """
     return _LazyClassAttribute(target)
 

@@ -28,12 +28,11 @@ from temporalio.client import Client
 from test_temporal import SCRIPT, where
 from test_temporal_kills import Workers
 
-from toolbridge.testing import emulator
+from toolbridge.testing import emulator, installed_dialects
 from toolbridge_temporal import FleetSettings, serve
 
 SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
-DIALECTS = ["google-ces", "openai-agents", "openai-assistants", "openai-chat",
-            "openai-responses"]
+DIALECTS = installed_dialects()
 SETTINGS = FleetSettings(heartbeat_timeout=5.0, task_timeout=5.0, recovery_backoff=0.05,
                          recovery_max_delay=0.2)
 """Heartbeat and workflow task timeouts above the event-loop stalls of one worker holding 100

@@ -10,7 +10,7 @@ __all__ = ["EmulatorOptions"]
 
 
 class EmulatorOptions(DialectOptions):
-    """Options of an emulated backend (`toolbridge.plugin.Dialect.create_emulator`)."""
+    """Options of an emulated backend (`toolbridge.plugin.Emulates`)."""
 
     script: Any = None
     """The scripted model: a `Script`, its dict, JSON text or a JSON file's path."""

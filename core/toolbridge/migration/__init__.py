@@ -2,7 +2,7 @@
 
 `read_export` reads export files into a `Workload` (a live endpoint is read by the
 Assistants adapter, ``toolbridge_openai_assistants.read_workload``). `migrate` writes it to a
-`MigrationTarget` (each target adapter provides one: ``Dialect.migration_target``), keeping a
+`MigrationTarget` (each target adapter declares one: `toolbridge.plugin.MigratesTo`), keeping a
 `Ledger` in the result store's records or a file, and returns a `MigrationReport`.
 """
 

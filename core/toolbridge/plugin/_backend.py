@@ -5,9 +5,10 @@ A dialect provides these and no loop of its own: the core driver (`toolbridge.se
 steps, answers their calls through the toolbox's pipeline, submits the answers and applies the
 one recovery rule. What a dialect author implements, and what the driver promises in return:
 
-``Connection`` (from `Dialect.connect`, one per worker) holds the HTTP client and whatever
-set-up several conversations share (an assistant, a CES app's tools). `Connection.backend`
-makes the `Backend` of one conversation: a new one, or an existing one by id.
+``Connection`` (from the declared serve backend's `Serves.connect`, one per worker) holds the
+HTTP client and whatever set-up several conversations share (an assistant, a CES app's
+tools). `Connection.backend` makes the `Backend` of one conversation: a new one, or an
+existing one by id.
 `Connection.discover` lists conversations waiting for answers, where the service can list
 them (`can_discover`).
 

@@ -1,7 +1,7 @@
 """Typed options of a dialect: what its serve backend and its emulator take.
 
-Each dialect declares one `ServeOptions` subclass (`Dialect.serve_options`) and one options
-model for its emulator (`Dialect.emulator_options`), with a docstring per field. The command
+Each dialect's serve backend names one `ServeOptions` subclass (`Serves`) and its emulator
+one options model (`Emulates`), with a docstring per field. The command
 line's ``-o KEY=VALUE`` pairs are parsed into them with `DialectOptions.parse` (values
 converted to the field's type; an unknown key is an error listing the known ones) and
 ``toolbridge serve DIALECT --help`` lists them with `DialectOptions.describe`.
