@@ -5,7 +5,6 @@ them, and the conformance kit every dialect passes (`check_dialect` for the tran
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path

@@ -42,16 +42,16 @@ async def acheck_backend(dialect: str, *, timeout: float = 30.0) -> None:
     capabilities); `AssertionError` names the rule.
 
     Checked, on one scripted turn with two parallel calls: `check_dialect` on the pending
-    payload the backend read; ``send`` starts the turn (its step,
-    or through ``next`` for a backend that `Backend.streams`) with both calls pending and the
-    conversation's id known; ``sent`` says the message arrived (or cannot tell; a backend that keeps nothing,
-    `toolbridge.plugin.ServeCapability.waits` false, may say no); ``state``
-    lists the same calls (`Step.fresh`) where the backend `Backend.lists_pending`; the
-    checkpoint is JSON; a successor backend of the same conversation, restored from that
-    checkpoint, resumes the pending step (or, where nothing lists it, takes the answer the
-    driver would resend); the answers it submits end the turn ``completed``
-    with the handlers' outputs in the reply; and the emulator's journal shows the user
-    message arriving in one request only where the backend keeps the conversation.
+    payload the backend read; ``send`` starts the turn (its step, or through ``next`` for a
+    backend that `Backend.streams`) with both calls pending and the conversation's id known;
+    ``sent`` says the message arrived or cannot tell (a backend that keeps nothing,
+    `toolbridge.plugin.ServeCapability.waits` false, may say no); ``state`` lists the same
+    calls (`Step.fresh`) where the backend `Backend.lists_pending`; the checkpoint is JSON; a
+    successor backend of the same conversation, restored from that checkpoint, resumes the
+    pending step (or, where nothing lists it, takes the answer the driver would resend); the
+    answers it submits end the turn ``completed`` with the handlers' outputs in the reply; and
+    the emulator's journal shows the user message arriving in one request only where the
+    backend keeps the conversation.
     """
     from . import emulated_options, emulator
 
