@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from ..plugin import Backend, Step, capabilities, get_dialect
+from ..plugin import Backend, Dialect, Step, capabilities, get_dialect
 
 __all__ = ["acheck_backend", "check_backend"]
 
@@ -84,6 +84,7 @@ async def _turn(connection: Any, toolbox: Any, keeps: bool) -> None:
         from ._dialect_kit import check_dialect  # the translations, on a live payload
 
         assert step.payload is not None
+        assert isinstance(first.dialect, Dialect), "a backend's dialect is not a Dialect"
         await asyncio.to_thread(check_dialect, first.dialect, list(toolbox), step.payload)
         arrived = await first.sent(MESSAGE)
         assert arrived in (True, None) or not keeps, (
