@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from toolbridge import ToolDefinition, UsageError
-from toolbridge.plugin import Backend, Connection, Dialect, Step
+from toolbridge.plugin import Dialect, DiscoveringConnection, Step, StreamingBackend
 
 from ._client_common import DEFAULT_BASE_URL
 from ._session_events import SessionEvents
@@ -38,10 +38,8 @@ def _api_root(base_url: str) -> str:
     return root if root.endswith("/v1") else root + "/v1"
 
 
-class AgentsConnection(Connection):
+class AgentsConnection(DiscoveringConnection):
     """One `AsyncAgentsClient` for every session a worker serves."""
-
-    can_discover = True
 
     def __init__(self, dialect: Dialect, options: AgentsOptions,
                  tools: Sequence[ToolDefinition]) -> None:
@@ -68,7 +66,7 @@ class AgentsConnection(Connection):
                                  organization=options.organization, project=options.project,
                                  timeout=options.timeout, **extra)
 
-    def backend(self, conversation: str | None = None) -> Backend:
+    def backend(self, conversation: str | None = None) -> AgentsBackend:
         return AgentsBackend(self, conversation or self.options.session_id)
 
     async def discover(self) -> AsyncIterator[str]:
@@ -92,10 +90,9 @@ class AgentsConnection(Connection):
             await self.client.aclose()
 
 
-class AgentsBackend(Backend):
+class AgentsBackend(StreamingBackend):
     """One session: created by the first message, or an existing one to serve."""
 
-    streams = True
     lists_pending = True
     partial_submit = True
 

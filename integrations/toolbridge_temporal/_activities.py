@@ -29,7 +29,7 @@ from temporalio.exceptions import ApplicationError
 
 from toolbridge import BackendError, ToolCall, ToolResult, UsageError
 from toolbridge.errors import ReplyLostError
-from toolbridge.plugin import Backend, Step
+from toolbridge.plugin import Backend, Step, StreamingBackend
 from toolbridge.serve import refuse_late, tool_timeout
 from toolbridge.tools import ToolRetry, heartbeats
 
@@ -196,6 +196,7 @@ class Activities:
     @staticmethod
     async def _next(backend: Backend, skip: set[tuple[str, str]]) -> Step:
         """The next step of a streaming backend that is not only calls already answered."""
+        assert isinstance(backend, StreamingBackend)
         while True:
             step = await backend.next()
             if step.final or step.fresh:

@@ -35,7 +35,15 @@ from .hookspecs import hookimpl, hookspec
 
 if TYPE_CHECKING:
     from ._arguments import Arguments, read_arguments
-    from ._backend import Backend, Connection, Step, StepStatus, Translations
+    from ._backend import (
+        Backend,
+        Connection,
+        DiscoveringConnection,
+        Step,
+        StepStatus,
+        StreamingBackend,
+        Translations,
+    )
     from ._limits import (
         MAX_ARGUMENT_BYTES,
         MAX_NESTING_DEPTH,
@@ -59,6 +67,7 @@ __all__ = [
     "DialectLimits",
     "DialectOptions",
     "DialectRegistry",
+    "DiscoveringConnection",
     "Emulates",
     "EmulatorCapability",
     "ImportedTools",
@@ -76,6 +85,7 @@ __all__ = [
     "SkippedTool",
     "Step",
     "StepStatus",
+    "StreamingBackend",
     "Translations",
     "capabilities",
     "dialects",
@@ -98,6 +108,7 @@ _LAZY: dict[str, str] = {
     "Arguments": "._arguments", "read_arguments": "._arguments",
     "Backend": "._backend", "Connection": "._backend", "Step": "._backend",
     "StepStatus": "._backend", "Translations": "._backend",
+    "DiscoveringConnection": "._backend", "StreamingBackend": "._backend",
     "MAX_ARGUMENT_BYTES": "._limits", "MAX_NESTING_DEPTH": "._limits",
     "MAX_PAYLOAD_BYTES": "._limits", "nests_deeper_than": "._limits",
     "DialectOptions": "._options", "OptionHelp": "._options", "ServeOptions": "._options",

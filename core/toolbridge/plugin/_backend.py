@@ -31,10 +31,10 @@ them (`can_discover`).
     Pick up an existing conversation (serving one that already waits): its current `Step`,
     or ``None`` when it arrives through `next`.
 ``next()``
-    Only for backends that `streams`: wait for the next step (a stream with a polling
-    fallback; reconnecting is the backend's business). The driver reads it concurrently with
-    answering calls, so a step may list calls that are already in flight or answered; the
-    driver skips those unless the step is `Step.fresh`.
+    Only for a `StreamingBackend` (a capability: subclass it): wait for the next step (a
+    stream with a polling fallback; reconnecting is the backend's business). The driver reads
+    it concurrently with answering calls, so a step may list calls that are already in flight
+    or answered; the driver skips those unless the step is `Step.fresh`.
 ``submit(step, body)``
     Send ``body`` (the dialect's `Dialect.write_results` of some or all of the step's calls)
     idempotently: the same body sent twice must not answer a call twice (an idempotency key
@@ -55,10 +55,13 @@ them (`can_discover`).
     persists with the answer it is about to send when `lists_pending` is false, and hands back
     to a new backend after a restart.
 
-Flags: `streams` (steps come through `next`), `lists_pending` (`state` lists the pending calls
-and whether a submission landed; when false the driver persists each answer before sending it
-and resends that same answer after a failure), `partial_submit` (results of one step may be
-submitted separately, as they finish; else all together in one body).
+The core contract is `Backend` with its two submission flags: `lists_pending` (`state` lists
+the pending calls and whether a submission landed; when false the driver persists each answer
+before sending it and resends that same answer after a failure) and `partial_submit` (results
+of one step may be submitted separately, as they finish; else all together in one body).
+Capabilities are separate classes a backend or connection subclasses: `StreamingBackend`
+(steps come through `next`; `Backend.streams` says whether a backend is one) and
+`DiscoveringConnection` (`discover` lists waiting conversations; `Connection.can_discover`).
 
 The driver's promises: every call of a step is answered through the toolbox (so the store
 answers a call it already completed and never re-runs a started side-effecting one); results
@@ -72,15 +75,15 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..errors import UsageError
 from ..model import ToolDefinition, ToolResult
 
 if TYPE_CHECKING:
     from ._translated import PendingCalls
 
-__all__ = ["Backend", "Connection", "Step", "StepStatus", "Translations"]
+__all__ = ["Backend", "Connection", "DiscoveringConnection", "Step", "StepStatus",
+           "StreamingBackend", "Translations"]
 
 StepStatus = Literal["requires_action", "completed", "failed", "expired", "cancelled",
                      "incomplete"]
@@ -136,8 +139,6 @@ class Backend(abc.ABC):
     (bound to the conversation where the dialect needs it, e.g. a CES session)."""
     conversation: str = ""
     """The conversation's id (session, thread, CES session), once known."""
-    streams: bool = False
-    """Steps arrive through `next` (an event stream), not only as answers to requests."""
     lists_pending: bool = True
     """`state` lists the pending calls, so a lost submission is seen and answered again
     (an instance may differ from its class: Responses continued by a conversation can,
@@ -160,10 +161,6 @@ class Backend(abc.ABC):
         tell; the default)."""
         return None
 
-    async def next(self) -> Step:
-        """The next step (only for backends that `streams`)."""
-        raise UsageError(f"{self.dialect.name}: this backend delivers no steps by itself")
-
     @abc.abstractmethod
     async def submit(self, step: Step, body: Mapping[str, Any]) -> Step | None:
         """Submit ``body`` (answers to ``step``'s calls) idempotently; the next step, or
@@ -172,6 +169,12 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     async def state(self) -> Step | None:
         """The current step read from the service (`Step.fresh`), or ``None`` if unknowable."""
+
+    @property
+    def streams(self) -> bool:
+        """Steps arrive through `next` (an event stream), not only as answers to requests:
+        the backend is a `StreamingBackend`."""
+        return isinstance(self, StreamingBackend)
 
     def retryable(self, error: BaseException) -> bool:
         """Whether to recover from ``error`` (re-read, re-answer, resubmit)."""
@@ -195,21 +198,30 @@ class Backend(abc.ABC):
         return f"<{type(self).__name__} {self.dialect.name} {self.conversation or 'new'}>"
 
 
+class StreamingBackend(Backend):
+    """A capability of a `Backend`: its steps arrive through an event stream (`next`), so
+    `send`, `resume` and `submit` may return ``None``."""
+
+    @abc.abstractmethod
+    async def next(self) -> Step:
+        """The next step: wait for it (a stream with a polling fallback; reconnecting is the
+        backend's business)."""
+
+
 class Connection(abc.ABC):
     """A worker's link to one backend service: the client, and set-up shared by conversations."""
 
-    can_discover: ClassVar[bool] = False
-    """`discover` lists conversations waiting for answers."""
+    @property
+    def can_discover(self) -> bool:
+        """`discover` lists conversations waiting for answers: the connection is a
+        `DiscoveringConnection`."""
+        return isinstance(self, DiscoveringConnection)
 
     @abc.abstractmethod
     def backend(self, conversation: str | None = None) -> Backend:
         """The backend of conversation ``conversation`` (an existing one, to serve or resume),
         or of a new one (``None``: the options' conversation, or one created by the first
         `Backend.send`)."""
-
-    def discover(self) -> AsyncIterator[str]:
-        """Ids of conversations waiting for answers, as they appear (never ends on its own)."""
-        raise UsageError(f"{type(self).__name__}: this backend cannot list its conversations")
 
     async def aclose(self) -> None:  # noqa: B027  (optional)
         """Close the client."""
@@ -219,3 +231,11 @@ class Connection(abc.ABC):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class DiscoveringConnection(Connection):
+    """A capability of a `Connection`: the service lists the conversations that wait."""
+
+    @abc.abstractmethod
+    def discover(self) -> AsyncIterator[str]:
+        """Ids of conversations waiting for answers, as they appear (never ends on its own)."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import BackendError, ReplyLostError, ServeError, UsageError
 from ..model import ToolCall, ToolResult
-from ..plugin import Backend, Step
+from ..plugin import Backend, Step, StreamingBackend
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
@@ -167,10 +167,13 @@ class Conversation:
 
     # ------------------------------------------------------------------ steps
     def _start_reader(self) -> None:
+        backend = self.backend
+        assert isinstance(backend, StreamingBackend)
+
         async def read() -> None:
             try:
                 while True:
-                    await self._deliver(await self.backend.next())
+                    await self._deliver(await backend.next())
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

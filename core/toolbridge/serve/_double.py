@@ -25,6 +25,7 @@ from ..plugin import (
     PendingCalls,
     RenderedTools,
     Step,
+    StreamingBackend,
     read_arguments,
 )
 from ..runtime import output_text
@@ -95,11 +96,16 @@ class ScriptedBackend(Backend):
     """One conversation with a scripted model, in memory.
 
     ``streams``, ``lists_pending`` and ``partial_submit`` choose which kind of backend it
-    plays (an Agents-like stream, a CES-like one that lists nothing, ...). ``faults`` fail
-    chosen operations. ``accepted`` shows every result the service took.
+    plays (an Agents-like stream, a CES-like one that lists nothing, ...): with ``streams``
+    it is a `toolbridge.plugin.StreamingBackend`. ``faults`` fail chosen operations.
+    ``accepted`` shows every result the service took.
     """
 
     dialect = MemoryDialect()
+
+    def __new__(cls, *args: Any, streams: bool = False, **options: Any) -> ScriptedBackend:
+        chosen = _StreamingScriptedBackend if streams else cls
+        return super().__new__(chosen)
 
     def __init__(self, script: Script | Mapping[str, Any] | None = None, *,
                  tools: Sequence[ToolDefinition] = (), conversation: str = "conv-1",
@@ -109,8 +115,7 @@ class ScriptedBackend(Backend):
                               {t.name: t.parameters for t in tools} or None)
         self.service = _Service(model)
         self.conversation = conversation
-        self.streams, self.lists_pending, self.partial_submit = (
-            streams, lists_pending, partial_submit)
+        self.lists_pending, self.partial_submit = lists_pending, partial_submit
         self.faults = list(faults)
         self.counts: dict[str, int] = {}
         self.calls_issued: list[str] = []
@@ -182,10 +187,6 @@ class ScriptedBackend(Backend):
         self._lost(fault, "send")
         return self._deliver(step)
 
-    async def next(self) -> Step:
-        self._fault("next")
-        return await self._events.get()
-
     async def submit(self, step: Step, body: Mapping[str, Any]) -> Step | None:
         fault = self._fault("submit")
         s = self.service
@@ -237,6 +238,14 @@ class ScriptedBackend(Backend):
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+class _StreamingScriptedBackend(ScriptedBackend, StreamingBackend):
+    """A `ScriptedBackend` made with ``streams=True``: steps arrive through `next`."""
+
+    async def next(self) -> Step:
+        self._fault("next")
+        return await self._events.get()
 
 
 class ScriptedConnection(Connection):

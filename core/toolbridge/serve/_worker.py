@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ServeError, UsageError
-from ..plugin import Connection, Dialect, ServeOptions, capabilities, get_dialect
+from ..plugin import (
+    Connection,
+    Dialect,
+    DiscoveringConnection,
+    ServeOptions,
+    capabilities,
+    get_dialect,
+)
 from ._checkpoints import Checkpoints
 from ._driver import hold
 from ._settings import DriverSettings
@@ -137,6 +144,7 @@ class Worker:
 
     async def _discover(self, connection: Connection,
                         start: Callable[[Job], Any]) -> None:
+        assert isinstance(connection, DiscoveringConnection)
         found: AsyncIterator[str] = connection.discover()
         async for conversation in found:
             await start(Job(conversation))

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from ..plugin import Backend, Dialect, Step, capabilities, get_dialect
+from ..plugin import Backend, Dialect, Step, StreamingBackend, capabilities, get_dialect
 
 __all__ = ["acheck_backend", "check_backend"]
 
@@ -112,7 +112,8 @@ async def _turn(connection: Any, toolbox: Any, keeps: bool) -> None:
         assert _call_ids(successor, resumed) == ids, "resume lists other calls than send did"
         body = await toolbox.ahandle(successor.dialect, resumed.payload)
         final = await _first_step(successor, await successor.submit(resumed, body), "submit")
-        while final.status == "requires_action" and not _call_ids(successor, final) - ids:
+        while (final.status == "requires_action" and not _call_ids(successor, final) - ids
+               and isinstance(successor, StreamingBackend)):
             final = await successor.next()  # a stream may repeat the answered step
         assert final.status == "completed", (
             f"submit: the turn ended {final.status} ({final.error}), not completed")
@@ -125,7 +126,8 @@ async def _turn(connection: Any, toolbox: Any, keeps: bool) -> None:
 async def _first_step(backend: Backend, step: Step | None, what: str) -> Step:
     if step is not None:
         return step
-    assert backend.streams, f"{what} returned no step, and the backend does not stream"
+    assert isinstance(backend, StreamingBackend), (
+        f"{what} returned no step, and the backend does not stream")
     return await backend.next()
 
 
