@@ -118,6 +118,7 @@ class CesBackend(Backend):
     """One CES session."""
 
     lists_pending = False
+    provider = "gcp.vertex_ai"
 
     def __init__(self, connection: CesConnection, session: str) -> None:
         try:

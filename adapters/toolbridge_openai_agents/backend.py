@@ -95,6 +95,7 @@ class AgentsBackend(StreamingBackend):
 
     lists_pending = True
     partial_submit = True
+    provider = "openai"
 
     def __init__(self, connection: AgentsConnection, session_id: str | None) -> None:
         self.connection = connection

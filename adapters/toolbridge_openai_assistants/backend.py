@@ -132,6 +132,8 @@ class AssistantsBackend(Backend):
         self.conversation = thread_id or ""
         self.run_id = run_id
         self.streaming = connection.options.stream
+        self.provider = ("azure.ai.openai" if connection.options.azure_endpoint
+                         or connection.options.project_endpoint else "openai")
         self._unstarted = False
         """`sent` found the message with no run after it: `resume` starts that run."""
 

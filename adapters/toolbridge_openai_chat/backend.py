@@ -75,6 +75,7 @@ class ChatBackend(Backend):
         self.conversation = conversation
         self.dialect = ConversationDialect(conversation)
         options = connection.options
+        self.provider = "azure.ai.openai" if options.azure_endpoint else "openai"
         self.messages: list[dict[str, Any]] = (
             [{"role": "system", "content": options.instructions}] if options.instructions
             else [])

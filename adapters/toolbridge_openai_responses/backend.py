@@ -101,6 +101,8 @@ class ResponsesBackend(Backend):
         self.lists_pending = bool(conversation_id) or (
             options.use_conversation and response_id is None)
         self.conversation = conversation_id or response_id or ""
+        self.provider = ("azure.ai.openai" if options.azure_endpoint or options.project_endpoint
+                         else "openai")
 
     # ------------------------------------------------------------------ requests
     def _fields(self) -> dict[str, Any]:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["redact_text", "redact_url"]
+__all__ = ["redact_text", "redact_url", "redact_value"]
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
 _SECRET_KEY = re.compile(r"pass|pwd|secret|token|key|sig|auth|credential|session|code",
                          re.IGNORECASE)
+_SECRET_FIELD = re.compile(
+    r"pass(word|wd)?$|^pwd$|secret|token|api[_-]?key|apikey|(access|private|secret)[_-]?key|"
+    r"auth|credential|cookie|signature", re.IGNORECASE)
+"""Names of fields that hold credentials (narrower than a URL's query: ``key`` alone is data)."""
 MASK = "***"
 
 
@@ -44,3 +49,18 @@ def _mask_pair(pair: str) -> str:
 def redact_text(text: str) -> str:
     """``text`` with every URL in it stripped of credentials and query string."""
     return _URL.sub(lambda match: redact_url(match.group(), keep_query=False), text)
+
+
+def redact_value(value: Any, depth: int = 0) -> Any:
+    """JSON-like ``value`` with what looks secret masked: values under secret-looking keys
+    (``password``, ``api_key``, ``token``, ...) and credentials in URLs inside text."""
+    if depth > 32:
+        return MASK
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: MASK if isinstance(k, str) and _SECRET_FIELD.search(k) else
+                redact_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v, depth + 1) for v in value]
+    return value

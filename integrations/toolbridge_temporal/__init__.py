@@ -9,11 +9,11 @@ share it between the workers (PostgreSQL across machines). See docs/scaling.md.
 
 from ._activities import CALL, CONVERSATION, Activities
 from ._messages import ConversationInput, FleetSettings, Outcome, Progress
-from ._serving import PASSED_THROUGH, run_worker, sandbox, serve, worker
+from ._serving import PASSED_THROUGH, run_worker, sandbox, serve, tracing_interceptors, worker
 from ._workflow import ConversationWorkflow
 
 __all__ = [
     "CALL", "CONVERSATION", "Activities", "ConversationInput", "ConversationWorkflow",
     "FleetSettings", "Outcome", "PASSED_THROUGH", "Progress", "run_worker", "sandbox", "serve",
-    "worker",
+    "tracing_interceptors", "worker",
 ]

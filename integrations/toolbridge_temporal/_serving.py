@@ -23,7 +23,7 @@ from ._workflow import ConversationWorkflow
 if TYPE_CHECKING:
     from toolbridge import Toolbox
 
-__all__ = ["PASSED_THROUGH", "run_worker", "sandbox", "serve", "worker"]
+__all__ = ["PASSED_THROUGH", "run_worker", "sandbox", "serve", "tracing_interceptors", "worker"]
 
 _SECRETS = (Secret, SecretStr, SecretBytes)
 PASSED_THROUGH = ("toolbridge", "toolbridge_temporal._activities",
@@ -31,6 +31,20 @@ PASSED_THROUGH = ("toolbridge", "toolbridge_temporal._activities",
                   "pydantic_core")
 """Modules the workflow sandbox takes from the worker as they are (the workflow only reads
 their data classes; the activities, which do the I/O, never run in the sandbox)."""
+
+
+def tracing_interceptors() -> list[Any]:
+    """Temporal's OpenTelemetry interceptor on toolbridge's tracer, when a tracer provider is
+    set (else none): give it to ``Client.connect(..., interceptors=...)`` and the trace goes
+    from the code that starts a conversation through its workflow into every call's span."""
+    from toolbridge.telemetry import tracer
+
+    found = tracer()
+    if found is None:
+        return []
+    from temporalio.contrib.opentelemetry import TracingInterceptor
+
+    return [TracingInterceptor(found)]
 
 
 def sandbox() -> SandboxedWorkflowRunner:
@@ -99,7 +113,8 @@ async def run_worker(address: str, task_queue: str, toolbox: Toolbox, *,
                      dialect_options: Mapping[str, Mapping[str, Any]] | None = None,
                      **options: Any) -> None:
     """Connect to Temporal at ``address`` and serve ``task_queue`` until cancelled."""
-    client = await Client.connect(address, namespace=namespace)
+    client = await Client.connect(address, namespace=namespace,
+                                  interceptors=tracing_interceptors())
     running, activities = worker(client, task_queue, toolbox, dialect_options=dialect_options,
                                  **options)
     try:

@@ -79,6 +79,7 @@ EXPECTED: dict[str, set[str]] = {
         "Verification", "Workload", "config_hash", "message_text", "migrate", "read_export",
         "remapped", "setting_fates",
     },
+    "toolbridge.telemetry": {"CAPTURE_ENV", "configure", "tracer"},
     "toolbridge.testing": {
         "acheck_backend", "aconverse", "check_backend", "check_dialect", "converse",
         "emulated_options", "emulator", "installed_dialects",

@@ -139,6 +139,9 @@ class Backend(abc.ABC):
     (bound to the conversation where the dialect needs it, e.g. a CES session)."""
     conversation: str = ""
     """The conversation's id (session, thread, CES session), once known."""
+    provider: str = ""
+    """The service's ``gen_ai.provider.name`` for telemetry (``openai``, ``azure.ai.openai``,
+    ``gcp.vertex_ai``, ...); empty when unknown."""
     lists_pending: bool = True
     """`state` lists the pending calls, so a lost submission is seen and answered again
     (an instance may differ from its class: Responses continued by a conversation can,

@@ -67,11 +67,10 @@ class _Plugins:
             return registry
         with self._lock:
             if self._registry is None:
-                registry = DialectRegistry()
-                for plugin, call in self._callers("toolbridge_register_dialects"):
-                    registry._current_plugin = plugin
-                    call(registry=registry)
-                registry._current_plugin = "<direct>"
+                pm = self.manager()
+                caller = pm.hook.toolbridge_register_dialects
+                registry = DialectRegistry(_implementers(caller.get_hookimpls()))
+                caller(registry=registry)
                 log.debug("dialects loaded: %s", list(registry))
                 self._registry = registry
             return self._registry
@@ -83,21 +82,14 @@ class _Plugins:
         with self._lock:
             if self._capabilities is None:
                 found = Capabilities(self.registry())
+                pm = self.manager()
                 for hook in _KINDS:
-                    for plugin, call in self._callers(hook):
-                        for declared in _declarations(plugin, hook, call()):
-                            found.add(hook, plugin, declared)
+                    caller = getattr(pm.hook, hook)
+                    for plugin, declared in _declarations(hook, caller.get_hookimpls(),
+                                                          caller()):
+                        found.add(hook, plugin, declared)
                 self._capabilities = found
             return self._capabilities
-
-    def _callers(self, hook: str) -> Iterator[tuple[str, Any]]:
-        """Each plugin implementing ``hook`` (in pluggy's call order), with a caller of the
-        hook through pluggy limited to that plugin: what it returns is known to be its own."""
-        pm = self.manager()
-        impls = getattr(pm.hook, hook).get_hookimpls()
-        for impl in reversed(impls):
-            others = [other.plugin for other in impls if other.plugin is not impl.plugin]
-            yield impl.plugin_name, pm.subset_hook_caller(hook, remove_plugins=others)
 
     def register(self, plugin: object, name: str | None = None) -> None:
         """Register a plugin object at run time (tests, applications without entry points)."""
@@ -115,13 +107,29 @@ class _Plugins:
             self._capabilities = None
 
 
-def _declarations(plugin: str, hook: str, results: Any) -> Iterator[object]:
-    """The capabilities in a subset hook call's results (one list per implementation)."""
-    for result in results:
+def _implementers(impls: list[Any]) -> dict[Any, str]:
+    """Each implementation's code object, to the name of its plugin (for error messages)."""
+    codes = {}
+    for impl in impls:
+        function = getattr(impl.function, "__func__", impl.function)
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            codes[code] = impl.plugin_name
+    return codes
+
+
+def _declarations(hook: str, impls: list[Any], results: list[Any]
+                  ) -> Iterator[tuple[str, object]]:
+    """The capabilities in a hook call's results (one list per implementation, in pluggy's
+    call order: the reverse of `get_hookimpls`), each with the plugin that declared it."""
+    order = [impl.plugin_name for impl in reversed(impls)]
+    plugins = order if len(order) == len(results) else ["<a plugin>"] * len(results)
+    for plugin, result in zip(plugins, results, strict=True):
         if not isinstance(result, (list, tuple)):
             raise PluginError(f"plugin {plugin!r}: {hook} must return a list, not "
                               f"{type(result).__name__}")
-        yield from result
+        for declared in result:
+            yield plugin, declared
 
 
 _PLUGINS = _Plugins()

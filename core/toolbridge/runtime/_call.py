@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from ..plugin import Dialect
     from ..store import ResultStore, StoreKey
+    from ..telemetry._instruments import CallSpans
     from ..tools import RegisteredTool
     from ._journal import Journal
 
@@ -45,7 +46,7 @@ class Payload:
     """One payload's run: the settings it runs with and what its calls share."""
 
     __slots__ = ("distinct_ids", "error_formatter", "extra", "hooks", "journal", "lock", "loop",
-                 "max_concurrency", "oversize", "store", "timeout")
+                 "max_concurrency", "oversize", "spans", "store", "timeout")
 
     def __init__(self, store: ResultStore | None, timeout: float | None, max_concurrency: int,
                  error_formatter: Callable[[BaseException], str], oversize: SizePolicy,
@@ -64,6 +65,9 @@ class Payload:
         """The running loop, for hook chains around async handlers."""
         self.distinct_ids = False
         """Whether the plan found every call id distinct (no result is a repeat's)."""
+        self.spans: CallSpans | None = None
+        """The calls' OpenTelemetry spans, when a tracer provider is set
+        (`toolbridge.telemetry`)."""
 
     def format_error(self, exc: BaseException) -> str:
         """The agent's error text: a `ToolError` verbatim, anything else through the formatter."""
@@ -79,9 +83,9 @@ class Payload:
 class PlannedCall:
     """A call whose tool and arguments are known, on its way through the pipeline."""
 
-    __slots__ = ("arguments", "call", "dialect", "index", "inline", "is_async", "key", "kwargs",
-                 "owner", "payload", "recorded", "result", "resumed", "sure", "text", "timeout",
-                 "tool")
+    __slots__ = ("arguments", "call", "dialect", "failure", "index", "inline", "is_async", "key",
+                 "kwargs", "owner", "payload", "recorded", "result", "resumed", "sure", "text",
+                 "timeout", "tool")
 
     def __init__(self, payload: Payload, index: int, call: ToolCall, tool: RegisteredTool,
                  kwargs: dict[str, Any], arguments: dict[str, Any], dialect: Dialect | None,
@@ -110,6 +114,9 @@ class PlannedCall:
         self.result: ToolResult | None = None
         self.text: str | None = None
         self.recorded = False
+        self.failure: str | None = None
+        """Why the run failed, for telemetry's ``error.type``: the exception's type, or
+        ``timeout``."""
 
     # ------------------------------------------------------------------ what executors read
     @property
@@ -131,7 +138,13 @@ class PlannedCall:
             elif journal.pending:
                 journal.flush()  # a side effect's result is stored before another handler runs
         hooks = self.payload.hooks
-        result, text = self._call_sync() if hooks is None else self._through_hooks(hooks)
+        spans = self.payload.spans
+        token = None if spans is None else spans.start(self)
+        try:
+            result, text = self._call_sync() if hooks is None else self._through_hooks(hooks)
+        finally:
+            if spans is not None:
+                spans.leave(self, token)
         if self.settle(result, text) and logged and journal is not None:
             journal.completed(self, linger)
 
@@ -146,7 +159,14 @@ class PlannedCall:
                     return
             elif journal.pending:
                 await journal.aflush()
-        result, text = await self._await_handler() if self.tool.is_async else self._call_sync()
+        spans = self.payload.spans
+        token = None if spans is None else spans.start(self)
+        try:
+            result, text = (await self._await_handler() if self.tool.is_async
+                            else self._call_sync())
+        finally:
+            if spans is not None:
+                spans.leave(self, token)
         if self.settle(result, text) and logged and journal is not None:
             await journal.acompleted(self)
 
@@ -239,10 +259,12 @@ class PlannedCall:
     def _timed_out(self) -> ToolResult:
         call = self.call
         log.error("tool %s timed out after %g s (call %s)", call.name, self.timeout, call.id)
+        self.failure = "timeout"
         return ToolResult.failed(call, f"{call.name} timed out after {self.timeout:g} s")
 
     def _failure(self, exc: Exception) -> ToolResult:
         call = self.call
+        self.failure = type(exc).__qualname__
         if isinstance(exc, ToolError):  # a message for the agent: logged briefly
             log.info("tool %s answered an error (call %s): %s", call.name, call.id,
                      redact_text(_message(exc)))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import ToolCall, ToolResult
 from ..plugin import Dialect, get_dialect, plugin_manager
+from ..telemetry._state import active as telemetry_active
 from . import _threads
 from ._call import Payload, PlannedCall
 from ._executors import Executor, ThreadExecutor
@@ -87,13 +88,24 @@ class Pipeline:
         return (await self._arun(calls, extra, dialect))[0]
 
     # ------------------------------------------------------------------ the steps
-    def _payload(self, extra: Mapping[str, Any]) -> Payload:
-        return Payload(self.store, self.timeout, self.max_concurrency, self.error_formatter,
-                       self.oversize, _hooks(), extra)
+    def _payload(self, extra: Mapping[str, Any], dialect: Dialect | None) -> Payload:
+        payload = Payload(self.store, self.timeout, self.max_concurrency, self.error_formatter,
+                          self.oversize, _hooks(), extra)
+        instruments = telemetry_active()
+        if instruments is not None:
+            payload.spans = instruments.calls(dialect.name if dialect is not None else "")
+        return payload
 
     def _run(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
              dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
-        payload = self._payload(extra)
+        payload = self._payload(extra, dialect)
+        results, planned = self._run_payload(payload, calls, extra, dialect)
+        if payload.spans is not None:
+            payload.spans.finish(results, planned)
+        return results, planned
+
+    def _run_payload(self, payload: Payload, calls: Sequence[ToolCall], extra: Mapping[str, Any],
+                     dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
         results, planned = plan(payload, self.tools, calls, extra, dialect)
         if not planned:
             return results, planned  # type: ignore[return-value]  # every one decided
@@ -128,7 +140,15 @@ class Pipeline:
 
     async def _arun(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
                     dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
-        payload = self._payload(extra)
+        payload = self._payload(extra, dialect)
+        results, planned = await self._arun_payload(payload, calls, extra, dialect)
+        if payload.spans is not None:
+            payload.spans.finish(results, planned)
+        return results, planned
+
+    async def _arun_payload(self, payload: Payload, calls: Sequence[ToolCall],
+                            extra: Mapping[str, Any], dialect: Dialect | None
+                            ) -> tuple[list[ToolResult], list[PlannedCall]]:
         results, planned = plan(payload, self.tools, calls, extra, dialect)
         if not planned:
             return results, planned  # type: ignore[return-value]

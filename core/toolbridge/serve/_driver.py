@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BackendError, ServeError, UsageError
 from ..plugin import Backend, Connection, Dialect, ServeOptions, Step, capabilities, get_dialect
+from ..telemetry._turns import turn_span
 from ._checkpoints import Checkpoints
 from ._conversation import Conversation
 from ._settings import DriverSettings
@@ -104,13 +105,13 @@ async def hold(toolbox: Toolbox, backend: Backend, messages: Sequence[str] | Non
             conversation.finish_turn(final)
         if messages is None:
             if final is None:
-                final = await conversation.serve()
+                final = await _traced(backend, conversation.serve())
                 conversation.finish_turn(final)
         else:
             for message in messages[conversation.turn_index:]:
                 if final is not None and final.status != "completed":
                     break
-                final = await conversation.turn(message)
+                final = await _traced(backend, conversation.turn(message))
                 conversation.finish_turn(final)
         _end(transcript, final or Step("completed"), backend)
         return transcript
@@ -123,6 +124,14 @@ async def hold(toolbox: Toolbox, backend: Backend, messages: Sequence[str] | Non
             await conversation.close()
         finally:
             await backend.aclose()
+
+
+async def _traced(backend: Backend, turn: Coroutine[Any, Any, Step]) -> Step:
+    """Run ``turn`` (a turn's coroutine) in its telemetry span, the parent of its calls'."""
+    with turn_span(backend.dialect.name, backend.provider, backend.conversation) as span:
+        final = await turn
+        span.ended(final.status, backend.conversation, final.error)
+    return final
 
 
 def _end(transcript: Transcript, final: Step, backend: Backend) -> None:

@@ -5,15 +5,16 @@ them, and the conformance kit every dialect passes (`check_dialect` for the tran
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..plugin import Dialect, ServeOptions, capabilities, get_dialect
+from ..plugin import Dialect, capabilities, get_dialect
 from ._backend_kit import acheck_backend, check_backend
 from ._dialect_kit import check_dialect
+from ._emulators import emulated_options, emulator
 
 if TYPE_CHECKING:
     from ..emulation import Faults, RunningEmulator, Script
@@ -22,30 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["acheck_backend", "aconverse", "check_backend", "check_dialect", "converse",
            "emulated_options", "emulator", "installed_dialects"]
-
-
-@contextmanager
-def emulator(dialect: str | Dialect, **options: Any) -> Iterator[RunningEmulator]:
-    """Start ``dialect``'s emulator on a free loopback port; yields a `RunningEmulator`.
-
-    ``options`` (``script``, ``faults``, dialect-specific ones) go to the emulator::
-
-        with emulator("openai-agents", script={"turns": [...]}) as emu:
-            client = OpenAI(base_url=emu.base_url + "/v1", api_key="test")
-    """
-    emu = capabilities().emulator(get_dialect(dialect).name).create(options)
-    with emu.run() as running:
-        yield running
-
-
-def emulated_options(dialect: str | Dialect, base_url: str, **options: Any) -> ServeOptions:
-    """``dialect``'s serve options for its emulator at ``base_url`` (dummy credentials where
-    its client needs them), with more of its ``options`` (``model=...``)."""
-    serve_options = capabilities().serving(get_dialect(dialect).name).options
-    settings = serve_options.emulated(base_url)
-    if options:
-        settings = serve_options.parse({**settings.model_dump(exclude_unset=True), **options})
-    return settings
 
 
 def installed_dialects() -> list[str]:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from ..plugin import Backend, Dialect, Step, StreamingBackend, capabilities, get_dialect
+from ._emulators import emulated_options, emulator
 
 __all__ = ["acheck_backend", "check_backend"]
 
@@ -53,8 +54,6 @@ async def acheck_backend(dialect: str, *, timeout: float = 30.0) -> None:
     the emulator's journal shows the user message arriving in one request only where the
     backend keeps the conversation.
     """
-    from . import emulated_options, emulator
-
     name = get_dialect(dialect).name
     serving = capabilities().serving(name)
     toolbox = _kit_toolbox()
