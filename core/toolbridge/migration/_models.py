@@ -129,7 +129,8 @@ def resolve_model(model: str, overrides: Mapping[str, str] | None = None,
     if family in _ROWS:
         new, source = _ROWS[family]
         return ModelChoice(model, new, "remapped",
-                           f"{prefix}retired model: {name} remapped to {new} ({source})")
+                           f"{prefix}retired model: {name} remapped to {new} (family "
+                           f"{family}; {source})")
     if family in CURRENT_MODELS:
         if name == model and family == model:
             return ModelChoice(model, model, "carried")
