@@ -55,12 +55,16 @@ class AgentsTarget:
         aid = str(assistant["id"])
         imported = get_dialect("openai-assistants").import_tools(assistant.get("tools") or [])
         rendered = get_dialect("openai-agents").render_tools(imported.definitions)
-        fates = [Fate("tool", f"{aid}.tools.{d.name}",
-                      "approximated" if rendered.losses.get(d.name) else "carried",
-                      "; ".join(str(loss) for loss in rendered.losses.get(d.name, [])))
-                 for d in imported.definitions]
+        fates = []
+        for d in imported.definitions:
+            changes = [str(loss) for loss in rendered.losses.get(d.name, [])]
+            if d.strict:
+                changes.insert(0, "strict dropped: Agents function tools have no strict flag "
+                               "(arguments are no longer held to the schema)")
+            fates.append(Fate("tool", f"{aid}.tools.{d.name}",
+                              "approximated" if changes else "carried", "; ".join(changes)))
         for skipped in imported.skipped:
-            fates.append(Fate("tool", f"{aid}.tools[{skipped.index}]", "dropped",
+            fates.append(Fate("tool", f"{aid}.tools.{skipped.kind or skipped.index}", "dropped",
                               _FILE_SEARCH if skipped.kind == "file_search" else _CODE
                               if skipped.kind == "code_interpreter" else skipped.reason))
         body: dict[str, Any] = {"model": model, "name": assistant.get("name") or aid,

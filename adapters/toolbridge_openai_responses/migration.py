@@ -266,7 +266,7 @@ def _tools(assistant: Mapping[str, Any], *, strict_required: bool
     resources = assistant.get("tool_resources") or {}
     for skipped in imported.skipped:
         entry = source[skipped.index]
-        where = f"{aid}.tools[{skipped.index}]"
+        where = f"{aid}.tools.{skipped.kind or skipped.index}"
         if skipped.kind == "file_search":
             options = entry.get("file_search") or {}
             ids = list((resources.get("file_search") or {}).get("vector_store_ids") or [])

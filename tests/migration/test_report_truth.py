@@ -361,3 +361,18 @@ def test_ctrl_c_says_how_to_resume_and_exits_130(export: Path, tmp_path: Path) -
                                timeout=120, env=dict(os.environ))
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["counts"]["verified"] == 2
+
+
+def test_agents_say_strict_is_dropped_and_hosted_tools_are_named() -> None:
+    from migration_support import ASSISTANT
+
+    from toolbridge_openai_agents import AgentsTarget
+
+    plan = AgentsTarget(base_url="http://127.0.0.1:9/v1", api_key="k").plan_agent(
+        {"id": "asst_s", **ASSISTANT}, "gpt-5.1")
+    fates = {f.subject: f for f in plan.fates}
+    assert fates["asst_s.tools.get_customer"].fate == "approximated"
+    assert fates["asst_s.tools.get_customer"].how.startswith("strict dropped")
+    assert fates["asst_s.tools.code_interpreter"].fate == "dropped"
+    assert {s for s in fates if ".tool_resources." in s} == {
+        "asst_s.tool_resources.file_search", "asst_s.tool_resources.code_interpreter"}

@@ -248,7 +248,8 @@ def _verify(plan: ThreadPlan, held: Sequence[tuple[str, str]]) -> Verification:
     last_target = ours[-1][1] if ours else ""
     ok = len(ours) == len(expected) and all(_same(h, e) for h, e in zip(ours, expected,
                                                                         strict=True))
-    note = "" if ok else "messages differ"
+    note = "" if ok else ("the same messages in another order"
+                          if sorted(ours) == sorted(expected) else "messages differ")
     extra = len(held) - len(expected)
     if extra > 0:
         note = (note + "; " if note else "") + f"{extra} later message(s) on the target"

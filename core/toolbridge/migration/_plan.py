@@ -39,22 +39,26 @@ def message_text(message: Mapping[str, Any]) -> str:
 def setting_fates(assistant: Mapping[str, Any], carried: Mapping[str, str],
                   dropped: Mapping[str, str]) -> list[Fate]:
     """Fates of the assistant's settings that are set: ``carried`` maps a setting to how
-    (empty: as is), ``dropped`` to why; a set setting in neither is reported dropped."""
+    (empty: as is), ``dropped`` to why; a set setting in neither is reported dropped.
+    ``tool_resources`` get a line per resource (``asst_1.tool_resources.file_search``)."""
     fates = []
     aid = assistant["id"]
     for key in ("name", "description", "instructions", "metadata", "temperature", "top_p",
                 "response_format", "reasoning_effort", "tool_resources"):
         value = assistant.get(key)
-        if value in (None, "", {}, [], "auto") or (key == "tool_resources" and not any(
-                (value or {}).values())):
+        if value in (None, "", {}, [], "auto"):
             continue
-        if key in carried:
-            how = carried[key]
-            fates.append(Fate("setting", f"{aid}.{key}",
-                              "approximated" if how else "carried", how))
-        else:
-            fates.append(Fate("setting", f"{aid}.{key}", "dropped",
-                              dropped.get(key, "the target has no equivalent")))
+        subjects = [("setting", f"{aid}.{key}")]
+        if key == "tool_resources":
+            subjects = [("tool_resource", f"{aid}.tool_resources.{kind}")
+                        for kind, resource in (value or {}).items() if resource]
+        for kind, subject in subjects:
+            if key in carried:
+                how = carried[key]
+                fates.append(Fate(kind, subject, "approximated" if how else "carried", how))
+            else:
+                fates.append(Fate(kind, subject, "dropped",
+                                  dropped.get(key, "the target has no equivalent")))
     return fates
 
 
@@ -64,7 +68,8 @@ def message_fates(thread_id: str, message: Mapping[str, Any], how: str,
     the message itself (``how`` it is held) and its ``metadata`` (no target's items hold
     one)."""
     where = f"{thread_id}.{message.get('id')}"
-    fates = [Fate("message", where, fate, how)]
+    parts = [str(p.get("type")) for p in message.get("content") or [] if isinstance(p, Mapping)]
+    fates = [Fate("message", where, fate, f"{how} ({', '.join(parts) or 'no parts'})")]
     if message.get("metadata"):
         fates.append(Fate("message", f"{where}.metadata", "dropped",
                           "the target's items have no metadata"))
