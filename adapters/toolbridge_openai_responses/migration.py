@@ -140,7 +140,9 @@ class ConversationsTarget:
         for message in messages:
             item, text = _item(message, f"{tid}.{message.get('id')}", fates)
             if item is not None:
-                fates += message_fates(tid, message, f"a {item['role']} message item")
+                role = str(item["role"])
+                fates += message_fates(tid, message, f"as {'an' if role == 'assistant' else 'a'}"
+                                       f" {role} message item")
                 items.append(item)
                 expected.append((str(item["role"]), text))
         for kind, resource in (thread.get("tool_resources") or {}).items():
@@ -300,9 +302,10 @@ def _tool_fate(aid: str, tool: Any, sent: Mapping[str, Any], losses: list[str]) 
     if sent.get("strict") is True and tool.strict is not True:
         required = set(tool.parameters.get("required") or [])
         optional = [p for p in tool.parameters.get("properties") or {} if p not in required]
-        changes.insert(0, "sent as strict: true" + (
-            f" (optional {', '.join(optional)} made required and nullable)" if optional
-            else ""))
+        changes.insert(0, "sent as strict: true (the source was not strict; arguments are "
+                       "now held to the schema" + (
+                           f"; optional {', '.join(optional)} made required and nullable"
+                           if optional else "") + ")")
     return Fate("tool", f"{aid}.tools.{tool.name}", "approximated" if changes else "carried",
                 "; ".join(changes))
 
