@@ -194,6 +194,8 @@ def test_to_responses_order_fates_and_strict_rewrite(export: Path, tmp_path: Pat
 
 
 def test_to_agents_order_and_thread_tool_resources(export: Path) -> None:
+    from openai import OpenAI
+
     from toolbridge_openai_agents import AgentsTarget
     from toolbridge_openai_agents.migration import ASSISTANT_PREFIX
 
@@ -205,15 +207,20 @@ def test_to_agents_order_and_thread_tool_resources(export: Path) -> None:
         _common_fates(report)
         assert "Agents API has no code interpreter" in _fates(report)[
             "thread_desc.tool_resources.code_interpreter"].how
-        session = emu.state.sessions[report.threads[0].target_id]
-        texts = ["".join(p.get("text", "") for p in i["content"]) for i in session.items
-                 if i.get("type") == "message" and i.get("role") == "user"]
+        sdk = OpenAI(base_url=emu.base_url + "/v1", api_key="sk-test", max_retries=0)
+        items = sdk.beta.agents.sessions.items.list(report.threads[0].target_id or "",
+                                                    order="asc")
+        texts = [t for item, t in zip(items, _texts(items), strict=True)
+                 if getattr(item, "role", None) == "user"]
         assert texts == ["first", ASSISTANT_PREFIX + "second", "third",
                          ASSISTANT_PREFIX + "fourth"]
         assert {a["model"] for a in emu.state.agents.values()} == {"gpt-5.1"}
+        assert len(emu.state.sessions) == 2
 
 
 def test_to_foundry_refuses_an_undeployed_model_before_writing(export: Path) -> None:
+    from openai import OpenAI
+
     from toolbridge_openai_responses import FoundryTarget
 
     with emulator("openai-responses") as emu:
@@ -224,18 +231,48 @@ def test_to_foundry_refuses_an_undeployed_model_before_writing(export: Path) -> 
         with pytest.raises(UsageError, match=r"no deployment serves gpt-5\.1.*--model-map"):
             migrate(read_export(export), target, ledger)
         assert emu.state.service.agents == {} and emu.state.service.conversations == {}
-        assert ledger.entries("agent") == {}
-        emu.state.service.deployments["orders-prod"] = "gpt-4o"
-        report = migrate(read_export(export), target, ledger,
-                         remap={"gpt-4-1106-preview": "orders-prod", "GPT-4o": "orders-prod"})
+        assert ledger.entries("agent") == {} and ledger.entries("thread") == {}
+        assert [e.query for e in emu.journal.entries("GET", "/deployments")] == [
+            "api-version=v1"]
+
+        emu.state.service.deployments["gpt-5.1"] = "gpt-5.1"
+        report = migrate(read_export(export), target, ledger)
         assert report.ok, report.table()
-        _common_fates_foundry = _fates(report)
-        assert _common_fates_foundry["asst_old.model"].how.startswith("remap given")
+        _common_fates(report)
+        assert _fates(report)["asst_old.tools.lookup"].how.startswith("sent as strict: true")
+        sdk = OpenAI(base_url=project + "/openai/v1", api_key="entra-token", max_retries=0)
+        items = sdk.conversations.items.list(report.threads[0].target_id or "", order="asc")
+        assert _texts(items) == IN_ORDER
         versions = [v for vs in emu.state.service.agents.values() for v in vs]
-        assert {v["definition"]["model"] for v in versions} == {"orders-prod"}
-        assert len(emu.state.service.conversations) == 2
-        order = [e.query for e in emu.journal.entries("GET", "/deployments")]
-        assert order and all("api-version=v1" in q for q in order)
+        assert {v["definition"]["model"] for v in versions} == {"gpt-5.1"}
+
+        emu.state.service.deployments["orders-prod"] = "gpt-4o"
+        mapped = migrate(read_export(export), target, Ledger(MemoryRecords(), "mapped"),
+                         remap={"gpt-4-1106-preview": "orders-prod", "GPT-4o": "orders-prod"})
+        assert mapped.ok and _fates(mapped)["asst_old.model"].how.startswith("remap given")
+        versions = [v for vs in emu.state.service.agents.values() for v in vs]
+        assert [v["definition"]["model"] for v in versions].count("orders-prod") == 2
+        assert len(emu.state.service.conversations) == 4
+
+
+@pytest.mark.parametrize("layout", ["folder", "jsonl"])
+def test_every_layout_reads_newest_first_same_second_messages_in_order(
+        tmp_path: Path, layout: str) -> None:
+    page = EXPORT["messages"]["thread_desc"]
+    thread = EXPORT["threads"][0]
+    if layout == "folder":
+        (tmp_path / "messages").mkdir()
+        (tmp_path / "threads.json").write_text(json.dumps([thread]))
+        (tmp_path / "messages" / "thread_desc.json").write_text(json.dumps(page))
+        source = tmp_path
+    else:  # one message per line, newest first, as a script dumping pages writes them
+        source = tmp_path / "export.jsonl"
+        source.write_text("".join(json.dumps({**m, "thread_id": "thread_desc"}) + "\n"
+                                  for m in [thread, *page["data"]]))
+    workload = read_export(source)
+    assert [m["id"] for m in workload.thread_messages("thread_desc")] == [
+        "msg_a", "msg_b", "msg_c", "msg_d"]
+    assert workload.order_notes == {}
 
 
 def test_unused_model_map_is_an_error_unless_allowed(export: Path, tmp_path: Path) -> None:
@@ -249,6 +286,11 @@ def test_unused_model_map_is_an_error_unless_allowed(export: Path, tmp_path: Pat
     report = migrate(read_export(export), target, Ledger(MemoryRecords(), "m"), dry_run=True,
                      remap={"gpt-4-0314": "gpt-5.1"}, allow_unused_map=True)
     assert any("gpt-4-0314" in note for note in report.notes)
+    common = ["migrate", str(export), "--to", "openai-responses", "-o", "api_key=k",
+              "-o", f"config_dir={tmp_path}", "--dry-run", "--ledger", str(tmp_path / "l.json"),
+              "--model-map", "gpt-4-0314=gpt-5.1"]
+    assert main(common) == 2
+    assert main([*common, "--allow-unused-map"]) == 0
 
 
 @pytest.fixture
