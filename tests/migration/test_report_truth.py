@@ -320,8 +320,13 @@ def test_possible_orphans_stay_in_the_ledger_until_deleted(export: Path, lost_cr
 
     mapped = {t.target_id for t in third.threads}
     orphan = next(c for c in emu.state.service.conversations if c not in mapped)
-    kept = delete_orphans(target, ledger, [next(iter(mapped))])  # not an orphan: kept
-    assert "kept" in kept[0] and len(emu.state.service.conversations) == 3
+    desc, tied = (t.target_id or "" for t in third.threads)
+    assert delete_orphans(target, ledger, [desc, tied]) == [  # migrated ones: kept
+        f"{desc}: kept: it holds items",
+        f"{tied}: kept: its metadata.source_thread_id (thread_tied) names no possible "
+        "orphan of the ledger"]
+    assert delete_orphans(target, ledger, ["conv_missing"])[0].startswith("conv_missing: kept")
+    assert len(emu.state.service.conversations) == 3 and orphan_lines(ledger)
     assert delete_orphans(target, ledger, [orphan]) == [f"{orphan} (thread thread_desc): "
                                                         "deleted"]
     assert orphan not in emu.state.service.conversations
@@ -342,7 +347,9 @@ def test_orphan_commands(export: Path, tmp_path: Path,
         report = json.loads(capsys.readouterr().out)
         assert report["counts"]["possible_orphans"] == 1
         assert main(["migrate", *common, "--orphans"]) == 0
-        assert "thread_desc: 1 openai-responses object(s)" in capsys.readouterr().out
+        listed = capsys.readouterr().out
+        assert "thread_desc: 1 openai-responses object(s)" in listed
+        assert "source_thread_id=thread_desc" in listed
         mapped = {t["target_id"] for t in report["threads"]}
         orphan = next(c for c in emu.state.service.conversations if c not in mapped)
         assert main(["migrate", *common, "--delete-orphans", orphan]) == 0

@@ -190,10 +190,10 @@ def add_parsers(sub: Any) -> None:
                    "assistant's model")
     p.add_argument("--orphans", action="store_true",
                    help="list the possible orphans the ledger keeps, and exit")
-    p.add_argument("--delete-orphans", nargs="*", metavar="TARGET_ID", default=None,
-                   help="delete possible orphans on the target (those the ledger knows the "
-                   "id of, and the TARGET_IDs you found), each only if it is empty and "
-                   "marked with its thread; resolved ones leave the ledger")
+    p.add_argument("--delete-orphans", nargs="+", metavar="TARGET_ID", default=None,
+                   help="delete these possible orphans (ids you found on the target, e.g. "
+                   "by their metadata.source_thread_id), each only if it is empty and marked "
+                   "with a thread of the ledger's orphans; resolved ones leave the ledger")
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan and the report; write nothing")
     p.add_argument("--json", metavar="FILE",

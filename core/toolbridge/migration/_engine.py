@@ -85,9 +85,9 @@ def migrate(workload: Workload, target: MigrationTarget, ledger: Ledger, *,
 def orphan_lines(ledger: Ledger) -> list[str]:
     """The possible orphans the ledger keeps, one line each."""
     return [f"{tid}: {entry.get('count', 1)} {entry.get('target')} object(s) made by an "
-            "interrupted run may exist (id "
-            f"{entry.get('target_id') or 'unknown: it cannot be listed'}; metadata "
-            f"source_thread_id={tid}); the thread went to {entry.get('replaced_by') or '-'}"
+            f"interrupted run may exist, marked metadata.source_thread_id={tid} (they cannot "
+            "be listed: delete them with --delete-orphans ID); the thread went to "
+            f"{entry.get('replaced_by') or '-'}"
             for tid, entry in ledger.entries("orphan").items()]
 
 
@@ -160,7 +160,7 @@ def _thread(plan: ThreadPlan, agent_id: str | None, target: MigrationTarget, led
         if orphaned:  # kept before the new create: a kill during it loses nothing
             status = "recreated"
             earlier = ledger.get("orphan", plan.source_id)
-            orphan = ledger.put("orphan", plan.source_id, target=target.name, target_id=None,
+            orphan = ledger.put("orphan", plan.source_id, target=target.name,
                                 count=int(earlier.get("count", 0)) + 1)
         if target_id is None:
             ledger.put("thread", plan.source_id, state="creating")
@@ -177,21 +177,28 @@ def _thread(plan: ThreadPlan, agent_id: str | None, target: MigrationTarget, led
     return ThreadOutcome(plan.source_id, target_id, status, appended, _verify(plan, held))
 
 
-def delete_orphans(target: MigrationTarget, ledger: Ledger, found: Sequence[str] = ()
+def delete_orphans(target: MigrationTarget, ledger: Ledger, found: Sequence[str]
                    ) -> list[str]:
-    """Remove possible orphans from the target and the ledger: those whose id the ledger
-    knows, and ``found`` (ids you found on the target). The target deletes each only if it
-    is empty and marked with a thread the ledger holds an orphan of; returns one line per
-    id (deleted, or why it was kept)."""
-    orphans = ledger.entries("orphan")
-    ids = [str(e["target_id"]) for e in orphans.values() if e.get("target_id")]
+    """Remove possible orphans you ``found`` on the target (their ids: the target cannot
+    list them) from the target and the ledger. The target deletes each only if it is empty
+    and its metadata names a thread the ledger holds an orphan of; returns one line per id
+    (deleted, or why it was kept)."""
     lines = []
-    for target_id in dict.fromkeys([*ids, *found]):
-        thread, why = target.discard(target_id, set(orphans))
+    for target_id in dict.fromkeys(found):
+        orphans = ledger.entries("orphan")
+        try:
+            thread, why = target.discard(target_id, set(orphans))
+        except BackendError as exc:
+            lines.append(f"{target_id}: kept: {exc}")
+            continue
         if why:
             lines.append(f"{target_id}: kept: {why}")
             continue
-        ledger.records.delete(ledger.namespace, f"orphan/{thread}")
+        left = int(orphans[thread].get("count", 1)) - 1
+        if left > 0:
+            ledger.put("orphan", thread, **{**orphans[thread], "count": left})
+        else:
+            ledger.records.delete(ledger.namespace, f"orphan/{thread}")
         lines.append(f"{target_id} (thread {thread}): deleted")
     return lines
 
