@@ -38,6 +38,8 @@ _ROWS: dict[str, tuple[str, str]] = {
                            "2026-03-26 (OpenAI: gpt-4.1, itself shut down 2027-01-14)"),
     "gpt-4-vision-preview": ("gpt-5.1", f"{_DEPRECATIONS} 2024-06-06: shut down 2024-12-06 "
                              "(OpenAI: gpt-4o, itself shut down 2027-01-14)"),
+    "gpt-4-1106-vision-preview": ("gpt-5.1", f"{_DEPRECATIONS} 2024-06-06: shut down "
+                                  "2024-12-06 (OpenAI: gpt-4o, itself shut down 2027-01-14)"),
     "gpt-4.5-preview": ("gpt-5.1", f"{_DEPRECATIONS} 2025-04-14: shut down 2025-07-14 "
                         "(OpenAI: gpt-4.1, itself shut down 2027-01-14)"),
     "gpt-4o": ("gpt-5.1", f"{_DEPRECATIONS}: shut down 2027-01-14"),
