@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolbridge import get_dialect
+from toolbridge import ToolDefinition, get_dialect
 from toolbridge.http import RetryPolicy
 from toolbridge.migration import (
     AgentPlan,
@@ -295,7 +295,7 @@ def _tools(assistant: Mapping[str, Any], *, strict_required: bool
     return tools, fates
 
 
-def _tool_fate(aid: str, tool: Any, sent: Mapping[str, Any], losses: list[str]) -> Fate:
+def _tool_fate(aid: str, tool: ToolDefinition, sent: Mapping[str, Any], losses: list[str]) -> Fate:
     """A function tool's fate: a rewrite to ``strict: true`` (optional parameters made
     required and nullable) is an approximation, whatever else was lost."""
     changes = list(losses)
