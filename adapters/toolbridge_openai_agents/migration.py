@@ -10,11 +10,21 @@ filters by metadata); saved agents carry ``source_assistant_id`` and ``migration
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolbridge import get_dialect
-from toolbridge.migration import AgentPlan, Fate, ThreadPlan, config_hash, setting_fates
+from toolbridge.migration import (
+    AgentPlan,
+    Fate,
+    FateKind,
+    ThreadPlan,
+    config_hash,
+    message_fates,
+    setting_fates,
+    thread_metadata,
+)
 
 from .client import AgentsClient
 
@@ -45,12 +55,16 @@ class AgentsTarget:
         aid = str(assistant["id"])
         imported = get_dialect("openai-assistants").import_tools(assistant.get("tools") or [])
         rendered = get_dialect("openai-agents").render_tools(imported.definitions)
-        fates = [Fate("tool", f"{aid}.tools.{d.name}",
-                      "approximated" if rendered.losses.get(d.name) else "carried",
-                      "; ".join(str(loss) for loss in rendered.losses.get(d.name, [])))
-                 for d in imported.definitions]
+        fates = []
+        for d in imported.definitions:
+            changes = [str(loss) for loss in rendered.losses.get(d.name, [])]
+            if d.strict:
+                changes.insert(0, "strict dropped: Agents function tools have no strict flag "
+                               "(arguments are no longer held to the schema)")
+            fates.append(Fate("tool", f"{aid}.tools.{d.name}",
+                              "approximated" if changes else "carried", "; ".join(changes)))
         for skipped in imported.skipped:
-            fates.append(Fate("tool", f"{aid}.tools[{skipped.index}]", "dropped",
+            fates.append(Fate("tool", f"{aid}.tools.{skipped.kind or skipped.index}", "dropped",
                               _FILE_SEARCH if skipped.kind == "file_search" else _CODE
                               if skipped.kind == "code_interpreter" else skipped.reason))
         body: dict[str, Any] = {"model": model, "name": assistant.get("name") or aid,
@@ -93,19 +107,22 @@ class AgentsTarget:
         fates: list[Fate] = []
         items: list[dict[str, Any]] = []
         expected: list[tuple[str, str]] = []
-        for index, message in enumerate(messages):
-            where = f"{tid}.messages[{index}]"
+        for message in messages:
+            where = f"{tid}.{message.get('id')}"
             parts, text = _parts(message, where, fates)
+            fate: FateKind = "carried"
+            how = "in the session's first input"
             if message.get("role") == "assistant":
                 text = ASSISTANT_PREFIX + text
                 parts = [{"type": "input_text", "text": text}] + [
                     p for p in parts if p["type"] != "input_text"]
-                fates.append(Fate("message", where, "approximated",
-                                  "an assistant message, carried as a user message quoting "
-                                  "it (session input takes user messages only)"))
+                fate, how = "approximated", ("an assistant message, carried as a user message "
+                                             "quoting it (session input takes user messages "
+                                             "only)")
             if not parts:
                 fates.append(Fate("message", where, "dropped", "nothing the input can hold"))
                 continue
+            fates += message_fates(tid, message, how, fate)
             items.append({"role": "user", "content": parts})
             expected.append(("user", text))
         if not items:
@@ -117,7 +134,12 @@ class AgentsTarget:
             fates.append(Fate("thread", tid, "carried",
                               f"a session whose first input holds the {len(items)} message(s); "
                               "the agent answers it once on creation"))
-        metadata = _thread_metadata(thread, agent, fates)
+        for kind, resource in (thread.get("tool_resources") or {}).items():
+            if resource:
+                fates.append(Fate("tool_resource", f"{tid}.tool_resources.{kind}", "dropped",
+                                  f"{_FILE_SEARCH if kind == 'file_search' else _CODE} "
+                                  f"(held {json.dumps(resource, sort_keys=True)})"))
+        metadata = thread_metadata(thread, agent.source_id if agent else None, fates)
         return ThreadPlan(tid, agent.source_id if agent else None, metadata, items, [],
                           expected, fates)
 
@@ -167,6 +189,15 @@ class AgentsTarget:
                 return held
             after = data[-1]["id"]
 
+    def missing_models(self, models: Sequence[str]) -> list[str]:
+        """None: the Agents API has no model listing to check against (a wrong model fails
+        the session's first turn, which the report shows)."""
+        return []
+
+    def discard(self, target_id: str, threads: Collection[str]) -> tuple[str, str]:
+        return "", ("sessions are found again by metadata.source_thread_id, so none is "
+                    "left behind as a possible orphan")
+
     def close(self) -> None:
         if self._owns:
             self.client.close()
@@ -208,19 +239,6 @@ def _parts(message: Mapping[str, Any], where: str, fates: list[Fate]
     if text:
         parts.insert(0, {"type": "input_text", "text": text})
     return parts, text
-
-
-def _thread_metadata(thread: Mapping[str, Any], agent: AgentPlan | None,
-                     fates: list[Fate]) -> dict[str, str]:
-    marks = {"source_thread_id": str(thread["id"])}
-    if agent is not None:
-        marks["source_assistant_id"] = agent.source_id
-    source = {str(k): str(v) for k, v in (thread.get("metadata") or {}).items()}
-    room = 16 - len(marks)
-    if len(source) > room:
-        fates.append(Fate("setting", f"{thread['id']}.metadata", "approximated",
-                          f"{len(source) - room} pair(s) dropped (16 at most)"))
-    return dict(list(source.items())[:room]) | marks
 
 
 def _item_text(item: Mapping[str, Any]) -> str:

@@ -76,6 +76,8 @@ class EmulatedService:
         self.assistants: dict[str, dict[str, Any]] = {}
         self.threads: dict[str, _Thread] = {}
         self.runs: dict[str, _Run] = {}
+        self.deployments: dict[str, str] = {}
+        """Foundry classic: the project's model deployments, name -> model (tests set it)."""
 
     # ------------------------------------------------------------------ lookups
     def _thread(self, thread_id: str) -> _Thread:

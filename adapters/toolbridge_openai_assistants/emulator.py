@@ -1,6 +1,7 @@
 """The Assistants API on loopback: OpenAI (``/v1/...``), Azure (``/openai/...``) and Foundry
 classic agents (``/api/projects/{project}/...``: ``api-version=v1``, Entra bearer token only,
-no ``OpenAI-Beta`` header, no ``strict`` on functions, ``GET /threads`` lists threads).
+no ``OpenAI-Beta`` header, no ``strict`` on functions, ``GET /threads`` lists threads,
+``GET /deployments`` lists ``service.deployments``).
 
 Strict like the real service (see `_emulator_state`); streams SSE with ``data: [DONE]``;
 sends ``openai-poll-after-ms`` on every answer; unknown paths get the service's 404 body
@@ -102,6 +103,11 @@ class AssistantsEmulator(Emulator):
         async def cancel(r: Any, b: dict[str, Any]) -> Any:
             return s.cancel(r.path_params["thread_id"], r.path_params["run_id"])
 
+        async def deployments(r: Any, b: dict[str, Any]) -> Any:
+            return {"value": [{"type": "ModelDeployment", "name": name, "modelName": model,
+                               "modelVersion": "1", "modelPublisher": "OpenAI"}
+                              for name, model in s.deployments.items()]}
+
         def routes(form: str) -> list[Route]:
             table: list[tuple[str, Handler, list[str]]] = [
                 ("/assistants", assistants, ["GET", "POST"]),
@@ -114,6 +120,8 @@ class AssistantsEmulator(Emulator):
                 ("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", submit, ["POST"]),
                 ("/threads/{thread_id}/runs/{run_id}/cancel", cancel, ["POST"]),
             ]
+            if form == "foundry":  # the project's deployments (azure-ai-projects)
+                table.append(("/deployments", deployments, ["GET"]))
             return [Route(path, self._endpoint(handler, form), methods=methods)
                     for path, handler, methods in table]
 

@@ -25,7 +25,9 @@ def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | No
     """A `toolbridge.migration.Workload` read from a live endpoint: the assistants
     (``assistant_ids``, else every one listed), the threads (``thread_ids``; else, on Foundry
     classic agents, every one listed: OpenAI has no list-threads call) and all their
-    messages, oldest first."""
+    messages, oldest first (read with ``order=asc``). On Foundry classic agents the
+    project's deployments are listed too, so that each assistant's deployment name resolves
+    to its model."""
     from toolbridge import UsageError
     from toolbridge.migration import Workload
 
@@ -43,8 +45,10 @@ def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | No
         threads = [client.retrieve_thread(t) for t in thread_ids]
     for thread in threads:
         workload.add(thread, f"thread {thread.get('id')}")
-        for message in client.iterate(f"/threads/{thread['id']}/messages", "list messages"):
-            workload.add(message, f"message {message.get('id')}")
+        messages = list(client.iterate(f"/threads/{thread['id']}/messages", "list messages"))
+        workload.add_sequence(messages, f"thread {thread['id']} messages", "asc")
+    if client.foundry:  # assistants name deployments: what model each serves
+        workload.deployments = client.list_deployments()
     return workload.finish()
 
 

@@ -89,6 +89,10 @@ def _check_answers(context: list[dict[str, Any]], new: list[dict[str, Any]]) -> 
         raise ApiError(400, f"No tool output found for function call {call}.", param="input")
 
 
+DEFAULT_DEPLOYMENTS = {"gpt-5.1": "gpt-5.1", "gpt-5.1-mini": "gpt-5.1-mini"}
+"""The model deployments an emulated Foundry project starts with."""
+
+
 class EmulatedService:
     """What the routes call; every method raises `ApiError` for what the service refuses."""
 
@@ -98,6 +102,8 @@ class EmulatedService:
         self.responses: dict[str, StoredResponse] = {}
         self.conversations: dict[str, Conversation] = {}
         self.agents: dict[str, list[dict[str, Any]]] = {}
+        self.deployments: dict[str, str] = dict(DEFAULT_DEPLOYMENTS)
+        """A Foundry project's model deployments: name -> model (tests change it)."""
 
     # ------------------------------------------------------------------ responses
     def create(self, body: Any, *, foundry: bool) -> StoredResponse:
@@ -192,6 +198,20 @@ class EmulatedService:
         self.conversations[str(record["id"])] = conversation
         self.add_items(str(record["id"]), {"items": body.get("items") or []})
         return copy.deepcopy(record)
+
+    def delete_conversation(self, conversation_id: str) -> dict[str, Any]:
+        self.conversation(conversation_id)
+        del self.conversations[conversation_id]
+        return {"id": conversation_id, "object": "conversation.deleted", "deleted": True}
+
+    def list_deployments(self) -> dict[str, Any]:
+        """``GET {project}/deployments``: azure-ai-projects' ``ModelDeployment`` shape."""
+        return {"value": [{"type": "ModelDeployment", "name": name, "modelName": model,
+                           "modelVersion": "1", "modelPublisher": "OpenAI",
+                           "capabilities": {"chat_completion": "true"},
+                           "sku": {"name": "GlobalStandard", "capacity": 10, "family": "",
+                                   "size": "", "tier": ""}}
+                          for name, model in self.deployments.items()]}
 
     def add_items(self, conversation_id: str, body: Any) -> dict[str, Any]:
         conversation = self.conversation(conversation_id)

@@ -165,6 +165,11 @@ class ResponsesClient(Requests):
                                             f"retrieve conversation {conversation_id}")
         return result
 
+    def delete_conversation(self, conversation_id: str) -> None:
+        """``DELETE /conversations/{id}``."""
+        self._send("DELETE", f"/conversations/{conversation_id}",
+                   f"delete conversation {conversation_id}")
+
     def add_items(self, conversation_id: str, items: Sequence[Mapping[str, Any]]
                   ) -> list[dict[str, Any]]:
         """``POST /conversations/{id}/items`` (20 per request): the items as stored."""
@@ -224,6 +229,23 @@ class ResponsesClient(Requests):
             if not page.get("has_more") or not data:
                 return versions
             after = data[-1]["id"]
+
+    def list_deployments(self) -> dict[str, str]:
+        """``GET {project}/deployments?api-version=v1``: each model deployment's name and
+        the model it serves (``modelName``), following ``nextLink`` pages."""
+        found: dict[str, str] = {}
+        request = self._request("GET", "/deployments", self.config.bearer(), project=True)
+        while True:
+            page = decode(send_with_retries(self._http, request, self.config.retry),
+                          "list deployments")
+            for deployment in page.get("value") or []:
+                if deployment.get("type", "ModelDeployment") == "ModelDeployment":
+                    found[str(deployment["name"])] = str(deployment.get("modelName") or "")
+            link = page.get("nextLink")
+            if not link:
+                return found
+            request = httpx.Request("GET", str(link),
+                                    headers=self.config.headers(self.config.bearer()))
 
     def close(self) -> None:
         if self._owns:

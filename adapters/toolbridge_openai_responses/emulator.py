@@ -6,11 +6,12 @@
 - Azure Foundry project: ``{base_url}/api/projects/{project}/openai/v1/...`` with an Entra
   bearer token (what ``AIProjectClient.get_openai_client()`` sends), plus
   ``POST|GET {base_url}/api/projects/{project}/agents/{name}/versions[/{version}]`` for saved
-  prompt agents that responses reference by ``agent_reference``.
+  prompt agents that responses reference by ``agent_reference``, and
+  ``GET {base_url}/api/projects/{project}/deployments`` (``service.deployments``).
 
 Routes under each: ``POST /responses``, ``GET /responses/{id}`` (``stream=true&starting_after=N``
 re-attaches a background response), ``POST /responses/{id}/cancel``, ``POST /conversations``,
-``GET|POST /conversations/{id}``, ``GET|POST /conversations/{id}/items``. Faults: the shared
+``GET|POST|DELETE /conversations/{id}``, ``GET|POST /conversations/{id}/items``. Faults: the shared
 ones (``drop_stream_after``, ``duplicate_events``, ``fail_requests``, ``latency_ms``) and
 ``background_polls`` (reads a background response stays ``in_progress``, default 1).
 """
@@ -81,6 +82,8 @@ class ResponsesEmulator(Emulator):
             add("/conversations/{conversation_id}",
                 lambda r, p: _json(s.conversation(p["conversation_id"]).conversation), "GET")
             add("/conversations/{conversation_id}", self._update_conversation, "POST")
+            add("/conversations/{conversation_id}",
+                lambda r, p: _json(s.delete_conversation(p["conversation_id"])), "DELETE")
             add("/conversations/{conversation_id}/items",
                 lambda r, p: _json_body(r, lambda b: s.add_items(p["conversation_id"], b)),
                 "POST")
@@ -95,6 +98,8 @@ class ResponsesEmulator(Emulator):
                 s.list_agent_versions(p["name"], r.query_params)), "project"), methods=["GET"]),
             Route(project + "/{version}", self._endpoint(lambda r, p: _json(
                 s.agent_version(p["name"], p["version"])), "project"), methods=["GET"]),
+            Route("/api/projects/{project}/deployments", self._endpoint(
+                lambda r, p: _json(s.list_deployments()), "project"), methods=["GET"]),
         ]
         return Starlette(routes=routes)
 

@@ -16,13 +16,21 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolbridge import get_dialect
+from toolbridge import ToolDefinition, get_dialect
 from toolbridge.http import RetryPolicy
-from toolbridge.migration import AgentPlan, Fate, ThreadPlan, config_hash, setting_fates
+from toolbridge.migration import (
+    AgentPlan,
+    Fate,
+    ThreadPlan,
+    config_hash,
+    message_fates,
+    setting_fates,
+    thread_metadata,
+)
 
 from .client import ResponsesClient
 from .wire import DIALECT
@@ -129,26 +137,23 @@ class ConversationsTarget:
         fates: list[Fate] = []
         items: list[dict[str, Any]] = []
         expected: list[tuple[str, str]] = []
-        for index, message in enumerate(messages):
-            item, text = _item(message, f"{tid}.messages[{index}]", fates)
+        for message in messages:
+            item, text = _item(message, f"{tid}.{message.get('id')}", fates)
             if item is not None:
+                role = str(item["role"])
+                fates += message_fates(tid, message, f"as {'an' if role == 'assistant' else 'a'}"
+                                       f" {role} message item")
                 items.append(item)
                 expected.append((str(item["role"]), text))
-        if any((thread.get("tool_resources") or {}).values()):
-            fates.append(Fate("setting", f"{tid}.tool_resources", "dropped",
-                              "a conversation has no tool resources: add these ids to the "
-                              "file_search / code_interpreter tools sent with its requests"))
+        for kind, resource in (thread.get("tool_resources") or {}).items():
+            if resource:
+                fates.append(Fate("tool_resource", f"{tid}.tool_resources.{kind}", "dropped",
+                                  "a conversation has no tool resources: add "
+                                  f"{json.dumps(resource, sort_keys=True)} to the {kind} tool "
+                                  "sent with its requests"))
         fates.append(Fate("thread", tid, "carried",
                           f"a conversation with {len(items)} message item(s)"))
-        marks = {"source_thread_id": tid}
-        if agent is not None:
-            marks["source_assistant_id"] = agent.source_id
-        source = {str(k): str(v) for k, v in (thread.get("metadata") or {}).items()}
-        room = 16 - len(marks)
-        if len(source) > room:
-            fates.append(Fate("setting", f"{tid}.metadata", "approximated",
-                              f"{len(source) - room} pair(s) dropped (16 at most)"))
-        metadata = dict(list(source.items())[:room]) | marks
+        metadata = thread_metadata(thread, agent.source_id if agent else None, fates)
         return ThreadPlan(tid, agent.source_id if agent else None, metadata, [], items,
                           expected, fates)
 
@@ -166,6 +171,24 @@ class ConversationsTarget:
     def held(self, target_id: str) -> list[tuple[str, str]]:
         return [(str(i.get("role")), _item_text(i)) for i in self.client.all_items(target_id)
                 if i.get("type") == "message"]
+
+    def missing_models(self, models: Sequence[str]) -> list[str]:
+        """None on OpenAI: a configuration file is not a server object (a wrong model fails
+        the application's first request)."""
+        return []
+
+    def discard(self, target_id: str, threads: Collection[str]) -> tuple[str, str]:
+        """Delete the conversation if its ``metadata.source_thread_id`` is one of
+        ``threads`` and it holds no items."""
+        conversation = self.client.retrieve_conversation(target_id)
+        marked = str((conversation.get("metadata") or {}).get("source_thread_id") or "")
+        if marked not in threads:
+            return marked, (f"its metadata.source_thread_id ({marked or 'none'}) names no "
+                            "possible orphan of the ledger")
+        if self.client.list_items(target_id, limit=1).get("data"):
+            return marked, "it holds items"
+        self.client.delete_conversation(target_id)
+        return marked, ""
 
     def close(self) -> None:
         if self._owns:
@@ -208,6 +231,12 @@ class FoundryTarget(ConversationsTarget):
             fates.append(Fate("setting", f"{aid}.description", "carried"))
         return AgentPlan(aid, name, request, fates, key)
 
+    def missing_models(self, models: Sequence[str]) -> list[str]:
+        """The models no deployment of the project is named after (``definition.model`` is
+        a deployment name)."""
+        deployed = self.client.list_deployments()
+        return [m for m in models if m not in deployed]
+
     def find_agent(self, plan: AgentPlan) -> str | None:
         for version in self.client.list_agent_versions(plan.name):
             if (version.get("metadata") or {}).get("migration_key") == plan.key:
@@ -232,14 +261,14 @@ def _tools(assistant: Mapping[str, Any], *, strict_required: bool
         for tool in tools:
             if tool.get("type") == "function":
                 tool["strict"] = bool(tool.get("strict"))
-    fates = [Fate("tool", f"{aid}.tools.{d.name}",
-                  "approximated" if rendered.losses.get(d.name) else "carried",
-                  "; ".join(str(loss) for loss in rendered.losses.get(d.name, [])))
+    sent = {t.get("name"): t for t in tools if t.get("type") == "function"}
+    fates = [_tool_fate(aid, d, sent.get(d.name) or {},
+                        [str(loss) for loss in rendered.losses.get(d.name, [])])
              for d in imported.definitions]
     resources = assistant.get("tool_resources") or {}
     for skipped in imported.skipped:
         entry = source[skipped.index]
-        where = f"{aid}.tools[{skipped.index}]"
+        where = f"{aid}.tools.{skipped.kind or skipped.index}"
         if skipped.kind == "file_search":
             options = entry.get("file_search") or {}
             ids = list((resources.get("file_search") or {}).get("vector_store_ids") or [])
@@ -264,6 +293,21 @@ def _tools(assistant: Mapping[str, Any], *, strict_required: bool
         else:
             fates.append(Fate("tool", where, "dropped", skipped.reason))
     return tools, fates
+
+
+def _tool_fate(aid: str, tool: ToolDefinition, sent: Mapping[str, Any], losses: list[str]) -> Fate:
+    """A function tool's fate: a rewrite to ``strict: true`` (optional parameters made
+    required and nullable) is an approximation, whatever else was lost."""
+    changes = list(losses)
+    if sent.get("strict") is True and tool.strict is not True:
+        required = set(tool.parameters.get("required") or [])
+        optional = [p for p in tool.parameters.get("properties") or {} if p not in required]
+        changes.insert(0, "sent as strict: true (the source was not strict; arguments are "
+                       "now held to the schema" + (
+                           f"; optional {', '.join(optional)} made required and nullable"
+                           if optional else "") + ")")
+    return Fate("tool", f"{aid}.tools.{tool.name}", "approximated" if changes else "carried",
+                "; ".join(changes))
 
 
 def _text_format(response_format: Any) -> dict[str, Any] | None:

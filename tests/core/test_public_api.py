@@ -74,10 +74,11 @@ EXPECTED: dict[str, set[str]] = {
         "serve", "sse_frames", "strict_schema_problem", "wrong_type",
     },
     "toolbridge.migration": {
-        "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind", "FileRecords",
-        "Ledger", "MigrationReport", "MigrationTarget", "ThreadOutcome", "ThreadPlan",
-        "Verification", "Workload", "config_hash", "message_text", "migrate", "read_export",
-        "remapped", "setting_fates",
+        "CURRENT_MODELS", "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind",
+        "FileRecords", "Ledger", "MigrationReport", "MigrationTarget", "ModelChoice",
+        "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash",
+        "delete_orphans", "message_fates", "message_text", "migrate", "orphan_lines",
+        "read_export", "remapped", "resolve_model", "setting_fates", "thread_metadata",
     },
     "toolbridge.telemetry": {"CAPTURE_ENV", "configure", "tracer"},
     "toolbridge.testing": {

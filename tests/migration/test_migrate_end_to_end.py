@@ -54,9 +54,9 @@ def test_to_responses_conversations_and_continue(source: Any, tmp_path: Path) ->
         assert report.ok and report.counts()["verified"] == 3, report.table()
         assert report.remaps == {"gpt-4o": "gpt-5.1"}
         fates = {f.subject: f for f in report.fates}
-        assert fates[f"{ids['assistant']}.tools[1]"].how.startswith("code_interpreter")
-        assert fates[f"{ids['assistant']}.tools[2]"].how == ("file_search with vector stores "
-                                                             "['vs_1']")
+        tools = f"{ids['assistant']}.tools"
+        assert fates[f"{tools}.code_interpreter"].how.startswith("code_interpreter")
+        assert fates[f"{tools}.file_search"].how == "file_search with vector stores ['vs_1']"
         again = migrate(workload, target, ledger)
         assert [t.status for t in again.threads] == ["done"] * 3 and again.ok
         assert len(emu.state.service.conversations) == 3  # nothing created twice

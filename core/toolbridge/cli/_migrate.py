@@ -13,6 +13,10 @@ from ._options import EXIT_FAILED, EXIT_OK, add_command, parse_key_values
 
 __all__ = ["add_parsers", "open_ledger", "target_for"]
 
+EXIT_INTERRUPTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT), as shells report it."""
+
+
 def target_for(name: str, options: dict[str, Any]) -> Any:
     """The `MigrationTarget` ``name`` (a declared `toolbridge.plugin.MigratesTo`) with client
     ``options`` (``-o`` pairs; ``token_env=VAR``, where a target takes a bearer token: read
@@ -72,8 +76,37 @@ def _bar(done: int, total: int) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..migration import migrate
+    try:
+        return _migrate(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted; run the same command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
+
+def _migrate(args: argparse.Namespace) -> int:
+    from ..migration import delete_orphans, migrate, orphan_lines
+
+    if args.orphans:
+        ledger = open_ledger(args)
+        try:
+            lines = orphan_lines(ledger)
+        finally:
+            ledger.records.close()
+        print("\n".join(lines) if lines else "no possible orphans in the ledger")
+        return EXIT_OK
+    options = parse_key_values(args.option, raw=True)
+    if args.delete_orphans is not None:
+        target = target_for(args.to, options)
+        ledger = open_ledger(args)
+        try:
+            lines = delete_orphans(target, ledger, args.delete_orphans)
+            left = orphan_lines(ledger)
+        finally:
+            target.close()
+            ledger.records.close()
+        print("\n".join([*lines, *(f"possible orphan: {o}" for o in left)])
+              or "no possible orphans in the ledger")
+        return EXIT_OK
     workload = _source(args)
     remap = {}
     for pair in args.model_map:  # model names keep their hyphens (not option names)
@@ -81,12 +114,12 @@ def _run(args: argparse.Namespace) -> int:
         if not sep or not old.strip() or not new.strip():
             raise UsageError(f"--model-map {pair!r} must look like OLD=NEW")
         remap[old.strip()] = new.strip()
-    options = parse_key_values(args.option, raw=True)
     target = target_for(args.to, options)
     ledger = open_ledger(args)
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     try:
         report = migrate(workload, target, ledger, dry_run=args.dry_run, remap=remap,
+                         allow_unused_map=args.allow_unused_map,
                          progress=_bar if show and workload.threads else None)
     finally:
         target.close()
@@ -112,7 +145,7 @@ def add_parsers(sub: Any) -> None:
         "toolbridge migrate --source-option project_endpoint=https://ACCOUNT.services.ai.azure"
         ".com/api/projects/P --source-option token_env=AZURE_TOKEN --to azure-foundry "
         "-o project_endpoint=... -o token_env=AZURE_TOKEN")
-    p.add_argument("exports", nargs="*", metavar="EXPORT",
+    p.add_argument("exports", nargs="*", metavar="EXPORT", default=[],
                    help="export files (.json, .jsonl) or folders (layout in docs/migration.md)")
     p.add_argument("--to", required=True, metavar="TARGET",
                    help="the target: one an installed plugin declares ('toolbridge dialects' "
@@ -142,6 +175,15 @@ def add_parsers(sub: Any) -> None:
                    "toolbridge-migration-NAME.json)")
     p.add_argument("--model-map", action="append", default=[], metavar="OLD=NEW",
                    help="use NEW for model OLD (overrides the retired-model table)")
+    p.add_argument("--allow-unused-map", action="store_true",
+                   help="warn, instead of failing, when a --model-map entry matches no "
+                   "assistant's model")
+    p.add_argument("--orphans", action="store_true",
+                   help="list the possible orphans the ledger keeps, and exit")
+    p.add_argument("--delete-orphans", nargs="+", metavar="TARGET_ID", default=None,
+                   help="delete these possible orphans (ids you found on the target, e.g. "
+                   "by their metadata.source_thread_id), each only if it is empty and marked "
+                   "with a thread of the ledger's orphans; resolved ones leave the ledger")
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan and the report; write nothing")
     p.add_argument("--json", metavar="FILE",

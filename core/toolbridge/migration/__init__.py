@@ -8,24 +8,26 @@ Assistants adapter, ``toolbridge_openai_assistants.read_workload``). `migrate` w
 
 from __future__ import annotations
 
-from ._engine import migrate
+from ._engine import delete_orphans, migrate, orphan_lines
 from ._ledger import FileRecords, Ledger
+from ._models import CURRENT_MODELS, RETIRED_MODELS, ModelChoice, remapped, resolve_model
 from ._plan import (
-    RETIRED_MODELS,
     AgentPlan,
     MigrationTarget,
     ThreadPlan,
     config_hash,
+    message_fates,
     message_text,
-    remapped,
     setting_fates,
+    thread_metadata,
 )
 from ._report import Fate, FateKind, MigrationReport, ThreadOutcome, Verification
 from ._workload import EXPORT_VERSION, Workload, read_export
 
 __all__ = [
-    "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind", "FileRecords", "Ledger",
-    "MigrationReport", "MigrationTarget", "ThreadOutcome", "ThreadPlan", "Verification",
-    "Workload", "config_hash", "message_text", "migrate", "read_export", "remapped",
-    "setting_fates",
+    "CURRENT_MODELS", "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind",
+    "FileRecords", "Ledger", "MigrationReport", "MigrationTarget", "ModelChoice",
+    "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash", "delete_orphans",
+    "message_fates", "message_text", "migrate", "orphan_lines", "read_export", "remapped",
+    "resolve_model", "setting_fates", "thread_metadata",
 ]

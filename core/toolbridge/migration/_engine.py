@@ -3,7 +3,8 @@
 Order: every assistant, then one thread after another (create, append oldest first, verify).
 Before each create the intent is in the ledger; a run that finds an intent without an id
 asks the target (`find_agent` / `find_thread`) before creating again, and where the target
-cannot list, reports the possible orphan. Before each append the target's items are listed,
+cannot list, keeps the possible orphan in the ledger (reported by every later run until
+`delete_orphans` resolves it). Before each append the target's items are listed,
 so items that reached it before a crash (or whose reply was lost) are not sent twice.
 """
 
@@ -15,11 +16,12 @@ from typing import Any
 
 from ..errors import BackendError, UsageError
 from ._ledger import Ledger
-from ._plan import AgentPlan, MigrationTarget, ThreadPlan, remapped
+from ._models import ModelChoice, resolve_model
+from ._plan import AgentPlan, MigrationTarget, ThreadPlan
 from ._report import Fate, MigrationReport, ThreadOutcome, Verification
 from ._workload import Workload
 
-__all__ = ["migrate"]
+__all__ = ["delete_orphans", "migrate", "orphan_lines"]
 
 log = logging.getLogger("toolbridge.migration")
 
@@ -32,49 +34,97 @@ APPEND_ATTEMPTS = 3
 
 def migrate(workload: Workload, target: MigrationTarget, ledger: Ledger, *,
             dry_run: bool = False, remap: Mapping[str, str] | None = None,
-            progress: Progress | None = None) -> MigrationReport:
+            allow_unused_map: bool = False, progress: Progress | None = None
+            ) -> MigrationReport:
     """Migrate ``workload`` to ``target``; returns the report (also for a dry run, which
     plans and writes nothing). Safe to run again: what the ledger says is done is skipped,
-    what was begun is continued."""
+    what was begun is continued. Before anything is written, every ``remap`` entry must
+    match an assistant's model (else `UsageError`; a warning with ``allow_unused_map``)
+    and the target must serve every model (`MigrationTarget.missing_models`)."""
     report = MigrationReport(ledger.migration, target.name, dry_run)
+    remap = remap or {}
     plans: dict[str, AgentPlan] = {}
+    used: set[str] = set()
     for assistant in workload.assistants:
-        agent_plan = _plan_agent(assistant, target, remap or {}, report)
+        agent_plan, choice = _plan_agent(assistant, target, remap, workload, report)
         plans[agent_plan.source_id] = agent_plan
-        report.agents[agent_plan.source_id] = None if dry_run else _agent(
-            agent_plan, target, ledger, report)
+        if choice.override is not None:
+            used.add(choice.override)
+    _check_unused(remap, used, workload, allow_unused_map, report)
+    if not dry_run:
+        models = sorted({choice_model for choice_model in report.models.values()})
+        missing = target.missing_models(models)
+        if missing:
+            raise UsageError(f"{target.name}: no deployment serves {', '.join(missing)}; "
+                             "deploy it, or map each to a deployment with --model-map "
+                             "OLD=DEPLOYMENT (nothing was written)")
+    for source_id, agent_plan in plans.items():
+        report.agents[source_id] = None if dry_run else _agent(agent_plan, target, ledger,
+                                                               report)
     total = len(workload.threads)
     for done, thread in enumerate(workload.threads, 1):
+        tid = str(thread["id"])
         assistant_id = workload.assistant_of(thread)
         agent = plans.get(assistant_id) if assistant_id else None
-        plan = target.plan_thread(thread, workload.thread_messages(str(thread["id"])), agent)
+        plan = target.plan_thread(thread, workload.thread_messages(tid), agent)
+        if tid in workload.order_notes:
+            plan.fates.append(Fate("thread", f"{tid}.order", "approximated",
+                                   workload.order_notes[tid]))
         report.fates += plan.fates
         if dry_run:
             report.threads.append(ThreadOutcome(plan.source_id, None, "planned"))
         else:
             agent_id = report.agents.get(agent.source_id) if agent else None
-            report.threads.append(_thread(plan, agent_id, target, ledger, report))
+            report.threads.append(_thread(plan, agent_id, target, ledger))
         if progress is not None:
             progress(done, total)
+    report.possible_orphans = orphan_lines(ledger)
     return report
 
 
+def orphan_lines(ledger: Ledger) -> list[str]:
+    """The possible orphans the ledger keeps, one line each."""
+    return [f"{tid}: {entry.get('count', 1)} {entry.get('target')} object(s) made by an "
+            f"interrupted run may exist, marked metadata.source_thread_id={tid} (they cannot "
+            "be listed: delete them with --delete-orphans ID); the thread went to "
+            f"{entry.get('replaced_by') or '-'}"
+            for tid, entry in ledger.entries("orphan").items()]
+
+
+def _check_unused(remap: Mapping[str, str], used: set[str], workload: Workload,
+                  allow: bool, report: MigrationReport) -> None:
+    unused = sorted(set(remap) - used)
+    if not unused:
+        return
+    models = sorted({str(a.get("model")) for a in workload.assistants})
+    message = (f"--model-map {', '.join(unused)}: matches no assistant's model (the "
+               f"assistants name {', '.join(models) or 'none'})")
+    if not allow:
+        raise UsageError(message + "; fix the name, or pass --allow-unused-map")
+    log.warning("%s", message)
+    report.notes.append(message)
+
+
 def _plan_agent(assistant: Mapping[str, Any], target: MigrationTarget,
-                remap: Mapping[str, str], report: MigrationReport) -> AgentPlan:
+                remap: Mapping[str, str], workload: Workload, report: MigrationReport
+                ) -> tuple[AgentPlan, ModelChoice]:
     model = assistant.get("model")
     if not isinstance(model, str) or not model:
         raise UsageError(f"assistant {assistant.get('id')}: no 'model'")
-    new = remapped(model, remap)
-    if new is not None:
-        report.remaps[model] = new
-        why = "remap given" if model in remap else "retired model"
-        report.fates.append(Fate("setting", f"{assistant['id']}.model", "approximated",
-                                 f"{why}: {model} remapped to {new}"))
+    choice = resolve_model(model, remap, workload.deployments)
+    subject = f"{assistant['id']}.model"
+    if choice.fate == "remapped":
+        report.remaps[model] = choice.model
+        report.fates.append(Fate("setting", subject, "approximated", choice.how))
+    elif choice.fate == "unknown":
+        log.warning("%s: %s", subject, choice.how)
+        report.fates.append(Fate("setting", subject, "unknown", choice.how))
     else:
-        report.fates.append(Fate("setting", f"{assistant['id']}.model", "carried"))
-    plan = target.plan_agent(assistant, new or model)
+        report.fates.append(Fate("setting", subject, "carried", choice.how))
+    report.models[str(assistant["id"])] = choice.model
+    plan = target.plan_agent(assistant, choice.model)
     report.fates += plan.fates
-    return plan
+    return plan, choice
 
 
 def _agent(plan: AgentPlan, target: MigrationTarget, ledger: Ledger,
@@ -96,24 +146,28 @@ def _agent(plan: AgentPlan, target: MigrationTarget, ledger: Ledger,
     return created
 
 
-def _thread(plan: ThreadPlan, agent_id: str | None, target: MigrationTarget, ledger: Ledger,
-            report: MigrationReport) -> ThreadOutcome:
+def _thread(plan: ThreadPlan, agent_id: str | None, target: MigrationTarget, ledger: Ledger
+            ) -> ThreadOutcome:
     entry = ledger.get("thread", plan.source_id)
     state = entry.get("state")
     target_id = entry.get("target_id")
     status = "done" if state == "done" else "resumed" if state else "created"
     if target_id is None:
+        orphaned = False
         if state == "creating":
             target_id = target.find_thread(plan)
-            if target_id is None and not target.lists_threads:
-                report.possible_orphans.append(
-                    f"{plan.source_id}: a {target.name} object created by an interrupted run "
-                    f"(metadata source_thread_id={plan.source_id}) may exist; it cannot be "
-                    "listed, so a new one was created")
+            orphaned = target_id is None and not target.lists_threads
+        if orphaned:  # kept before the new create: a kill during it loses nothing
+            status = "recreated"
+            earlier = ledger.get("orphan", plan.source_id)
+            orphan = ledger.put("orphan", plan.source_id, target=target.name,
+                                count=int(earlier.get("count", 0)) + 1)
         if target_id is None:
             ledger.put("thread", plan.source_id, state="creating")
             target_id = target.create_thread(plan, agent_id)
             ledger.put("thread", plan.source_id, state="created", target_id=target_id)
+        if orphaned:
+            ledger.put("orphan", plan.source_id, **orphan, replaced_by=target_id)
     appended = 0
     if state == "done":
         held = target.held(target_id)
@@ -121,6 +175,32 @@ def _thread(plan: ThreadPlan, agent_id: str | None, target: MigrationTarget, led
         appended, held = _append(plan, target_id, target, ledger)
         ledger.put("thread", plan.source_id, state="done", target_id=target_id)
     return ThreadOutcome(plan.source_id, target_id, status, appended, _verify(plan, held))
+
+
+def delete_orphans(target: MigrationTarget, ledger: Ledger, found: Sequence[str]
+                   ) -> list[str]:
+    """Remove possible orphans you ``found`` on the target (their ids: the target cannot
+    list them) from the target and the ledger. The target deletes each only if it is empty
+    and its metadata names a thread the ledger holds an orphan of; returns one line per id
+    (deleted, or why it was kept)."""
+    lines = []
+    for target_id in dict.fromkeys(found):
+        orphans = ledger.entries("orphan")
+        try:
+            thread, why = target.discard(target_id, set(orphans))
+        except BackendError as exc:
+            lines.append(f"{target_id}: kept: {exc}")
+            continue
+        if why:
+            lines.append(f"{target_id}: kept: {why}")
+            continue
+        left = int(orphans[thread].get("count", 1)) - 1
+        if left > 0:
+            ledger.put("orphan", thread, **{**orphans[thread], "count": left})
+        else:
+            ledger.records.delete(ledger.namespace, f"orphan/{thread}")
+        lines.append(f"{target_id} (thread {thread}): deleted")
+    return lines
 
 
 def _append(plan: ThreadPlan, target_id: str, target: MigrationTarget, ledger: Ledger
@@ -175,7 +255,8 @@ def _verify(plan: ThreadPlan, held: Sequence[tuple[str, str]]) -> Verification:
     last_target = ours[-1][1] if ours else ""
     ok = len(ours) == len(expected) and all(_same(h, e) for h, e in zip(ours, expected,
                                                                         strict=True))
-    note = "" if ok else "messages differ"
+    note = "" if ok else ("the same messages in another order"
+                          if sorted(ours) == sorted(expected) else "messages differ")
     extra = len(held) - len(expected)
     if extra > 0:
         note = (note + "; " if note else "") + f"{extra} later message(s) on the target"

@@ -1,47 +1,20 @@
-"""What a target is asked to do (`AgentPlan`, `ThreadPlan`), the `MigrationTarget` seam, the
-retired-model table, and readers of the Assistants objects every target shares."""
+"""What a target is asked to do (`AgentPlan`, `ThreadPlan`), the `MigrationTarget` seam, and
+readers of the Assistants objects every target shares."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ._report import Fate
+from ._report import Fate, FateKind
 
 __all__ = [
-    "RETIRED_MODELS", "AgentPlan", "MigrationTarget", "ThreadPlan", "config_hash",
-    "message_text", "remapped", "setting_fates",
+    "AgentPlan", "MigrationTarget", "ThreadPlan", "config_hash", "message_fates",
+    "message_text", "setting_fates", "thread_metadata",
 ]
-
-RETIRED_MODELS: dict[str, str] = {
-    # shut down 2026-10-23
-    "gpt-4-turbo": "gpt-5.1", "gpt-4": "gpt-5.1", "gpt-3.5-turbo": "gpt-5.1-mini",
-    "o1": "gpt-5.1", "o3-mini": "gpt-5.1-mini", "o4-mini": "gpt-5.1-mini",
-    "gpt-4.1-nano": "gpt-5.1-nano",
-    # shut down 2026-12-11
-    "gpt-5": "gpt-5.1", "gpt-5-mini": "gpt-5.1-mini", "gpt-5-nano": "gpt-5.1-nano",
-    "o3": "gpt-5.1",
-    # shut down 2027-01-14
-    "gpt-4o": "gpt-5.1", "gpt-4o-mini": "gpt-5.1-mini", "gpt-4.1": "gpt-5.1",
-    "gpt-4.1-mini": "gpt-5.1-mini",
-}
-"""Models named by old assistants that OpenAI retires, and the default replacement (a choice,
-not OpenAI's advice: override per model with ``remap=`` / ``--model-map OLD=NEW``). Dated
-snapshots (``gpt-4o-2024-08-06``) follow their family."""
-
-
-def remapped(model: str, overrides: Mapping[str, str]) -> str | None:
-    """The model to use instead of ``model`` (``overrides`` first, then `RETIRED_MODELS`;
-    a dated snapshot follows its family), or ``None`` to keep it."""
-    family = model if model in overrides or model in RETIRED_MODELS else next(
-        (f for f in sorted({*overrides, *RETIRED_MODELS}, key=len, reverse=True)
-         if model.startswith(f + "-20")), None)
-    new = None if family is None else overrides.get(family, RETIRED_MODELS.get(family))
-    return None if new is None or new == model else new
-
 
 def config_hash(value: Any) -> str:
     """A short, stable hash of a JSON value (a target configuration)."""
@@ -66,23 +39,61 @@ def message_text(message: Mapping[str, Any]) -> str:
 def setting_fates(assistant: Mapping[str, Any], carried: Mapping[str, str],
                   dropped: Mapping[str, str]) -> list[Fate]:
     """Fates of the assistant's settings that are set: ``carried`` maps a setting to how
-    (empty: as is), ``dropped`` to why; a set setting in neither is reported dropped."""
+    (empty: as is), ``dropped`` to why; a set setting in neither is reported dropped.
+    ``tool_resources`` get a line per resource (``asst_1.tool_resources.file_search``)."""
     fates = []
     aid = assistant["id"]
     for key in ("name", "description", "instructions", "metadata", "temperature", "top_p",
                 "response_format", "reasoning_effort", "tool_resources"):
         value = assistant.get(key)
-        if value in (None, "", {}, [], "auto") or (key == "tool_resources" and not any(
-                (value or {}).values())):
+        if value in (None, "", {}, [], "auto"):
             continue
-        if key in carried:
-            how = carried[key]
-            fates.append(Fate("setting", f"{aid}.{key}",
-                              "approximated" if how else "carried", how))
-        else:
-            fates.append(Fate("setting", f"{aid}.{key}", "dropped",
-                              dropped.get(key, "the target has no equivalent")))
+        subjects = [("setting", f"{aid}.{key}")]
+        if key == "tool_resources":
+            subjects = [("tool_resource", f"{aid}.tool_resources.{kind}")
+                        for kind, resource in (value or {}).items() if resource]
+        for kind, subject in subjects:
+            if key in carried:
+                how = carried[key]
+                fates.append(Fate(kind, subject, "approximated" if how else "carried", how))
+            else:
+                fates.append(Fate(kind, subject, "dropped",
+                                  dropped.get(key, "the target has no equivalent")))
     return fates
+
+
+def message_fates(thread_id: str, message: Mapping[str, Any], how: str,
+                  fate: FateKind = "carried") -> list[Fate]:
+    """The fates every target shares for one message, keyed ``<thread id>.<message id>``:
+    the message itself (``how`` it is held) and its ``metadata`` (no target's items hold
+    one)."""
+    where = f"{thread_id}.{message.get('id')}"
+    parts = [str(p.get("type")) for p in message.get("content") or [] if isinstance(p, Mapping)]
+    fates = [Fate("message", where, fate, f"{how} ({', '.join(parts) or 'no parts'})")]
+    if message.get("metadata"):
+        fates.append(Fate("message", f"{where}.metadata", "dropped",
+                          "the target's items have no metadata"))
+    return fates
+
+
+def thread_metadata(thread: Mapping[str, Any], agent_source_id: str | None,
+                    fates: list[Fate]) -> dict[str, str]:
+    """The target's metadata for a thread: the source's pairs (16 at most, with the
+    migration's two marks), and its fate."""
+    tid = str(thread["id"])
+    marks = {"source_thread_id": tid}
+    if agent_source_id is not None:
+        marks["source_assistant_id"] = agent_source_id
+    source = {str(k): str(v) for k, v in (thread.get("metadata") or {}).items()}
+    room = 16 - len(marks)
+    if len(source) > room:
+        fates.append(Fate("thread", f"{tid}.metadata", "approximated",
+                          f"{len(source) - room} pair(s) dropped (16 at most, "
+                          f"{len(marks)} used by the migration)"))
+    elif source:
+        fates.append(Fate("thread", f"{tid}.metadata", "carried",
+                          f"{len(source)} pair(s), with source_thread_id added"))
+    return dict(list(source.items())[:room]) | marks
 
 
 @dataclass
@@ -141,6 +152,17 @@ class MigrationTarget(Protocol):
 
     def held(self, target_id: str) -> list[tuple[str, str]]:
         """(role, text) of each message the target holds, oldest first."""
+        ...
+
+    def missing_models(self, models: Sequence[str]) -> list[str]:
+        """Those of ``models`` the target cannot serve (Foundry: no such deployment in the
+        project); asked before anything is written."""
+        ...
+
+    def discard(self, target_id: str, threads: Collection[str]) -> tuple[str, str]:
+        """Delete ``target_id`` if it is a possible orphan: empty, and marked with one of
+        ``threads`` (source thread ids). Returns the thread it is marked with, and ``""``
+        once deleted, else why it was kept."""
         ...
 
     def close(self) -> None: ...

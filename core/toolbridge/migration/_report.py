@@ -9,17 +9,18 @@ from typing import Any, Literal
 
 __all__ = ["Fate", "FateKind", "MigrationReport", "ThreadOutcome", "Verification"]
 
-FateKind = Literal["carried", "approximated", "dropped"]
+FateKind = Literal["carried", "approximated", "dropped", "unknown"]
+"""``unknown``: kept as it is, but not known to be right (a model not in the table)."""
 
 
 @dataclass(frozen=True)
 class Fate:
-    """What became of one thing: ``subject`` (``asst_1.temperature``, ``asst_1.tools[2]``,
-    ``thread_9.messages[3].annotations``) ``carried``, ``approximated`` (``how``) or
-    ``dropped`` (``how`` says why)."""
+    """What became of one thing, named by the source's ids: ``subject``
+    (``asst_1.temperature``, ``asst_1.tools[2]``, ``thread_9.msg_3.content[0].annotations``)
+    ``carried``, ``approximated`` (``how``), ``dropped`` (``how`` says why) or ``unknown``."""
 
     kind: str
-    """``setting``, ``tool``, ``thread`` or ``message``."""
+    """``setting``, ``tool``, ``tool_resource``, ``thread`` or ``message``."""
     subject: str
     fate: FateKind
     how: str = ""
@@ -40,7 +41,9 @@ class Verification:
 @dataclass
 class ThreadOutcome:
     """Where one thread went: ``status`` is ``planned`` (dry run), ``created``, ``resumed``
-    (continued after an interrupted run) or ``done`` (finished by an earlier run)."""
+    (continued after an interrupted run), ``recreated`` (an interrupted run's object could
+    not be found: made again, the first kept as a possible orphan) or ``done`` (finished by
+    an earlier run)."""
 
     source_id: str
     target_id: str | None
@@ -60,10 +63,13 @@ class MigrationReport:
     agents: dict[str, str | None] = field(default_factory=dict)
     """Source assistant id -> target agent (id, ``name:version`` or configuration file)."""
     threads: list[ThreadOutcome] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)
+    """Source assistant id -> the model its target configuration names."""
     remaps: dict[str, str] = field(default_factory=dict)
     """Retired model -> the model used instead, for every remap applied."""
     possible_orphans: list[str] = field(default_factory=list)
-    """Objects a crashed run may have created that cannot be found again (no list call)."""
+    """Objects an interrupted run may have created that cannot be found again (no list
+    call), as the ledger keeps them until they are resolved (``--delete-orphans``)."""
     notes: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
@@ -71,7 +77,8 @@ class MigrationReport:
         verified = [t.verification for t in self.threads if t.verification is not None]
         return {"assistants": len(self.agents), "threads": len(self.threads),
                 "carried": fates["carried"], "approximated": fates["approximated"],
-                "dropped": fates["dropped"], "remapped_models": len(self.remaps),
+                "dropped": fates["dropped"], "unknown": fates["unknown"],
+                "remapped_models": len(self.remaps),
                 "verified": sum(v.ok for v in verified),
                 "mismatched": sum(not v.ok for v in verified),
                 "possible_orphans": len(self.possible_orphans)}
@@ -86,6 +93,7 @@ class MigrationReport:
     def to_dict(self) -> dict[str, Any]:
         return {"migration": self.migration, "target": self.target, "dry_run": self.dry_run,
                 "counts": self.counts(), "agents": dict(self.agents),
+                "models": dict(self.models),
                 "remaps": dict(self.remaps), "possible_orphans": list(self.possible_orphans),
                 "notes": list(self.notes), "fates": [asdict(f) for f in self.fates],
                 "threads": [asdict(t) for t in self.threads]}

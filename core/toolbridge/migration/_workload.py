@@ -11,16 +11,21 @@ Export layout, version 1 (every object as the Assistants API returned it; a list
 - JSON Lines: one API object per line, told apart by its ``object`` field (``assistant``,
   ``thread``, ``thread.message``, or a ``list`` page of them).
 
-Messages are put oldest first (``created_at``, then position), whatever order they came in.
+Messages are put oldest first by ``created_at``; messages of the same second keep the order
+of their listing, a newest-first one (the API's default) reversed. A page's order is its
+``order`` field (``"asc"`` or ``"desc"``, an addition to the API's page), else what its
+``created_at`` values show; where neither tells and messages share a second, the thread's
+order is reported approximated (`Workload.order_notes`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from ..errors import UsageError
 
@@ -30,16 +35,29 @@ EXPORT_VERSION = 1
 """The version of the export layout this module reads (``toolbridge_export``)."""
 
 
+Order = Literal["asc", "desc"] | None
+"""A sequence's order: oldest first, newest first (the API's default), or unknown."""
+
+
 @dataclass
 class Workload:
-    """What to migrate: raw API objects, messages by thread id, oldest first."""
+    """What to migrate: raw API objects, messages by thread id, oldest first.
+
+    ``deployments`` maps an Azure deployment name to the model it serves (read from a live
+    source's deployments API); ``order_notes`` says, per thread, why its order is only
+    approximated (same-second messages from a sequence of unknown order)."""
 
     assistants: list[dict[str, Any]] = field(default_factory=list)
     threads: list[dict[str, Any]] = field(default_factory=list)
     messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    deployments: dict[str, str] = field(default_factory=dict)
+    order_notes: dict[str, str] = field(default_factory=dict)
+    _ranks: dict[tuple[str, str], tuple[int, Order]] = field(default_factory=dict, repr=False)
 
-    def add(self, obj: Any, where: str) -> None:
-        """One API object (or a list page of them), by its ``object`` field."""
+    def add(self, obj: Any, where: str, order: Order = None) -> None:
+        """One API object (or a list page of them), by its ``object`` field. A page's
+        messages are read in its ``order`` (``asc``/``desc``; the page's own ``order``
+        field, else what its ``created_at`` values show)."""
         if not isinstance(obj, Mapping):
             raise UsageError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         kind = obj.get("object")
@@ -47,8 +65,7 @@ class Workload:
             data = obj.get("data")
             if not isinstance(data, list):
                 raise UsageError(f"{where}: a list page needs a 'data' list")
-            for i, item in enumerate(data):
-                self.add(item, f"{where}.data[{i}]")
+            self.add_sequence(data, f"{where}.data", _order(obj.get("order"), where))
             return
         if not isinstance(obj.get("id"), str) or not obj["id"]:
             raise UsageError(f"{where}: the {kind or 'object'} has no 'id'")
@@ -61,20 +78,40 @@ class Workload:
             if not isinstance(thread_id, str) or not thread_id:
                 raise UsageError(f"{where}: message {obj['id']} has no 'thread_id'")
             self.messages.setdefault(thread_id, []).append(dict(obj))
+            self._ranks.setdefault((thread_id, obj["id"]), (len(self._ranks), order))
         else:
             raise UsageError(f"{where}: unknown object {kind!r} (expected 'assistant', 'thread', "
                              "'thread.message' or a 'list' page)")
 
+    def add_sequence(self, items: Sequence[Any], where: str, order: Order = None) -> None:
+        """Objects in the order a listing gave them; ``order`` unknown: read from the
+        messages' ``created_at`` (rising: oldest first, falling: newest first)."""
+        order = order or _inferred(items)
+        for i, item in enumerate(items):
+            self.add(item, f"{where}[{i}]", order)
+
     def finish(self) -> Workload:
-        """Drop duplicates (same id, first kept), sort messages oldest first, add threads
-        that only messages name; check every id is unique per kind."""
+        """Drop duplicates (same id, first kept), put messages oldest first (``created_at``;
+        within a second, the source's order: newest-first sequences reversed), add threads
+        that only messages name."""
         self.assistants = _unique(self.assistants)
         self.threads = _unique(self.threads)
         known = {t["id"] for t in self.threads}
         for thread_id, messages in self.messages.items():
-            ordered = sorted(enumerate(_unique(messages)),
-                             key=lambda p: (_number(p[1].get("created_at")), p[0]))
-            self.messages[thread_id] = [m for _, m in ordered]
+            ranked = []
+            for message in _unique(messages):
+                arrival, order = self._ranks[(thread_id, message["id"])]
+                ranked.append((_number(message.get("created_at")),
+                               -arrival if order == "desc" else arrival, order, message))
+            ranked.sort(key=lambda r: (r[0], r[1]))
+            self.messages[thread_id] = [r[3] for r in ranked]
+            ties = Counter(r[0] for r in ranked)
+            unsure = sorted({r[3]["id"] for r in ranked if r[2] is None and ties[r[0]] > 1})
+            if unsure:
+                self.order_notes[thread_id] = (
+                    f"messages {', '.join(unsure)} share a created_at second and came in a "
+                    "sequence of unknown order (give the page an 'order', or export with "
+                    "order=asc): kept in the order read")
             if thread_id not in known:
                 self.threads.append({"id": thread_id, "object": "thread", "metadata": {}})
                 known.add(thread_id)
@@ -93,6 +130,29 @@ class Workload:
         if isinstance(metadata, Mapping) and isinstance(metadata.get("assistant_id"), str):
             return str(metadata["assistant_id"])
         return str(self.assistants[0]["id"]) if len(self.assistants) == 1 else None
+
+
+def _order(value: Any, where: str) -> Order:
+    if value in (None, "asc", "desc"):
+        return cast(Order, value)
+    raise UsageError(f"{where}: 'order' must be 'asc' or 'desc', not {value!r}")
+
+
+def _inferred(items: Sequence[Any]) -> Order:
+    """``asc`` or ``desc`` when the messages' ``created_at`` only rise or only fall (per
+    thread), else unknown."""
+    last: dict[str, float] = {}
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, Mapping) or item.get("object", "thread.message") != (
+                "thread.message") or not isinstance(item.get("created_at"), (int, float)):
+            continue
+        thread = str(item.get("thread_id"))
+        at = float(item["created_at"])
+        if thread in last and at != last[thread]:
+            seen.add("asc" if at > last[thread] else "desc")
+        last[thread] = at
+    return cast(Order, seen.pop()) if len(seen) == 1 else None
 
 
 def _number(value: Any) -> float:
@@ -114,10 +174,12 @@ def _load(path: Path) -> Any:
 
 
 def _lines(path: Path, workload: Workload) -> None:
+    """One API object per line; the lines that are not list pages are one sequence."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
+    loose: list[Any] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -125,18 +187,24 @@ def _lines(path: Path, workload: Workload) -> None:
             value = json.loads(line)
         except (ValueError, RecursionError) as exc:
             raise UsageError(f"{path}:{number}: not JSON: {exc}") from None
-        workload.add(value, f"{path}:{number}")
+        if isinstance(value, Mapping) and value.get("object") == "list":
+            workload.add(value, f"{path}:{number}")
+        else:
+            if not isinstance(value, Mapping):
+                workload.add(value, f"{path}:{number}")  # raises: not an object
+            loose.append(value)
+    workload.add_sequence(loose, str(path))
 
 
 def _listed(value: Any, kind: str, where: str, workload: Workload) -> None:
     """A list (or page) of ``kind`` objects; objects without ``object`` are taken as ``kind``."""
-    items = value.get("data") if isinstance(value, Mapping) and "data" in value else value
+    page = isinstance(value, Mapping) and "data" in value
+    items = value.get("data") if page else value
     if not isinstance(items, list):
         raise UsageError(f"{where}: expected a list of {kind} objects (or a list page)")
-    for i, item in enumerate(items):
-        if isinstance(item, Mapping) and "object" not in item:
-            item = {**item, "object": kind}
-        workload.add(item, f"{where}[{i}]")
+    items = [{**item, "object": kind} if isinstance(item, Mapping) and "object" not in item
+             else item for item in items]
+    workload.add_sequence(items, where, _order(value.get("order"), where) if page else None)
 
 
 def _document(data: Any, where: str, workload: Workload) -> None:
@@ -161,13 +229,13 @@ def _document(data: Any, where: str, workload: Workload) -> None:
 
 
 def _thread_messages(value: Any, thread_id: str, where: str, workload: Workload) -> None:
-    items = value.get("data") if isinstance(value, Mapping) else value
+    page = isinstance(value, Mapping)
+    items = value.get("data") if page else value
     if not isinstance(items, list):
         raise UsageError(f"{where}: expected a list of messages (or a list page)")
-    for i, item in enumerate(items):
-        if isinstance(item, Mapping):
-            item = {"object": "thread.message", "thread_id": thread_id, **item}
-        workload.add(item, f"{where}[{i}]")
+    items = [{"object": "thread.message", "thread_id": thread_id, **item}
+             if isinstance(item, Mapping) else item for item in items]
+    workload.add_sequence(items, where, _order(value.get("order"), where) if page else None)
 
 
 def read_export(*paths: str | Path) -> Workload:
