@@ -15,8 +15,9 @@ of paired rounds on fresh payloads, variants taking turns within a round:
   when it ends) and a ``MeterProvider``: 8 ``execute_tool`` spans and 8 duration
   measurements per payload.
 
-Printed: each row per payload and as a ratio to the baseline, and the provider row as a
-ratio to the no-provider row.
+Printed: each row per payload and as a ratio to the baseline, the provider row as a ratio to
+the no-provider row, and what the no-provider row spends on telemetry at all: the per-payload
+check (``toolbridge.telemetry._state.active``, timed alone) as a ratio to that row.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -34,6 +36,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 
 from toolbridge import telemetry
+from toolbridge.telemetry._state import active
 
 
 class _Drop(SpanProcessor):
@@ -72,6 +75,13 @@ def main(argv: list[str] | None = None) -> None:
     for name, value in median.items():
         print(f"  {name:<12} {value * 1e6:8.1f} us/payload  ratio {value / base:5.2f}x baseline")
     print(f"  provider / no provider: ratio {median['provider'] / median['no provider']:.2f}x")
+    checks = 100_000
+    started = time.perf_counter()
+    for _ in range(checks):
+        active()
+    check = (time.perf_counter() - started) / checks
+    print(f"  the no-provider check: {check * 1e6:.2f} us/payload, ratio "
+          f"{check / median['no provider']:.5f} of the no-provider row")
 
 
 if __name__ == "__main__":

@@ -87,6 +87,23 @@ def test_no_provider_no_telemetry() -> None:
     toolbox.handle("openai-agents", SESSION)  # and runs as ever
 
 
+def test_a_global_provider_set_later_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry import trace
+
+    from toolbridge.telemetry import _state
+
+    telemetry.configure()
+    assert active() is None
+    provider = TracerProvider()
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    assert active() is None  # looked less than RECHECK ago: not asked again yet
+    later = _state.time.monotonic() + _state.RECHECK + 1
+    monkeypatch.setattr(_state.time, "monotonic", lambda: later)
+    found = active()
+    assert found is not None and found.provider is provider
+    telemetry.configure()
+
+
 def test_a_span_per_call_with_the_conventions_attributes(recorded: Recorded) -> None:
     make_toolbox().handle("openai-agents", SESSION)
     spans = {s.attributes["gen_ai.tool.call.id"]: s for s in recorded.finished("execute_tool")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any
 
 from ._instruments import Instruments
@@ -16,6 +17,13 @@ results (``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``), secrets 
 
 _settings: dict[str, Any] = {"capture": None, "tracer_provider": None, "meter_provider": None}
 _cache: dict[int, Any] = {}
+_global: list[Any] = [None, 0.0]
+"""The instruments on OpenTelemetry's global provider once one is set (it can be set only
+once), and until when (monotonic seconds) no provider was found."""
+RECHECK = 1.0
+"""Seconds between looks for a global provider while none is set: asking OpenTelemetry costs
+a few microseconds (it reads the environment), so a provider set after toolbridge's first
+payload is used from at most this long after."""
 
 
 def configure(*, capture_content: bool | None = None, tracer_provider: Any = None,
@@ -25,6 +33,7 @@ def configure(*, capture_content: bool | None = None, tracer_provider: Any = Non
     _settings.update(capture=capture_content, tracer_provider=tracer_provider,
                      meter_provider=meter_provider)
     _cache.clear()
+    _global[:] = [None, 0.0]
 
 
 def capture_content() -> bool:
@@ -40,12 +49,21 @@ def active() -> Any:
     OpenTelemetry was never imported: then none can be)."""
     provider = _settings["tracer_provider"]
     if provider is None:
+        found, none_until = _global
+        if found is not None:
+            return found
         trace = sys.modules.get("opentelemetry.trace")
         if trace is None:
             return None
+        now = time.monotonic()
+        if now < none_until:
+            return None
         provider = trace.get_tracer_provider()
         if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+            _global[1] = now + RECHECK
             return None
+        _global[0] = Instruments(provider, _settings["meter_provider"], capture_content)
+        return _global[0]
     found = _cache.get(id(provider))
     if found is None or found.provider is not provider:
         found = _cache[id(provider)] = Instruments(provider, _settings["meter_provider"],
