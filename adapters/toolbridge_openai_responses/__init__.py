@@ -73,7 +73,7 @@ class OpenAIResponsesDialect(Dialect):
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
     ) -> RenderedTools:
-        return translate.render_tools(tools, policy=policy)
+        return translate.render_tools(tools, policy=policy).within(self.limits, self.name)
 
     def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
         return translate.read_calls(payload)

@@ -253,7 +253,8 @@ def test_context_reaches_the_handler() -> None:
     def who(ctx: ToolContext) -> str:
         return f"{ctx.call_id}:{ctx.conversation}:{ctx.extra['user']}"
 
-    assert toolbox.execute([call("who", conversation="c9")], context={"user": "u1"})[0].output == "1:c9:u1"
+    results = toolbox.execute([call("who", conversation="c9")], context={"user": "u1"})
+    assert results[0].output == "1:c9:u1"
 
 
 def test_inline_sync_payloads_need_no_event_loop(
