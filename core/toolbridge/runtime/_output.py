@@ -15,7 +15,8 @@ from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
 
 __all__ = [
-    "default_error_formatter", "output_text", "serialize_output", "shape", "write_encoded",
+    "default_error_formatter", "output_is_json", "output_text", "serialize_output", "shape",
+    "write_encoded",
 ]
 
 log = logging.getLogger("toolbridge.runtime")
@@ -126,6 +127,33 @@ def output_text(output: Any) -> str:
     if isinstance(output, Content):
         return output.as_text()
     return to_json(output).decode()
+
+
+def output_is_json(returns: Any) -> bool:
+    """Whether every output a ``returns`` schema describes reaches the wire as its JSON text.
+
+    Text is sent as it is (`output_text`), so a schema that admits a string (``str``,
+    ``Optional[str]``, ``Union[str, int]``, an unconstrained or unresolved one) does not
+    describe the wire text: a dialect then sends no output schema. Conservative: ``$ref``,
+    ``not`` and anything unknown count as admitting a string.
+    """
+    if not isinstance(returns, Mapping):
+        return returns is False
+    kind = returns.get("type")
+    if isinstance(kind, str):
+        return kind != "string"
+    if isinstance(kind, list):
+        return "string" not in kind
+    if "enum" in returns or "const" in returns:
+        values = returns.get("enum") if "enum" in returns else [returns.get("const")]
+        return isinstance(values, list) and not any(isinstance(v, str) for v in values)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(returns.get(key), list):
+            return all(output_is_json(branch) for branch in returns[key])
+    entries = returns.get("allOf")
+    if isinstance(entries, list) and entries:
+        return any(output_is_json(entry) for entry in entries)
+    return False
 
 
 def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[ToolResult],

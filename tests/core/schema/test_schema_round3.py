@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -121,3 +122,74 @@ def test_the_dialects_tool_count_limit_is_enforced_where_tools_render(dialect: s
         box.add(tool, lambda: "ok")
     with pytest.raises(UsageError, match="max_tools"):
         box.render(dialect)
+
+
+# -- OpenAPI: directions (readOnly / writeOnly), cookies and form bodies --------------------
+def _pets(version: str) -> dict[str, Any]:
+    return {"openapi": version, "components": {"schemas": {
+        "Id": {"type": "integer", "readOnly": True},
+        "Owner": {"type": "object", "required": ["oid", "name"], "properties": {
+            "oid": {"type": "string", "readOnly": True}, "name": {"type": "string"}}},
+        "Pet": {"type": "object", "required": ["id", "name", "password"], "properties": {
+            "id": {"$ref": "#/components/schemas/Id"}, "name": {"type": "string"},
+            "password": {"type": "string", "writeOnly": True},
+            "created": {"type": "string", "readOnly": True},
+            "owner": {"$ref": "#/components/schemas/Owner"}}}}},
+        "paths": {"/pets": {"post": {
+            "operationId": "addPet",
+            "parameters": [{"name": "session", "in": "cookie", "required": True,
+                            "schema": {"type": "string"}}],
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Pet"}}}},
+            "responses": {"201": {"description": "made", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Pet"}}}}}}},
+            "/login": {"post": {"operationId": "login", "requestBody": {
+                "required": True, "content": {"application/x-www-form-urlencoded": {"schema": {
+                    "type": "object", "required": ["user"], "properties": {
+                        "user": {"type": "string"}, "remember": {"type": "boolean"}}}}}}}},
+            "/upload": {"put": {"operationId": "upload", "requestBody": {"content": {
+                "application/octet-stream": {"schema": {"type": "string"}}}}}}}}
+
+
+@pytest.mark.parametrize("version", ["3.0.3", "3.1.0"])
+def test_read_only_properties_are_not_asked_of_the_model(version: str) -> None:
+    from toolbridge.schema import build_http_request, tools_from_openapi
+
+    add = {t.name: t for t in tools_from_openapi(_pets(version))}["addPet"]
+    props, required = add.parameters["properties"], add.parameters["required"]
+    assert "id" not in props and "created" not in props  # server-set: response only
+    assert set(required) == {"session", "name", "password"}
+    owner = props["owner"] if "properties" in props["owner"] else add.parameters["$defs"]["Owner"]
+    assert "oid" not in owner["properties"] and owner["required"] == ["name"]
+    # A call without the server-set id passes validation and builds the request.
+    box = toolbridge.Toolbox(store=None)
+    box.add(add, lambda **kw: {"id": 7, **{k: v for k, v in kw.items() if k != "password"}})
+    call = toolbridge.ToolCall(id="c", name="addPet", dialect="d", arguments={
+        "session": "s1", "name": "rex", "password": "pw"})
+    [result] = box.execute([call])
+    assert result.success, result.error
+    sent = build_http_request(add, call.arguments)
+    assert sent.cookies == {"session": "s1"} and sent.json_body == {"name": "rex",
+                                                                    "password": "pw"}
+    # The output, a response, keeps readOnly properties and loses writeOnly ones.
+    assert add.returns is not None
+    text = json.dumps(add.returns)
+    assert '"password"' not in text and '"id"' in text and '"created"' in text
+
+
+def test_cookie_and_form_parameters_reach_the_request() -> None:
+    from toolbridge.schema import build_http_request, tools_from_openapi
+    from toolbridge.tools import schema_validator
+
+    tools = {t.name: t for t in tools_from_openapi(_pets("3.1.0"))}
+    login = tools["login"]
+    assert login.parameters["required"] == ["user"]
+    sent = build_http_request(login, {"user": "ana", "remember": True})
+    assert sent.json_body is None and sent.content_type == "application/x-www-form-urlencoded"
+    assert sent.form_body == {"user": "ana", "remember": "true"}
+    with pytest.raises(toolbridge.ArgumentError, match="session"):  # a required cookie
+        schema_validator(tools["addPet"].parameters)({"name": "rex", "password": "pw"})
+    upload = tools["upload"]
+    assert upload.vendor_extras["openapi"]["content_type"] == "application/octet-stream"
+    assert "application/octet-stream" in upload.vendor_extras["openapi"]["losses"][0]
+
