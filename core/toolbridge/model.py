@@ -133,6 +133,15 @@ class ToolDefinition(_Frozen):
         here, not when a tool list is sent."""
         import json  # here: `import toolbridge` loads no json (definitions are made once)
 
+        from ._jsondata import json_problem
+
+        for field_name in ("parameters", "returns", "vendor_extras"):
+            found = json_problem(getattr(self, field_name), 1_000)
+            if found is not None:
+                where = f"{field_name}{found.pointer}"
+                raise ValueError(f"the definition is nested too deeply at {where} to be sent "
+                                 "as JSON" if found.problem == "too deep" else
+                                 f"the definition is not JSON at {where}: {found.problem}")
         try:
             json.dumps([self.description, self.parameters, self.returns, self.vendor_extras],
                        ensure_ascii=False).encode("utf-8")

@@ -66,7 +66,7 @@ def tools_from_openapi(document: Mapping[str, Any] | str) -> list[ToolDefinition
     from toolbridge.model import ToolDefinition
 
     doc = _load(document)
-    check_bounds(doc, what="the OpenAPI document")
+    check_bounds(doc, what="the OpenAPI document", json_only=False)
     version = str(doc.get("openapi", "3.0"))
     source = "openapi-3.1" if version.startswith("3.1") else "openapi-3.0"
     components = _mapping(doc.get("components"), "components")

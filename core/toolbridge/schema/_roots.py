@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolbridge.errors import SchemaConversionError
+
 __all__ = ["normalize_root"]
 
 _ANNOTATIONS = frozenset({"title", "description", "$schema", "$id", "$comment", "$defs",
@@ -22,6 +24,9 @@ def normalize_root(schema: Mapping[str, Any]) -> dict[str, Any]:
     ``"properties": {}``. Anything else is returned as a copy, unchanged. ``schema`` itself is
     never modified.
     """
+    if not isinstance(schema, Mapping):
+        raise SchemaConversionError(f"a schema must be a JSON object, not "
+                                    f"{type(schema).__name__}")
     root = dict(schema)
     for _ in range(8):  # a chain of definitions that only refer on; a loop stays as it is
         target = _local_definition(root, root.get("$ref"))
