@@ -128,7 +128,7 @@ def _outputs(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
         return [("", payload)]
     raise WireFormatError(
         DIALECT, "<payload>", "expected a runSession response ({\"outputs\": [...]}), a "
-        f"SessionOutput or a ToolCalls message; got keys {sorted(payload)}", payload)
+        f"SessionOutput or a ToolCalls message; got keys {sorted(map(str, payload))}", payload)
 
 
 def _text(value: Any, path: str, payload: Mapping[str, Any]) -> str | None:
