@@ -137,11 +137,12 @@ class ToolDefinition(_Frozen):
 
         for field_name in ("parameters", "returns", "vendor_extras"):
             found = json_problem(getattr(self, field_name), 1_000)
+            if found is not None and found.problem == "too deep":  # a cycle, too
+                raise ValueError(f"the definition's {field_name} is nested too deeply to be "
+                                 "sent as JSON")
             if found is not None:
-                where = f"{field_name}{found.pointer}"
-                raise ValueError(f"the definition is nested too deeply at {where} to be sent "
-                                 "as JSON" if found.problem == "too deep" else
-                                 f"the definition is not JSON at {where}: {found.problem}")
+                raise ValueError(f"the definition is not JSON at {field_name}{found.pointer}: "
+                                 f"{found.problem}")
         try:
             json.dumps([self.description, self.parameters, self.returns, self.vendor_extras],
                        ensure_ascii=False).encode("utf-8")
