@@ -4,16 +4,12 @@ list, the tools read back from one (the dialects, the runtime and the serve driv
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import SchemaConversionError
 from ..model import ToolCall, ToolDefinition
-
-if TYPE_CHECKING:
-    from ._dialect import DialectLimits
 
 __all__ = ["ImportedTools", "PendingCalls", "RenderedTools", "SkippedTool"]
 
@@ -67,28 +63,6 @@ class RenderedTools:
                     f"tool {name!r}: {error}" for name, error in failed),
                 [loss for _, error in failed for loss in error.losses])
         return cls(definitions, losses)
-
-    def within(self, limits: DialectLimits, dialect: str) -> RenderedTools:
-        """This tool list, after checking it against ``dialect``'s ``limits`` on tool lists
-        (`DialectLimits.max_tools`, `DialectLimits.max_tools_bytes`): past one, a
-        `UsageError` naming it (the backend would refuse the list)."""
-        from ..errors import UsageError
-
-        count = len(self.definitions)
-        if limits.max_tools is not None and count > limits.max_tools:
-            raise UsageError(
-                f"{dialect}: {count} tools, over the {limits.max_tools} one agent or assistant "
-                "may hold (DialectLimits.max_tools); split them across agents or defer rarely "
-                "used ones")
-        if limits.max_tools_bytes is not None:
-            size = len(json.dumps(self.definitions, separators=(",", ":"),
-                                  ensure_ascii=False).encode("utf-8", "surrogatepass"))
-            if size > limits.max_tools_bytes:
-                raise UsageError(
-                    f"{dialect}: the tool list is {size:,} bytes of compact JSON, over the "
-                    f"{limits.max_tools_bytes:,} the backend accepts "
-                    "(DialectLimits.max_tools_bytes); shorten descriptions and schemas")
-        return self
 
 
 @dataclass(frozen=True)
