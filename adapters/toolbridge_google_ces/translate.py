@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
-from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, RenderedTools, nests_deeper_than
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 
 from . import wire
 
@@ -128,7 +128,7 @@ def _outputs(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
         return [("", payload)]
     raise WireFormatError(
         DIALECT, "<payload>", "expected a runSession response ({\"outputs\": [...]}), a "
-        f"SessionOutput or a ToolCalls message; got keys {sorted(payload)}", payload)
+        f"SessionOutput or a ToolCalls message; got keys {sorted(map(str, payload))}", payload)
 
 
 def _text(value: Any, path: str, payload: Mapping[str, Any]) -> str | None:
@@ -207,9 +207,8 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
     if not isinstance(args, Mapping):
         raise WireFormatError(DIALECT, path + ".args", "must be a JSON object (a Struct)",
                               payload)
-    error = None
-    if nests_deeper_than(args):  # the one call gets an error result; the others are answered
-        args, error = {}, f"arguments nest more than {MAX_NESTING_DEPTH} levels deep"
+    # Too deep, or a name that is not text: the one call gets an error result.
+    args, _, error = read_arguments(args)
     correlation = CesCorrelation(
         id=call_id or "", tool=tool, toolset_tool=dict(toolset) if toolset else None,
         display_name=display, session=session, turn_index=turn_index,
@@ -217,7 +216,7 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
     return ToolCall(
         # Without an id nothing identifies the call across deliveries: a fresh id means the
         # result store never confuses two such calls (a re-delivery runs again).
-        id=call_id or f"no-id-{uuid.uuid4().hex}", name=name, arguments=dict(args),
+        id=call_id or f"no-id-{uuid.uuid4().hex}", name=name, arguments=args,
         argument_error=error, dialect=DIALECT, conversation=session, turn="",
         correlation=correlation,
     )

@@ -49,9 +49,12 @@ def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
         description = f"Calls the {tool.name} function."
         log.info("tool %r has no description; the Agents API requires one, sending %r",
                  tool.name, description)
+    from toolbridge.schema import normalize_root  # the schema engine: on first use
+
+    # Sent as declared (no strict mode here), its root spelt out as the API expects.
     wire: dict[str, Any] = {
         "type": "function", "name": tool.name, "description": description,
-        "parameters": tool.parameters,
+        "parameters": normalize_root(tool.parameters),
     }
     if tool.defer_loading:
         wire["defer_loading"] = True

@@ -67,7 +67,9 @@ class OpenAIChatDialect(Dialect):
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
     ) -> RenderedTools:
-        return translate.render_tools(tools, policy=policy)
+        rendered = translate.render_tools(tools, policy=policy)
+        self.limits.check_tools(rendered.definitions, self.name)
+        return rendered
 
     def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
         return translate.read_calls(payload)

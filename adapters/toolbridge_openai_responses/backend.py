@@ -57,29 +57,31 @@ class ResponsesConnection(Connection):
                                            poll_interval=options.poll_interval,
                                            retry=options.retry, timeout=options.timeout,
                                            **endpoint)
-        self._agent_saved: asyncio.Lock | None = None
+        self._agent_lock = asyncio.Lock()
+        self._agent_saved = False
 
     def backend(self, conversation: str | None = None) -> Backend:
         return ResponsesBackend(self, conversation or self.options.conversation,
                                 self.options.response_id)
 
     async def save_agent(self) -> None:
-        """``create_agent``: save the tools as a new agent version, once per connection."""
-        if self._agent_saved is None:
-            self._agent_saved = asyncio.Lock()
-            async with self._agent_saved:
-                options = self.options
-                definition: dict[str, Any] = {"kind": "prompt", "model": options.model,
-                                              "tools": self.definitions}
-                if options.instructions:
-                    definition["instructions"] = options.instructions
-                version = await self.client.create_agent_version(str(options.agent),
-                                                                 definition=definition)
-                self.client.config.agent = {"type": "agent_reference", "name": version["name"],
-                                            "version": version["version"]}
-        else:
-            async with self._agent_saved:
-                pass
+        """``create_agent``: save the tools as a new agent version, once per connection.
+
+        Conversations that start together wait for one save; a save that failed is tried
+        again by the next conversation (only a saved version counts as saved)."""
+        async with self._agent_lock:
+            if self._agent_saved:
+                return
+            options = self.options
+            definition: dict[str, Any] = {"kind": "prompt", "model": options.model,
+                                          "tools": self.definitions}
+            if options.instructions:
+                definition["instructions"] = options.instructions
+            version = await self.client.create_agent_version(str(options.agent),
+                                                             definition=definition)
+            self.client.config.agent = {"type": "agent_reference", "name": version["name"],
+                                        "version": version["version"]}
+            self._agent_saved = True
 
     async def aclose(self) -> None:
         await self.client.aclose()

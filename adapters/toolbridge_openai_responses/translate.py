@@ -19,7 +19,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
-from toolbridge.runtime import output_text
+from toolbridge.runtime import output_is_json, output_text
 
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS
 
@@ -74,9 +74,9 @@ def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
     wire["parameters"], wire["strict"] = sent.schema, sent.strict
     if tool.defer_loading:
         wire["defer_loading"] = True
-    if tool.returns is not None and tool.returns.get("type") != "string":
+    if tool.returns is not None and output_is_json(tool.returns):
         # Describes the JSON a string output encodes (function_tool_param.py); a handler's
-        # string is sent as it is, not JSON-encoded, so a string schema would be wrong.
+        # string is sent as it is, not JSON-encoded, so a schema admitting one would be wrong.
         wire["output_schema"] = tool.returns
     extras = tool.vendor_extras.get(DIALECT, {})
     wire.update({k: v for k, v in extras.items() if k not in _OWN})

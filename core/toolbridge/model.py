@@ -133,6 +133,16 @@ class ToolDefinition(_Frozen):
         here, not when a tool list is sent."""
         import json  # here: `import toolbridge` loads no json (definitions are made once)
 
+        from ._jsondata import json_problem
+
+        for field_name in ("parameters", "returns", "vendor_extras"):
+            found = json_problem(getattr(self, field_name), 1_000)
+            if found is not None and found.problem == "too deep":  # a cycle, too
+                raise ValueError(f"the definition's {field_name} is nested too deeply to be "
+                                 "sent as JSON")
+            if found is not None:
+                raise ValueError(f"the definition is not JSON at {field_name}{found.pointer}: "
+                                 f"{found.problem}")
         try:
             json.dumps([self.description, self.parameters, self.returns, self.vendor_extras],
                        ensure_ascii=False).encode("utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
 from pydantic import ValidationError
@@ -265,30 +266,49 @@ class Toolbox:
         return self.render(dialect, policy=policy).definitions
 
     async def aexecute(
-        self, calls: Sequence[ToolCall], **context: Any
+        self, calls: Sequence[ToolCall], *, context: Mapping[str, Any] | None = None
     ) -> list[ToolResult]:
-        """Answer ``calls``, one result each in order; ``context`` goes to `ToolContext.extra`."""
-        return await self._pipeline.arun(calls, context)
+        """Answer ``calls``, one result each in order; ``context`` becomes `ToolContext.extra`."""
+        return await self._pipeline.arun(calls, _context(context))
 
-    def execute(self, calls: Sequence[ToolCall], **context: Any) -> list[ToolResult]:
+    def execute(self, calls: Sequence[ToolCall], *,
+                context: Mapping[str, Any] | None = None) -> list[ToolResult]:
         """Blocking form of `aexecute`."""
-        return self._pipeline.run(calls, context)
+        return self._pipeline.run(calls, _context(context))
 
     async def ahandle(self, dialect: str | Dialect, payload: Any, *,
-                      conversation: str | None = None, **context: Any) -> dict[str, Any]:
+                      conversation: str | None = None,
+                      context: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Answer every pending call in a backend payload; return the body that submits them.
 
         ``payload`` may be a dict, JSON text or bytes, or an official SDK object.
         ``conversation`` names the conversation the payload belongs to, for dialects whose wire
         does not (``openai-chat``): it keys the result store (`Dialect.read_calls_in`).
+        ``context`` (e.g. ``{"user": "u1"}``) becomes every handler's `ToolContext.extra`.
         """
-        return await self._pipeline.ahandle(dialect, payload, context, conversation)
+        return await self._pipeline.ahandle(dialect, payload, _context(context), conversation)
 
     def handle(self, dialect: str | Dialect, payload: Any, *, conversation: str | None = None,
-               **context: Any) -> dict[str, Any]:
+               context: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Blocking form of `ahandle`; inside a running event loop use ``await ahandle``.
 
         Sync handlers run in worker threads and this one, with no event loop; a payload with
         async handlers runs on this thread's own event loop, made once and reused.
         """
-        return self._pipeline.handle(dialect, payload, context, conversation)
+        return self._pipeline.handle(dialect, payload, _context(context), conversation)
+
+
+_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+
+
+def _context(context: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """``context`` as `ToolContext.extra` gets it: a mapping with text keys, copied."""
+    if context is None:
+        return _NO_CONTEXT
+    if not isinstance(context, Mapping):
+        raise UsageError(f"context must be a mapping (e.g. {{'user': 'u1'}}), not "
+                         f"{type(context).__name__}")
+    bad = next((key for key in context if not isinstance(key, str)), None)
+    if bad is not None:
+        raise UsageError(f"context keys must be strings; got {bad!r}")
+    return dict(context)

@@ -241,7 +241,8 @@ class Activities:
         call = ToolCall.model_validate(request.call)
         async with _heartbeating():
             with heartbeats(_heartbeat_hook()):
-                running = asyncio.ensure_future(self.toolbox.aexecute([call], **request.context))
+                running = asyncio.ensure_future(
+                    self.toolbox.aexecute([call], context=request.context))
                 try:
                     results = await asyncio.shield(running)
                 except asyncio.CancelledError:

@@ -36,8 +36,8 @@ EXPECTED: dict[str, set[str]] = {
         "Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
         "SchemaTarget", "SchemaTransformer", "StrictParameters", "build_http_request",
         "compile_decoder", "decode_strict_arguments", "strict_parameters",
-        "convert_schema", "decode_arguments", "normalize_schema", "to_json_schema",
-        "tools_from_openapi", "unwrap_arguments",
+        "convert_schema", "decode_arguments", "normalize_root", "normalize_schema",
+        "to_json_schema", "tools_from_openapi", "unwrap_arguments",
     },
     "toolbridge.tools": {
         "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
@@ -47,7 +47,7 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.runtime": {
         "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline", "PlannedCall",
-        "SizePolicy", "ThreadExecutor", "output_text",
+        "SizePolicy", "ThreadExecutor", "output_is_json", "output_text",
     },
     "toolbridge.store": {
         "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore",

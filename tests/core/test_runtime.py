@@ -20,6 +20,7 @@ from toolbridge import (
     ToolContext,
     ToolDefinition,
     ToolError,
+    UsageError,
     WireFormatError,
 )
 
@@ -252,7 +253,8 @@ def test_context_reaches_the_handler() -> None:
     def who(ctx: ToolContext) -> str:
         return f"{ctx.call_id}:{ctx.conversation}:{ctx.extra['user']}"
 
-    assert toolbox.execute([call("who", conversation="c9")], user="u1")[0].output == "1:c9:u1"
+    results = toolbox.execute([call("who", conversation="c9")], context={"user": "u1"})
+    assert results[0].output == "1:c9:u1"
 
 
 def test_inline_sync_payloads_need_no_event_loop(
@@ -328,3 +330,23 @@ def test_an_exception_whose_str_fails_is_an_error_result(
         assert not result.success and result.error is not None
         assert "could not be read" in result.error
     assert asyncio.run(toolbox.aexecute([call("boom", id="3")]))[0].error == results[0].error
+
+
+def test_context_is_one_typed_mapping_and_misspelt_keywords_are_refused() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.tool(inline=True)
+    def who(ctx: ToolContext) -> str:
+        return ",".join(sorted(ctx.extra))
+
+    with pytest.raises(TypeError, match="conversaton"):
+        toolbox.execute([call("who")], conversaton="c9")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="timeout"):
+        toolbox.handle("openai-chat", {}, timeout=5)  # type: ignore[call-arg]
+    with pytest.raises(UsageError, match="context must be a mapping"):
+        toolbox.execute([call("who")], context=["user"])  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="context keys must be strings"):
+        toolbox.execute([call("who")], context={1: "x"})  # type: ignore[dict-item]
+    assert toolbox.execute([call("who")])[0].output == ""
+    given = {"user": "u1"}
+    assert toolbox.execute([call("who")], context=given)[0].output == "user"

@@ -176,7 +176,7 @@ def test_handle_through_a_plugin_dialect(echo_dialect: str) -> None:
     ]}
     text = json.dumps(payload)
     for form in (payload, text, text.encode()):
-        body = toolbox.handle(echo_dialect, form, user="u1")
+        body = toolbox.handle(echo_dialect, form, context={"user": "u1"})
         answers = {a["id"]: a for a in body["answers"]}
         assert answers["1"] == {"id": "1", "ok": True, "value": "5"}
         assert answers["2"]["value"] == '{"hello":"Ana","call":"2","user":"u1"}'

@@ -32,13 +32,17 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
 
     Empty text means no arguments, and so does ``None`` unless ``none`` is false (a wire
     where arguments are required). Text over `MAX_ARGUMENT_BYTES`, nesting deeper
-    than `MAX_NESTING_DEPTH`, invalid JSON, JSON that is not an object, or any failure of the
+    than `MAX_NESTING_DEPTH` (a cycle too), invalid JSON, JSON that is not an object, an object
+    with a name that is not text (decoded data from Python), or any failure of the
     decoder itself (``RecursionError``, ``MemoryError``) gives ``Arguments({}, raw, error)``:
     never an exception. An object is copied (the payload stays the caller's).
     """
     if type(value) is dict:  # the common case (Agents, CES), first: the ABC check is slow
         if nests_deeper_than(value):
             return _new_arguments(Arguments, ({}, None, _too_deep(what)))
+        for key in value:
+            if type(key) is not str:
+                return _new_arguments(Arguments, ({}, None, _not_text(what, key)))
         return _new_arguments(Arguments, (value.copy(), None, None))
     if isinstance(value, Mapping):
         decoded: Any = value
@@ -71,10 +75,20 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
         return Arguments({}, raw, f"{what} must be a JSON object, got {type(decoded).__name__}")
     if raw is None and nests_deeper_than(decoded):
         return Arguments({}, raw, _too_deep(what))
+    bad = next((key for key in decoded if not isinstance(key, str)), _TEXT_KEYS)
+    if bad is not _TEXT_KEYS:
+        return Arguments({}, raw, _not_text(what, bad))
     return Arguments(dict(decoded), raw, None)
 
 
 _new_arguments = tuple.__new__  # Arguments(...) without its Python __new__
+
+
+_TEXT_KEYS = object()
+
+
+def _not_text(what: str, key: Any) -> str:
+    return f"{what} must be a JSON object, whose names are text; got the key {key!r}"
 
 
 def _too_deep(what: str) -> str:

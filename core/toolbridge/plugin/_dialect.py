@@ -41,6 +41,29 @@ class DialectLimits:
     payload's call whose id repeats an earlier one's is answered only by that first call's
     result. Either way only the first call with an id runs."""
 
+    def check_tools(self, definitions: Sequence[Mapping[str, Any]], dialect: str) -> None:
+        """Refuse a rendered tool list past `max_tools` or `max_tools_bytes` with a
+        `UsageError` naming the limit (the backend would refuse the list); dialects call it
+        where their tools render."""
+        from ..errors import UsageError
+
+        count = len(definitions)
+        if self.max_tools is not None and count > self.max_tools:
+            raise UsageError(
+                f"{dialect}: {count} tools, over the {self.max_tools} one agent or assistant "
+                "may hold (DialectLimits.max_tools); split them across agents or defer rarely "
+                "used ones")
+        if self.max_tools_bytes is not None:
+            import json
+
+            size = len(json.dumps(list(definitions), separators=(",", ":"),
+                                  ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            if size > self.max_tools_bytes:
+                raise UsageError(
+                    f"{dialect}: the tool list is {size:,} bytes of compact JSON, over the "
+                    f"{self.max_tools_bytes:,} the backend accepts "
+                    "(DialectLimits.max_tools_bytes); shorten descriptions and schemas")
+
 
 class Dialect(abc.ABC):
     """One backend's dialect of function calling.

@@ -4,13 +4,14 @@
 `ThreadExecutor` (the default), `LoopExecutor`, `InlineExecutor`, or your own, given to
 ``Toolbox(executor=...)``; it sees each call as a `PlannedCall`. Applications import
 `SizePolicy` / `Oversize` from here to write an oversize policy, and dialect authors
-`output_text` to put an output on their wire.
+`output_text` to put an output on their wire (`output_is_json`: whether a ``returns``
+schema describes that text).
 """
 
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes as _lazy_attributes
-from ._output import output_text
+from ._output import output_is_json, output_text
 
 if TYPE_CHECKING:
     from ._call import PlannedCall
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline", "PlannedCall",
-    "SizePolicy", "ThreadExecutor", "output_text",
+    "SizePolicy", "ThreadExecutor", "output_is_json", "output_text",
 ]
 
 # Adapters import `output_text` (light); the pipeline, with asyncio, the worker threads and the

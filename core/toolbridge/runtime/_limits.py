@@ -60,7 +60,7 @@ def measure(text: str, limits: DialectLimits, dialect: str) -> Oversize | None:
         return Oversize(len(text), limits.max_result_chars, "characters", dialect, text)
     cap = limits.max_result_bytes
     if cap is not None and len(text) * 4 > cap:  # below that, no UTF-8 text can exceed it
-        size = len(text.encode())
+        size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate: as 3 bytes
         if size > cap:
             return Oversize(size, cap, "bytes", dialect, text)
     return None

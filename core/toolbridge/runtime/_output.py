@@ -15,7 +15,8 @@ from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
 
 __all__ = [
-    "default_error_formatter", "output_text", "serialize_output", "shape", "write_encoded",
+    "default_error_formatter", "json_text", "output_is_json", "output_text",
+    "serialize_output", "shape", "write_encoded",
 ]
 
 log = logging.getLogger("toolbridge.runtime")
@@ -67,10 +68,10 @@ def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
         return new_result(call, True, value, None), None
     if (kind is dict or (kind is list and (not value or type(value[0]) in _JSON_TYPES))) and (
             _plain_json(value)):  # JSON data as it is (`serialize_output`'s first case)
-        return new_result(call, True, value, None), to_json(value).decode()
+        return new_result(call, True, value, None), json_text(value)
     try:
         output = serialize_output(value)
-        text = None if isinstance(output, (str, Content)) else to_json(output).decode()
+        text = None if isinstance(output, (str, Content)) else json_text(output)
     except Exception as exc:
         log.error("tool %s returned a value that is not JSON-compatible", call.name, exc_info=exc)
         return ToolResult.failed(call, f"{call.name} returned a {type(value).__name__}, which "
@@ -125,7 +126,46 @@ def output_text(output: Any) -> str:
         return output
     if isinstance(output, Content):
         return output.as_text()
-    return to_json(output).decode()
+    return json_text(output)
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON text of JSON data. Text holding a lone surrogate (``"\\ud800"`` is valid
+    JSON, so a model can send one and a handler echo it) cannot be UTF-8: it is written with
+    ASCII escapes, the same value."""
+    try:
+        return to_json(value).decode()
+    except ValueError:  # PydanticSerializationError: the UTF-8 encoder refused a surrogate
+        import json
+
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def output_is_json(returns: Any) -> bool:
+    """Whether every output a ``returns`` schema describes reaches the wire as its JSON text.
+
+    Text is sent as it is (`output_text`), so a schema that admits a string (``str``,
+    ``Optional[str]``, ``Union[str, int]``, an unconstrained or unresolved one) does not
+    describe the wire text: a dialect then sends no output schema. Conservative: ``$ref``,
+    ``not`` and anything unknown count as admitting a string.
+    """
+    if not isinstance(returns, Mapping):
+        return returns is False
+    kind = returns.get("type")
+    if isinstance(kind, str):
+        return kind != "string"
+    if isinstance(kind, list):
+        return "string" not in kind
+    if "enum" in returns or "const" in returns:
+        values = returns.get("enum") if "enum" in returns else [returns.get("const")]
+        return isinstance(values, list) and not any(isinstance(v, str) for v in values)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(returns.get(key), list):
+            return all(output_is_json(branch) for branch in returns[key])
+    entries = returns.get("allOf")
+    if isinstance(entries, list) and entries:
+        return any(output_is_json(entry) for entry in entries)
+    return False
 
 
 def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[ToolResult],

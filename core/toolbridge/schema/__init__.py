@@ -7,6 +7,7 @@ from toolbridge.schema._convert import convert_schema
 from toolbridge.schema._fidelity import compile_decoder, decode_arguments, unwrap_arguments
 from toolbridge.schema._normalize import normalize_schema
 from toolbridge.schema._openapi_tools import HttpRequestSpec, build_http_request, tools_from_openapi
+from toolbridge.schema._roots import normalize_root
 from toolbridge.schema._strict_tools import (
     StrictParameters,
     decode_strict_arguments,
@@ -35,6 +36,7 @@ __all__ = [
     "convert_schema",
     "decode_arguments",
     "decode_strict_arguments",
+    "normalize_root",
     "normalize_schema",
     "strict_parameters",
     "to_json_schema",

@@ -49,6 +49,9 @@ def convert_schema(
     if policy not in LOSS_POLICIES:
         raise UsageError(f"unknown loss policy {policy!r}; use one of "
                          f"{', '.join(map(repr, LOSS_POLICIES))}")
+    if not isinstance(schema, Mapping):
+        raise SchemaConversionError(f"a schema must be a JSON object, not "
+                                    f"{type(schema).__name__}")
     check_valid(schema)
     # OpenAI strict holds `$defs`: a shared definition stays there instead of being copied to
     # every use, which could push a schema past OpenAI's documented limits.

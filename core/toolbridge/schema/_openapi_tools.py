@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from toolbridge.errors import ArgumentError, SchemaConversionError, UsageError, validation_text
+from toolbridge.schema._openapi_direction import for_direction
 from toolbridge.schema._to_json_schema import to_json_schema
 from toolbridge.schema._walk import check_bounds, short
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["HttpRequestSpec", "build_http_request", "tools_from_openapi"]
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+PLACES = ("path", "query", "header", "cookie")
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 EXTRA_KEY = "openapi"
 """``ToolDefinition.vendor_extras`` key holding the argument → HTTP mapping."""
 
@@ -33,25 +36,37 @@ class HttpRequestSpec:
     query: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     json_body: Any | None = None
+    """The body, for a JSON (or other non-form) media type."""
     server: str | None = None
+    cookies: dict[str, str] = field(default_factory=dict)
+    """``in: cookie`` parameters."""
+    form_body: dict[str, str] | None = None
+    """The body's fields, for ``application/x-www-form-urlencoded`` and ``multipart/form-data``
+    (values as text; objects and arrays as compact JSON)."""
+    content_type: str | None = None
+    """The body's media type, as the document declares it; ``None`` without a body."""
 
 
 def tools_from_openapi(document: Mapping[str, Any] | str) -> list[ToolDefinition]:
     """Make one :class:`~toolbridge.model.ToolDefinition` per operation of an OpenAPI document.
 
-    Path, query and header parameters and the JSON request body are merged into one object
-    schema; ``vendor_extras["openapi"]`` keeps ``method``, ``path``, ``server`` and, per
-    argument, where it goes (``{"in": "path", "name": "petId"}``; a whole non-object body is the
-    argument ``body`` with ``"name": None``) for :func:`build_http_request`. A document that
-    does not have OpenAPI's shape raises `UsageError` naming where; a schema that cannot
-    become JSON Schema raises `SchemaConversionError` naming the operation.
+    Path, query, header and cookie parameters and the request body (JSON, or form fields)
+    are merged into one object schema, as a request sees it: ``readOnly`` properties are left
+    out (OpenAPI sends them in responses only). The first 2xx JSON response becomes
+    ``returns``, without its ``writeOnly`` properties. ``vendor_extras["openapi"]`` keeps
+    ``method``, ``path``, ``server``, the body's ``content_type`` and, per argument, where it
+    goes (``{"in": "path", "name": "petId"}``; a whole non-object body is the argument
+    ``body`` with ``"name": None``) for :func:`build_http_request`; ``losses`` lists what a
+    request cannot carry (a body only of a media type JSON arguments cannot encode). A
+    document that does not have OpenAPI's shape raises `UsageError` naming where; a schema
+    that cannot become JSON Schema raises `SchemaConversionError` naming the operation.
     """
     from pydantic import ValidationError
 
     from toolbridge.model import ToolDefinition
 
     doc = _load(document)
-    check_bounds(doc, what="the OpenAPI document")
+    check_bounds(doc, what="the OpenAPI document", json_only=False)
     version = str(doc.get("openapi", "3.0"))
     source = "openapi-3.1" if version.startswith("3.1") else "openapi-3.0"
     components = _mapping(doc.get("components"), "components")
@@ -70,12 +85,14 @@ def tools_from_openapi(document: Mapping[str, Any] | str) -> list[ToolDefinition
             where = f"paths.{path}.{method}"
             params, mapping, required = _parameters(
                 doc, [*shared, *_list(op.get("parameters"), f"{where}.parameters")], where)
-            _body(doc, op.get("requestBody"), params, mapping, required, where)
+            media = _body(doc, op.get("requestBody"), params, mapping, required, where)
             schema: dict[str, Any] = {"type": "object", "properties": params}
             if required:
                 schema["required"] = required
             if defs:
                 schema["$defs"] = defs
+            schema = for_direction(schema, "request", defs)
+            mapping = {arg: to for arg, to in mapping.items() if arg in schema["properties"]}
             try:
                 parameters = to_json_schema(schema, source).schema  # type: ignore[arg-type]
             except SchemaConversionError as exc:
@@ -86,13 +103,19 @@ def tools_from_openapi(document: Mapping[str, Any] | str) -> list[ToolDefinition
                                        if isinstance(p, str) and p)
             extra: dict[str, Any] = {"method": method.upper(), "path": path,
                                      "parameters": mapping}
+            if media is not None:
+                extra["content_type"] = media
+                if not (_is_json(media) or media in FORM_TYPES):
+                    extra["losses"] = [f"{where}.requestBody: {media} cannot be written from "
+                                       "JSON arguments; the body argument is passed as it is"]
             op_servers = op.get("servers") or item.get("servers") or servers
             if isinstance(op_servers, list) and op_servers and isinstance(
                     op_servers[0], Mapping) and isinstance(op_servers[0].get("url"), str):
                 extra["server"] = op_servers[0]["url"]
+            returns = _returns(doc, op.get("responses"), defs, source, where)
             try:
                 tools.append(ToolDefinition(name=name, description=description,
-                                            parameters=parameters,
+                                            parameters=parameters, returns=returns,
                                             vendor_extras={EXTRA_KEY: extra}))
             except ValidationError as exc:
                 raise UsageError(f"OpenAPI document: {where}: "
@@ -109,6 +132,7 @@ def build_http_request(tool: ToolDefinition, arguments: Mapping[str, Any]) -> Ht
     path: str = extra["path"]
     query: dict[str, Any] = {}
     headers: dict[str, str] = {}
+    cookies: dict[str, str] = {}
     body: Any = None
     for arg, value in arguments.items():
         where = extra["parameters"].get(arg)
@@ -123,6 +147,8 @@ def build_http_request(tool: ToolDefinition, arguments: Mapping[str, Any]) -> Ht
             query[name] = value
         elif place == "header":
             headers[name] = _text(value)
+        elif place == "cookie":
+            cookies[name] = _text(value)
         elif name is None:
             body = value
         else:
@@ -131,7 +157,20 @@ def build_http_request(tool: ToolDefinition, arguments: Mapping[str, Any]) -> Ht
     missing = re.findall(r"\{([^}]+)\}", path)
     if missing:
         raise ArgumentError(f"path parameter {missing[0]!r} is missing", path=f"/{missing[0]}")
-    return HttpRequestSpec(extra["method"], path, query, headers, body, extra.get("server"))
+    media = extra.get("content_type")
+    form: dict[str, str] | None = None
+    if media in FORM_TYPES and body is not None:
+        if not isinstance(body, Mapping):
+            raise ArgumentError(f"tool {tool.name!r}: a {media} body is a set of fields, not "
+                                f"a {type(body).__name__}", path="/body")
+        form, body = {str(k): _text(v) for k, v in body.items() if v is not None}, None
+    return HttpRequestSpec(extra["method"], path, query, headers, body, extra.get("server"),
+                           cookies, form, media if body is not None or form is not None
+                           else None)
+
+
+def _is_json(media: str) -> bool:
+    return media == "application/json" or media.endswith("+json")
 
 
 def _text(value: Any) -> str:
@@ -221,7 +260,7 @@ def _parameters(
     for index, item in enumerate(raw):  # operation-level ones override path-level ones
         at = f"{where}.parameters[{index}]"
         param = _deref(doc, item, at)
-        if isinstance(param, Mapping) and param.get("in") in ("path", "query", "header"):
+        if isinstance(param, Mapping) and param.get("in") in PLACES:
             if not isinstance(param.get("name"), str) or not param["name"]:
                 raise UsageError(f"OpenAPI document: {at}.name: missing or not a string")
             by_key[(param["name"], param["in"])] = param
@@ -250,16 +289,19 @@ def _parameters(
 def _body(
     doc: Mapping[str, Any], raw: Any, props: dict[str, Any],
     mapping: dict[str, dict[str, Any]], required: list[str], where: str,
-) -> None:
+) -> str | None:
+    """Merge the request body into ``props``; its media type (JSON first, then a form)."""
     at = f"{where}.requestBody"
     body = _deref(doc, raw, at)
     if not isinstance(body, Mapping):
-        return
+        return None
     content = _mapping(body.get("content"), f"{at}.content")
-    media = next((content[m] for m in content if m == "application/json" or
-                  m.endswith("+json")), None) or next(iter(content.values()), None)
+    kinds = [m for m in content if isinstance(m, str)]
+    kind = next((m for m in kinds if _is_json(m)), None) or next(
+        (m for m in kinds if m in FORM_TYPES), None) or next(iter(kinds), None)
+    media = content.get(kind) if kind is not None else None
     if not isinstance(media, Mapping):
-        return
+        return None
     schema = _deref(doc, media.get("schema"), f"{at}.content.schema")
     inner = schema.get("properties") if isinstance(schema, Mapping) else None
     if (isinstance(schema, Mapping) and isinstance(inner, Mapping) and not set(inner) & set(props)
@@ -270,12 +312,42 @@ def _body(
         wanted = schema.get("required")
         if body.get("required") is True and isinstance(wanted, list):
             required.extend(n for n in wanted if isinstance(n, str) and n in inner)
-        return
+        return kind
     arg = "body" if "body" not in props else "request_body"
     props[arg] = _schema(media.get("schema"), f"{at}.content.schema")
     mapping[arg] = {"in": "body", "name": None}
     if body.get("required") is True:
         required.append(arg)
+    return kind
+
+
+def _returns(doc: Mapping[str, Any], raw: Any, defs: Mapping[str, Any], source: str,
+             where: str) -> dict[str, Any] | None:
+    """The first 2xx JSON response's schema, as a response sees it (no ``writeOnly``
+    properties), as JSON Schema; ``None`` when there is none or it does not convert."""
+    responses = raw if isinstance(raw, Mapping) else {}
+    for code in sorted(str(c) for c in responses):
+        if not (code.startswith("2") and len(code) == 3):
+            continue
+        answer = _deref(doc, responses.get(code, responses.get(int(code) if code.isdigit()
+                                                               else code)), where)
+        content = answer.get("content") if isinstance(answer, Mapping) else None
+        if not isinstance(content, Mapping):
+            continue
+        media = next((content[m] for m in content if isinstance(m, str) and _is_json(m)), None)
+        found = _deref(doc, media.get("schema"), where) if isinstance(media, Mapping) else None
+        if not isinstance(found, Mapping):
+            continue
+        schema = dict(found)
+        own = schema.get("$defs")
+        if defs:
+            schema["$defs"] = {**defs, **(own if isinstance(own, Mapping) else {})}
+        try:
+            return to_json_schema(for_direction(schema, "response", defs),
+                                  source).schema  # type: ignore[arg-type]
+        except SchemaConversionError:
+            return None  # an output schema is optional: the tool works without it
+    return None
 
 
 def _tool_name(operation_id: Any, method: str, path: str) -> str:

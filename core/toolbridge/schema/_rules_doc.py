@@ -94,6 +94,52 @@ Chat Completions) decides `strict` the same way, through `strict_parameters(para
 policy=...)`: `True` converts under the policy, `None` is sent strict only when its conversion is
 `lossless` (otherwise as declared, not strict), `False` sends the schema as declared.
 
+### OpenAI's strict-mode size limits
+
+A strict schema over one of OpenAI's documented limits is refused by the API, so
+`strict_parameters` measures every strict conversion before it is sent (one check, shared by
+every OpenAI dialect). The limits, from OpenAI's Structured Outputs guide, section "Supported
+schemas" ([platform.openai.com/docs/guides/structured-outputs#supported-schemas](https://platform.openai.com/docs/guides/structured-outputs#supported-schemas);
+restated in `shared/protocols/schema-dialects.md` §2):
+
+| Limit | At most |
+|---|---|
+| object properties, in total | 5,000 |
+| levels of nesting | 10 |
+| enum values, across all enums | 1,000 |
+| characters of property names, definition names, enum and `const` values, in total | 120,000 |
+| characters of one string enum's values, for an enum of more than 250 values | 15,000 |
+
+They are counted on the converted schema as written: `$defs` once (a definition starts at level
+1), references not followed, `anyOf` branches at their parent's level; the root object is level
+1 and each property or `items` one more. With `strict=None` a tool over a limit is sent as
+declared and not strict, and its loss report says which limit (`keyword: strict`, "sent
+non-strict: 1,250 enum values, over OpenAI's strict-mode limit of 1,000"). With `strict=True`
+it is a `SchemaConversionError` naming the tool and the limit, under every loss policy (no
+policy makes an oversize strict schema acceptable to the API).
+
+### Roots sent as declared: `normalize_root`
+
+A schema sent as declared (not strict; and always on `openai-agents`, which has no strict mode)
+goes through `toolbridge.schema.normalize_root` first. Arguments are an object on every wire, and
+the APIs reject roots that only imply one, so the root is spelt out, meaning the same:
+
+- `{}` or only annotations (a tool without arguments), and `{"type": "object"}`: become
+  `{"type": "object", "properties": {}}`, annotations kept;
+- `{"properties": {...}}`: gains `"type": "object"`;
+- `{"$ref": "#/$defs/Args", "$defs": {...}}`: becomes the definition `Args` itself, with the
+  root's annotations and its `$defs` (for the references left inside).
+
+Anything else is sent unchanged; the input is never modified. MCP imports and other sources
+of hand-written schemas can call it the same way.
+
+### Tool lists: `DialectLimits.max_tools`
+
+A dialect's limits on whole tool lists are enforced where tools render
+(`DialectLimits.check_tools`, called by the Assistants, Responses and Chat dialects'
+`render_tools`): more than `DialectLimits.max_tools` tools (128 on all three) or a list over
+`DialectLimits.max_tools_bytes` is a `UsageError` naming the limit, before any backend sees it.
+
 ## Arguments back
 
 `decode_arguments(schema, arguments)` undoes what a backend does to arguments: integral
@@ -114,11 +160,15 @@ every local `$ref` with a finite target inlined, recursive definitions kept as `
 strict mode also keeps a definition used more than once in `$defs`: copying it to every use
 could push a schema past OpenAI's documented limits (5,000 object properties, 10 levels of
 nesting, 1,000 enum values, 120,000 characters of names and values). Schemas nested deeper than
-100 levels, larger than 200,000 nodes after inlining, with a `$ref` to nothing, holding text
-that is not valid Unicode (a lone `\\ud800`), or not valid JSON Schema are refused with
-`SchemaConversionError`; so is a CES schema nesting more messages than CES's proto parser reads
-in a tool (98, a `default` counting two per level), and a schema `to_json_schema` cannot read
-(a CES `type` list, an OpenAPI schema that is a string).
+100 levels (a cyclic object too), larger than 200,000 nodes after inlining, with a `$ref` to
+nothing, holding text that is not valid Unicode (a lone `\\ud800`), that are not JSON data (a key
+that is not text such as `{"properties": {1: ...}}`, NaN or an infinity such as a
+`float("inf")` `const`, a Python value of another type: the error names its JSON pointer), that
+are not a JSON object at all (`convert_schema(None, ...)`), or not valid JSON Schema are refused
+with `SchemaConversionError` (a `ToolDefinition` holding such a value is refused too); so is a
+CES schema nesting more messages than CES's proto parser reads in a tool (98, a `default`
+counting two per level), and a schema `to_json_schema` cannot read (a CES `type` list, an
+OpenAPI schema that is a string).
 
 Legend: **kept** as is; **converted** as the note says; **lost** (reported as a loss);
 *ignored* (dropped without a report: it means nothing to the model). Keywords not in the table

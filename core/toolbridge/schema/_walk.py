@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolbridge._jsondata import json_problem
 from toolbridge.errors import SchemaConversionError
 
 __all__ = [
@@ -135,22 +136,22 @@ def short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def check_bounds(schema: Any, *, max_depth: int = MAX_DEPTH, what: str = "schema") -> None:
-    """Refuse input nested deeper than ``max_depth``, without recursing (explicit stack)."""
-    stack: list[tuple[Any, int]] = [(schema, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > max_depth:
-            raise SchemaConversionError(
-                f"{what} is nested more than {max_depth} levels deep; no tool schema needs "
-                "that many, so toolbridge refuses it (flatten the schema or use $defs/$ref)"
-            )
-        if isinstance(value, Mapping):
-            stack.extend((child, depth + 1) for child in value.values()
-                         if isinstance(child, (Mapping, list)))
-        elif isinstance(value, list):
-            stack.extend((child, depth + 1) for child in value
-                         if isinstance(child, (Mapping, list)))
+def check_bounds(schema: Any, *, max_depth: int = MAX_DEPTH, what: str = "schema",
+                 json_only: bool = True) -> None:
+    """Refuse input nested deeper than ``max_depth`` (a cycle too), without recursing, and,
+    with ``json_only``, input that is not JSON data (a key that is not text, NaN or an
+    infinity, a value of another type), naming where. ``json_only=False`` checks depth only
+    (a YAML document may key by numbers: ``200:``)."""
+    found = json_problem(schema, max_depth, text_keys=json_only)
+    if found is None:
+        return
+    if found.problem == "too deep":
+        raise SchemaConversionError(
+            f"{what} is nested more than {max_depth} levels deep; no tool schema needs "
+            "that many, so toolbridge refuses it (flatten the schema or use $defs/$ref)"
+        )
+    raise SchemaConversionError(f"{what} is not JSON at {found.pointer or '/'}: "
+                                f"{found.problem}")
 
 
 def mappings(root: Any, children: Callable[[Mapping[str, Any]], Iterable[Any]] = Mapping.values

@@ -237,7 +237,7 @@ class Conversation:
         """Run a batch through the toolbox; then submit, if nothing else is submitting."""
         started = time.perf_counter()
         try:
-            results = await self.toolbox.aexecute(calls, **self.settings.context)
+            results = await self.toolbox.aexecute(calls, context=self.settings.context)
         except Exception as exc:
             self._calls.dropped(calls)
             self._tasks.fail(exc)

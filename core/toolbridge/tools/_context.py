@@ -41,7 +41,7 @@ class ToolContext:
     tool: ToolDefinition
     """The definition of the tool being run."""
     extra: Mapping[str, Any] = field(default_factory=dict)
-    """The keyword arguments given to `Toolbox.handle` / `ahandle` (e.g. a user id)."""
+    """The ``context`` mapping given to `Toolbox.handle` / `execute` (e.g. a user id)."""
     on_heartbeat: HeartbeatHook | None = field(default_factory=_HEARTBEAT.get, repr=False,
                                                compare=False)
     """Where `heartbeat` reports (set by `heartbeats` where the call was planned)."""

@@ -191,3 +191,31 @@ async def test_a_foundry_agent_saved_from_the_toolbox_and_served() -> None:
     assert all(p.body["agent_reference"] == {"type": "agent_reference", "name": "billing",
                                              "version": "1"} and "tools" not in p.body
                for p in posts)
+
+
+async def test_a_failed_agent_version_save_is_not_taken_as_saved() -> None:
+    """The first save fails (no retry): the connection keeps no half-made state, and the next
+    conversation's save creates the version (counted in the emulator's journal)."""
+    from foundry_support import FixedCredential
+
+    from toolbridge.errors import BackendError
+
+    once = RetryPolicy(max_attempts=1)
+    path = "/api/projects/p/agents/billing/versions"
+    with emulator(D, script=SCRIPT, faults={"fail_requests": [{"nth": 1}]}) as emu:
+        connection = toolbridge.get_dialect(D).connect(ResponsesServeOptions(
+            project_endpoint=emu.base_url + "/api/projects/p", credential=FixedCredential(),
+            agent="billing", create_agent=True, model="gpt-4.1", retry=once),
+            list(ledger_toolbox([])))
+        try:
+            with pytest.raises(BackendError):
+                await connection.save_agent()  # type: ignore[attr-defined]
+            assert emu.state.service.agents.get("billing", []) == []
+            await asyncio.gather(*(connection.save_agent()  # type: ignore[attr-defined]
+                                   for _ in range(3)))  # together: one save
+            await connection.save_agent()  # type: ignore[attr-defined]  # saved: no request
+        finally:
+            await connection.aclose()
+        posts = [e for e in emu.journal.entries("POST") if e.path.startswith(path)]
+        [version] = emu.state.service.agents["billing"]
+    assert len(posts) == 2 and version["version"] == "1"

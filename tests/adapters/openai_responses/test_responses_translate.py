@@ -98,6 +98,33 @@ def test_deferred_tools_add_tool_search_and_returns_become_output_schema() -> No
     assert definitions[0]["output_schema"] == returns and "output_schema" not in definitions[1]
 
 
+def test_output_schema_only_where_the_output_is_sent_as_the_json_it_describes() -> None:
+    """A handler's string goes out as it is: a returns schema admitting one describes no
+    wire text, so it is not sent; the others describe exactly the JSON that is sent."""
+    import jsonschema
+
+    box = toolbridge.Toolbox(store=None)
+    box.tool(lambda: "x", name="text")
+    for name, value, annotation in (("maybe", "plain", "str | None"),
+                                    ("either", "raw", "str | int"),
+                                    ("count", 3, "int"),
+                                    ("rows", [{"a": 1}], "list[dict[str, int]]"),
+                                    ("nothing", None, "int | None")):
+        namespace: dict[str, Any] = {}
+        exec(f"def {name}() -> {annotation}:\n    return {value!r}", namespace)
+        box.tool(namespace[name])
+    wire = {d["name"]: d for d in box.definitions(D)}
+    assert [n for n, d in wire.items() if "output_schema" in d] == ["count", "rows", "nothing"]
+    response = {"id": "resp_1", "object": "response", "status": "completed", "output": [
+        {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": n,
+         "arguments": "{}", "status": "completed"} for n in wire]}
+    outputs = {item["call_id"].removeprefix("call_"): item["output"]
+               for item in box.handle(D, response)["input"]}
+    assert outputs["maybe"] == "plain" and outputs["either"] == "raw"  # text, as it is
+    for name in ("count", "rows", "nothing"):
+        jsonschema.validate(json.loads(outputs[name]), wire[name]["output_schema"])
+
+
 def test_namespaces_and_deferred_tools_read_back_and_render_unchanged() -> None:
     wire = payload("openai-responses.tools.namespace-deferred")
     tools = dialect.read_tools(wire)

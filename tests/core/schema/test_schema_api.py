@@ -12,8 +12,8 @@ from toolbridge.schema import SchemaTransformer
 PUBLIC = {"Conversion", "HttpRequestSpec", "LossPolicy", "SchemaLoss", "SchemaSource",
           "SchemaTarget", "SchemaTransformer", "StrictParameters", "build_http_request",
           "compile_decoder", "decode_strict_arguments", "strict_parameters",
-          "convert_schema", "decode_arguments", "normalize_schema", "to_json_schema",
-          "tools_from_openapi", "unwrap_arguments"}
+          "convert_schema", "decode_arguments", "normalize_root", "normalize_schema",
+          "to_json_schema", "tools_from_openapi", "unwrap_arguments"}
 
 
 def test_exported_names():
