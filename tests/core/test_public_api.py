@@ -52,6 +52,8 @@ EXPECTED: dict[str, set[str]] = {
         "open_store", "owner_alive",
     },
     "toolbridge.http": {
+        "AsyncSender", "Call", "Drain", "Endpoint", "Flow", "Pause", "Reader", "Sender",
+        "aread_events", "read_events",
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
         "raise_for_backend", "redact_text", "redact_url", "send_with_retries",
         "transport_error", "transport_failure",

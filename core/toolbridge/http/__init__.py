@@ -1,6 +1,6 @@
-"""Shared HTTP plumbing for adapter clients: secrets, bounded retries honouring Retry-After, SSE,
-and `exclusive_transport` (a connection per request in flight, for clients of many
-conversations).
+"""Shared HTTP plumbing for adapter clients: API calls described once and their sync and async
+senders, secrets, bounded retries honouring Retry-After, SSE, and `exclusive_transport` (a
+connection per request in flight, for clients of many conversations).
 
 What a dialect author's client imports. httpx is imported on first use, not by this module.
 """
@@ -8,6 +8,18 @@ What a dialect author's client imports. httpx is imported on first use, not by t
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text, redact_url
+from ._calls import (
+    AsyncSender,
+    Call,
+    Drain,
+    Endpoint,
+    Flow,
+    Pause,
+    Reader,
+    Sender,
+    aread_events,
+    read_events,
+)
 from ._retries import (
     RetryPolicy,
     Secret,
@@ -23,12 +35,22 @@ if TYPE_CHECKING:
     from ._transport import exclusive_transport
 
 __all__ = [
+    "AsyncSender",
+    "Call",
+    "Drain",
+    "Endpoint",
+    "Flow",
+    "Pause",
+    "Reader",
     "RetryPolicy",
     "SSEDecoder",
     "Secret",
+    "Sender",
+    "aread_events",
     "asend_with_retries",
     "exclusive_transport",
     "raise_for_backend",
+    "read_events",
     "redact_text",
     "redact_url",
     "send_with_retries",
