@@ -160,9 +160,12 @@ class Sender:
         http = self.streams if call.stream else self.http
         return self.endpoint.request_for(call, self.endpoint.bearer(), http)
 
-    def response(self, call: Call[Any]) -> httpx.Response:
-        """The last answer to ``call`` after the retries (streamed when ``call.stream``)."""
-        request = self.request(call)
+    def response(self, call: Call[Any], request: httpx.Request | None = None
+                 ) -> httpx.Response:
+        """The last answer to ``call`` after the retries (streamed when ``call.stream``);
+        ``request``: its request, when built already."""
+        if request is None:
+            request = self.request(call)
         http = self.streams if call.stream else self.http
         for delay in (*call.resend, None):
             response = send_with_retries(http, request, call.retry or self.endpoint.retry,
@@ -178,9 +181,9 @@ class Sender:
         """``call``'s result."""
         return call.read(self.response(call))
 
-    def open(self, call: Call[Any]) -> httpx.Response:
+    def open(self, call: Call[Any], request: httpx.Request | None = None) -> httpx.Response:
         """The open answer of a stream call (``call.read`` raises for an error answer)."""
-        response = self.response(call)
+        response = self.response(call, request)
         if not response.is_success:
             try:
                 response.read()
@@ -189,9 +192,10 @@ class Sender:
             call.read(response)
         return response
 
-    def events(self, call: Call[Any], reader: Reader[E]) -> Generator[E, None, None]:
+    def events(self, call: Call[Any], reader: Reader[E], request: httpx.Request | None = None
+               ) -> Generator[E, None, None]:
         """The events of a stream call, read by ``reader`` (opened on the first ``next``)."""
-        response = self.open(call)
+        response = self.open(call, request)
         try:
             yield from read_events(response, reader)
         finally:
@@ -240,10 +244,12 @@ class AsyncSender:
         http = self.streams if call.stream else self.http
         return self.endpoint.request_for(call, await self.endpoint.abearer(), http)
 
-    async def response(self, call: Call[Any]) -> httpx.Response:
+    async def response(self, call: Call[Any], request: httpx.Request | None = None
+                       ) -> httpx.Response:
         import asyncio  # loaded by the running loop already; not by importing this module
 
-        request = await self.request(call)
+        if request is None:
+            request = await self.request(call)
         http = self.streams if call.stream else self.http
         for delay in (*call.resend, None):
             response = await asend_with_retries(
@@ -258,8 +264,9 @@ class AsyncSender:
     async def send(self, call: Call[T]) -> T:
         return call.read(await self.response(call))
 
-    async def open(self, call: Call[Any]) -> httpx.Response:
-        response = await self.response(call)
+    async def open(self, call: Call[Any], request: httpx.Request | None = None
+                   ) -> httpx.Response:
+        response = await self.response(call, request)
         if not response.is_success:
             try:
                 await response.aread()
@@ -268,8 +275,9 @@ class AsyncSender:
             call.read(response)
         return response
 
-    async def events(self, call: Call[Any], reader: Reader[E]) -> AsyncGenerator[E, None]:
-        response = await self.open(call)
+    async def events(self, call: Call[Any], reader: Reader[E],
+                     request: httpx.Request | None = None) -> AsyncGenerator[E, None]:
+        response = await self.open(call, request)
         try:
             async for event in aread_events(response, reader):
                 yield event
