@@ -12,7 +12,7 @@ calls go and how they are signed is the client's `Endpoint`.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -111,7 +111,7 @@ class Endpoint(Protocol):
         ``http``, the client that sends it, may build it)."""
 
 
-def read_events(response: httpx.Response, reader: Reader[E]) -> Iterator[E]:
+def read_events(response: httpx.Response, reader: Reader[E]) -> Generator[E, None, None]:
     """The events of an open stream's lines (sync); `Reader.ended` when they run out first."""
     import httpx
 
@@ -128,7 +128,8 @@ def read_events(response: httpx.Response, reader: Reader[E]) -> Iterator[E]:
     reader.ended(broke)
 
 
-async def aread_events(response: httpx.Response, reader: Reader[E]) -> AsyncIterator[E]:
+async def aread_events(response: httpx.Response, reader: Reader[E]
+                       ) -> AsyncGenerator[E, None]:
     """Async form of `read_events`."""
     import httpx
 
