@@ -38,7 +38,7 @@ EXPECTED: dict[str, set[str]] = {
     "toolbridge.tools": {
         "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
         "heartbeats",
-        "inspect_function",
+        "inspect_function", "read_function_tool",
         "schema_validator",
     },
     "toolbridge.runtime": {
