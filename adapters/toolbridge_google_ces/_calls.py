@@ -23,8 +23,8 @@ from toolbridge.http import Call, Flow, RetryPolicy, Secret, raise_for_backend
 from . import translate, wire
 from ._retry import run_session_policy
 
-__all__ = ["DEFAULT_RETRY", "DEFAULT_TIMEOUT", "CesApiError", "CesCalls", "SyncReport",
-           "TokenProvider"]
+__all__ = ["DEFAULT_RETRY", "DEFAULT_TIMEOUT", "CesApiError", "CesCalls", "CesEndpoint",
+           "SyncReport", "TokenProvider"]
 
 TokenProvider = Callable[[], "str | Secret"]
 """Returns a fresh OAuth access token; called before every request (cache inside it)."""
@@ -110,8 +110,37 @@ def _reader(what: str) -> Callable[[httpx.Response], Any]:
     return read
 
 
+class CesEndpoint:
+    """Where a CES client's calls go and how they are signed (a `toolbridge.http.Endpoint`)."""
+
+    __slots__ = ("client",)
+
+    def __init__(self, client: CesCalls) -> None:
+        self.client = client
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self.client.retry
+
+    def bearer(self) -> str | Secret:
+        return self.client._token()
+
+    async def abearer(self) -> str | Secret:
+        return await asyncio.to_thread(self.client._token)  # providers may block (refresh)
+
+    def request_for(self, call: Call[Any], token: str | Secret,
+                    http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        value = token.get() if isinstance(token, Secret) else token
+        headers = {"authorization": f"Bearer {value}", "content-type": "application/json",
+                   **(call.headers or {})}
+        content = None if call.body is None else json.dumps(call.body).encode()
+        return httpx.Request(call.method,
+                             f"{self.client.base_url}/{wire.API_VERSION}/{call.path}",
+                             params=call.params, content=content, headers=headers)
+
+
 class CesCalls:
-    """Every call of both clients, and their `toolbridge.http.Endpoint` (where and how signed)."""
+    """Every call of both clients (they send them to their `CesEndpoint`)."""
 
     def __init__(self, *, base_url: str | None, token: str | Secret | TokenProvider | None,
                  universe_domain: str, retry: RetryPolicy, timeout: float) -> None:
@@ -124,22 +153,6 @@ class CesCalls:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.base_url}>"
-
-    # ------------------------------------------------------------------ endpoint
-    def bearer(self) -> str | Secret:
-        return self._token()
-
-    async def abearer(self) -> str | Secret:
-        return await asyncio.to_thread(self._token)  # providers may block (refresh)
-
-    def request_for(self, call: Call[Any], token: str | Secret,
-                    http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
-        value = token.get() if isinstance(token, Secret) else token
-        headers = {"authorization": f"Bearer {value}", "content-type": "application/json",
-                   **(call.headers or {})}
-        content = None if call.body is None else json.dumps(call.body).encode()
-        return httpx.Request(call.method, f"{self.base_url}/{wire.API_VERSION}/{call.path}",
-                             params=call.params, content=content, headers=headers)
 
     # ------------------------------------------------------------------ calls
     def _run_session(self, session: str, body: Mapping[str, Any]) -> Call[dict[str, Any]]:

@@ -20,6 +20,7 @@ from ._calls import (
     DEFAULT_TIMEOUT,
     CesApiError,
     CesCalls,
+    CesEndpoint,
     SyncReport,
     TokenProvider,
     _google_default_token,
@@ -42,7 +43,7 @@ class CesClient(CesCalls):
                          retry=retry, timeout=timeout)
         self._http = http or httpx.Client(timeout=timeout)
         self._owns_http = http is None
-        self._sender = Sender(self, self._http)
+        self._sender = Sender(CesEndpoint(self), self._http)
 
     def close(self) -> None:
         if self._owns_http:
@@ -103,7 +104,7 @@ class AsyncCesClient(CesCalls):
         self._http = http or httpx.AsyncClient(
             timeout=timeout, transport=exclusive_transport())
         self._owns_http = http is None
-        self._sender = AsyncSender(self, self._http)
+        self._sender = AsyncSender(CesEndpoint(self), self._http)
 
     async def aclose(self) -> None:
         if self._owns_http:

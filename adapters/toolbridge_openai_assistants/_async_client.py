@@ -9,7 +9,7 @@ import httpx
 
 from toolbridge.http import AsyncSender, exclusive_transport
 
-from ._base import StreamEvent
+from ._base import Endpoint, StreamEvent
 from ._calls import AssistantsCalls
 
 __all__ = ["AsyncAssistantsClient"]
@@ -24,7 +24,7 @@ class AsyncAssistantsClient(AssistantsCalls):
         # worker's many runs) race for one connection.
         self._http = http_client or httpx.AsyncClient(
             timeout=self.timeout, transport=exclusive_transport())
-        self._sender = AsyncSender(self, self._http)
+        self._sender = AsyncSender(Endpoint(self), self._http)
 
     async def aclose(self) -> None:
         await self._http.aclose()

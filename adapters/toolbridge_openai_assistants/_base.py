@@ -146,40 +146,6 @@ class _Base:
                 headers["Authorization"] = f"Bearer {self.api_key.get()}"
         return headers
 
-    def bearer(self) -> str | None:
-        """The token provider's token (the sync client: a provider returning a str)."""
-        if self.token_provider is None:
-            return None
-        token = self.token_provider()
-        if not isinstance(token, str):
-            if inspect.iscoroutine(token):
-                token.close()
-            raise UsageError("openai-assistants: the sync client needs a token provider "
-                             "returning a str (not an awaitable)")
-        return token
-
-    async def abearer(self) -> str | None:
-        if self.token_provider is None:
-            return None
-        token = self.token_provider()
-        if not isinstance(token, str):
-            token = await token
-        return token
-
-    def request_for(self, call: Call[Any], token: str | None,
-                    http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
-        params: dict[str, Any] = {k: v for k, v in (call.params or {}).items()
-                                  if v is not None}
-        if self.api_version:
-            params["api-version"] = self.api_version
-        headers = self._headers(token)
-        if call.stream:
-            headers["Accept"] = "text/event-stream"
-        content = None if call.body is None else json.dumps(call.body).encode()
-        log.debug("%s %s", call.method, call.path)
-        return httpx.Request(call.method, self.base_url + call.path, params=params,
-                             headers=headers, content=content)
-
     def _decode(self, response: httpx.Response, what: str, run_ids: tuple[str, str] | None
                 ) -> Any:
         self._note_poll_hint(response)
@@ -231,6 +197,57 @@ class _Base:
         if name is not None:
             body["name"] = name
         return body
+
+
+class Endpoint:
+    """Where an Assistants client's calls go and how they are signed (a
+    `toolbridge.http.Endpoint`): its base URL, credential and API version."""
+
+    __slots__ = ("client",)
+
+    def __init__(self, client: _Base) -> None:
+        self.client = client
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self.client.retry
+
+    def bearer(self) -> str | None:
+        """The token provider's token (the sync client: a provider returning a str)."""
+        provider = self.client.token_provider
+        if provider is None:
+            return None
+        token = provider()
+        if not isinstance(token, str):
+            if inspect.iscoroutine(token):
+                token.close()
+            raise UsageError("openai-assistants: the sync client needs a token provider "
+                             "returning a str (not an awaitable)")
+        return token
+
+    async def abearer(self) -> str | None:
+        provider = self.client.token_provider
+        if provider is None:
+            return None
+        token = provider()
+        if not isinstance(token, str):
+            token = await token
+        return token
+
+    def request_for(self, call: Call[Any], token: str | None,
+                    http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        client = self.client
+        params: dict[str, Any] = {k: v for k, v in (call.params or {}).items()
+                                  if v is not None}
+        if client.api_version:
+            params["api-version"] = client.api_version
+        headers = client._headers(token)
+        if call.stream:
+            headers["Accept"] = "text/event-stream"
+        content = None if call.body is None else json.dumps(call.body).encode()
+        log.debug("%s %s", call.method, call.path)
+        return httpx.Request(call.method, client.base_url + call.path, params=params,
+                             headers=headers, content=content)
 
 
 FOUNDRY_SCOPE = "https://ai.azure.com/.default"

@@ -13,6 +13,7 @@ from toolbridge.http import Sender
 from ._async_client import AsyncAssistantsClient
 from ._base import (
     OPENAI_BASE_URL,
+    Endpoint,
     RunExpiredError,
     StreamEvent,
     StreamInterruptedError,
@@ -38,7 +39,7 @@ class AssistantsClient(AssistantsCalls):
     def __init__(self, *, http_client: httpx.Client | None = None, **options: Any) -> None:
         super().__init__(**options)
         self._http = http_client or httpx.Client(timeout=self.timeout)
-        self._sender = Sender(self, self._http)
+        self._sender = Sender(Endpoint(self), self._http)
 
     def close(self) -> None:
         self._http.close()
