@@ -16,10 +16,9 @@ from ._client_common import (
     Tools,
     events_of,
     message_event,
-    resync_event,
 )
 from ._saved_agents import AsyncSavedAgents
-from ._streams import AsyncEventStream
+from ._streams import AsyncEventStream, follow
 
 __all__ = ["AsyncAgentsClient"]
 
@@ -93,21 +92,9 @@ class AsyncAgentsClient(AsyncSavedAgents):
         return AsyncEventStream(await self._sender.open(self._stream_events(session_id)),
                                 deduper or EventDeduper())
 
-    async def follow_session(self, session_id: str) -> AsyncGenerator[dict[str, Any], None]:
+    def follow_session(self, session_id: str) -> AsyncGenerator[dict[str, Any], None]:
         """See `AgentsClient.follow_session`; close it with ``contextlib.aclosing``."""
-        deduper = EventDeduper()
-        count = quiet = 0
-        while True:
-            async with await self.stream_events(session_id, deduper=deduper) as stream:
-                count += 1
-                yield resync_event(await self.retrieve_session(session_id), count)
-                received = 0
-                async for event in stream:
-                    received += 1
-                    yield event
-            quiet = quiet + 1 if received == 0 else 0
-            if quiet:
-                await asyncio.sleep(self.config.retry.delay(quiet, None))
+        return self._sender.iterate(follow(self, session_id))
 
     async def aclose(self) -> None:
         if self._owns:

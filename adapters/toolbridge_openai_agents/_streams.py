@@ -8,11 +8,11 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import aread_events, read_events
+from toolbridge.http import Emit, Flow, Open, Pause, Relay, aread_events, read_events
 
-from ._client_common import DONE, EventDeduper, SSEParser
+from ._client_common import DONE, EventDeduper, Requests, SSEParser, resync_event
 
-__all__ = ["AsyncEventStream", "EventStream", "SessionEventReader"]
+__all__ = ["AsyncEventStream", "EventStream", "SessionEventReader", "follow"]
 
 
 class SessionEventReader:
@@ -92,3 +92,20 @@ class AsyncEventStream:
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self.aclose()
+
+
+def follow(calls: Requests, session_id: str) -> Flow[None]:
+    """``follow_session``'s events: after each (re)connect, a session snapshot shaped like its
+    lifecycle event (``event_id`` ``resync-N``), then live events; reconnects when a stream
+    ends (waiting the retry policy's backoff while reconnects bring nothing new)."""
+    deduper = EventDeduper()
+    count = quiet = 0
+    while True:
+        stream = yield Open(calls._stream_events(session_id), SessionEventReader(deduper))
+        count += 1
+        session = yield calls._retrieve_session(session_id)
+        yield Emit(resync_event(session, count))
+        received = yield Relay(stream)
+        quiet = quiet + 1 if received == 0 else 0
+        if quiet:
+            yield Pause(calls.config.retry.delay(quiet, None))

@@ -13,7 +13,6 @@ re-reads the session so no pending call is missed.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,10 +28,9 @@ from ._client_common import (
     Tools,
     events_of,
     message_event,
-    resync_event,
 )
 from ._saved_agents import SavedAgents
-from ._streams import AsyncEventStream, EventStream
+from ._streams import AsyncEventStream, EventStream, follow
 
 __all__ = [
     "AgentsClient", "AsyncAgentsClient", "AsyncEventStream", "EventDeduper", "EventStream",
@@ -122,19 +120,7 @@ class AgentsClient(SavedAgents):
     def follow_session(self, session_id: str) -> Iterator[dict[str, Any]]:
         """Events forever: after each (re)connect, a session snapshot shaped like its lifecycle
         event (``event_id`` ``resync-N``), then live events; reconnects when a stream ends."""
-        deduper = EventDeduper()
-        count = quiet = 0
-        while True:
-            with self.stream_events(session_id, deduper=deduper) as stream:
-                count += 1
-                yield resync_event(self.retrieve_session(session_id), count)
-                received = 0
-                for event in stream:
-                    received += 1
-                    yield event
-            quiet = quiet + 1 if received == 0 else 0
-            if quiet:
-                time.sleep(self.config.retry.delay(quiet, None))
+        return self._sender.iterate(follow(self, session_id))
 
     def close(self) -> None:
         if self._owns:

@@ -67,6 +67,10 @@ class AsyncAssistantsClient(AssistantsCalls):
         """``GET /threads/{thread_id}``."""
         return await self._sender.send(self._retrieve_thread(thread_id))
 
+    def iterate(self, path: str, what: str) -> AsyncIterator[dict[str, Any]]:
+        """Every object of a list endpoint, oldest first, 100 per page (see the sync form)."""
+        return self._sender.iterate(self._iterate(path, what))
+
     async def create_run(self, thread_id: str, assistant_id: str, **fields: Any
                          ) -> dict[str, Any]:
         """``POST /threads/{thread_id}/runs`` without streaming; returns the queued run."""

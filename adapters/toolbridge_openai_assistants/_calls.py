@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError
-from toolbridge.http import Call, Flow, Pause
+from toolbridge.http import Call, Emit, Flow, Pause
 
 from ._base import _SSE, _Base
 from .wire import ACTIVE_STATUSES
@@ -63,9 +63,18 @@ class AssistantsCalls(_Base):
     def _retrieve_thread(self, thread_id: str) -> Call[dict[str, Any]]:
         return self._call("GET", f"/threads/{thread_id}", "retrieve thread")
 
-    def _page(self, path: str, what: str, after: str | None) -> Call[dict[str, Any]]:
-        """One page of `iterate`: 100 objects, oldest first."""
-        return self._call("GET", path, what, query={"order": "asc", "limit": 100, "after": after})
+    def _iterate(self, path: str, what: str) -> Flow[None]:
+        """Every object of a list endpoint, oldest first, 100 per page."""
+        after = None
+        while True:
+            page = yield self._call("GET", path, what,
+                                    query={"order": "asc", "limit": 100, "after": after})
+            data = list(page.get("data") or [])
+            for item in data:
+                yield Emit(item)
+            if not page.get("has_more") or not data:
+                return
+            after = data[-1]["id"]
 
     def _create_run(self, thread_id: str, assistant_id: str, fields: Mapping[str, Any]
                     ) -> Call[dict[str, Any]]:

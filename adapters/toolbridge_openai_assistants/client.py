@@ -84,14 +84,7 @@ class AssistantsClient(AssistantsCalls):
     def iterate(self, path: str, what: str) -> Iterator[dict[str, Any]]:
         """Every object of a list endpoint (``/assistants``, ``/threads/{id}/messages``;
         ``/threads`` on Foundry classic only), oldest first, 100 per page."""
-        after = None
-        while True:
-            page = self._sender.send(self._page(path, what, after))
-            data = list(page.get("data") or [])
-            yield from data
-            if not page.get("has_more") or not data:
-                return
-            after = data[-1]["id"]
+        return self._sender.iterate(self._iterate(path, what))
 
     def create_run(self, thread_id: str, assistant_id: str, **fields: Any) -> dict[str, Any]:
         """``POST /threads/{thread_id}/runs`` without streaming; returns the queued run."""

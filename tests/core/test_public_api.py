@@ -52,7 +52,8 @@ EXPECTED: dict[str, set[str]] = {
         "open_store", "owner_alive",
     },
     "toolbridge.http": {
-        "AsyncSender", "Call", "Drain", "Endpoint", "Flow", "Pause", "Reader", "Sender",
+        "AsyncSender", "Call", "Drain", "Emit", "Endpoint", "Flow", "Open", "Pause", "Reader",
+        "Relay", "Sender",
         "aread_events", "read_events",
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
         "raise_for_backend", "redact_text", "redact_url", "send_with_retries",

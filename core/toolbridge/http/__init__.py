@@ -8,18 +8,7 @@ What a dialect author's client imports. httpx is imported on first use, not by t
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text, redact_url
-from ._calls import (
-    AsyncSender,
-    Call,
-    Drain,
-    Endpoint,
-    Flow,
-    Pause,
-    Reader,
-    Sender,
-    aread_events,
-    read_events,
-)
+from ._calls import Call, Drain, Emit, Endpoint, Flow, Open, Pause, Reader, Relay
 from ._retries import (
     RetryPolicy,
     Secret,
@@ -29,6 +18,7 @@ from ._retries import (
     transport_error,
     transport_failure,
 )
+from ._senders import AsyncSender, Sender, aread_events, read_events
 from ._sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -38,10 +28,13 @@ __all__ = [
     "AsyncSender",
     "Call",
     "Drain",
+    "Emit",
     "Endpoint",
     "Flow",
+    "Open",
     "Pause",
     "Reader",
+    "Relay",
     "RetryPolicy",
     "SSEDecoder",
     "Secret",

@@ -1,4 +1,5 @@
-"""API calls described once, sent by a sync `Sender` or an async `AsyncSender`.
+"""API calls described once, and operations of several calls (flows), for `Sender` and
+`AsyncSender` (`_senders`) to send.
 
 A client describes each API method as a `Call` (method, path, body, query, headers, how its
 answer is read, how it is retried) and each operation of several requests (polling, paging, a
@@ -11,18 +12,17 @@ calls go and how they are signed is the client's `Endpoint`.
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from ._retries import RetryPolicy, asend_with_retries, send_with_retries
+from ._retries import RetryPolicy
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["AsyncSender", "Call", "Drain", "Endpoint", "Flow", "Pause", "Reader", "Sender",
-           "aread_events", "read_events"]
+__all__ = ["Call", "Drain", "Emit", "Endpoint", "Flow", "Open", "Pause", "Reader", "Relay",
+           "Step"]
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -88,9 +88,34 @@ class Drain(Generic[E]):
     take: Callable[[E], bool]
 
 
-Step = Call[Any] | Pause | Drain[Any]
+@dataclass(frozen=True, slots=True)
+class Open(Generic[E]):
+    """An event-flow step (`Sender.iterate`): open the stream of ``call``; the outcome is the
+    open stream, for `Relay` (the flow's streams are closed when it ends or is closed)."""
+
+    call: Call[Any]
+    reader: Reader[E]
+
+
+@dataclass(frozen=True, slots=True)
+class Relay:
+    """An event-flow step: hand each event of an open ``stream`` (`Open`'s outcome) to the
+    flow's consumer, then close it; the outcome is how many there were."""
+
+    stream: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """An event-flow step: hand ``value`` to the flow's consumer."""
+
+    value: Any
+
+
+Step = Call[Any] | Pause | Drain[Any] | Open[Any] | Relay | Emit
 Flow = Generator[Step, Any, T]
-"""An operation of several requests: yields steps, is sent each one's outcome, returns T."""
+"""An operation of several requests: yields steps, is sent each one's outcome, returns T (an
+event flow, which `Sender.iterate` runs, hands values to its consumer as it goes)."""
 
 
 class Endpoint(Protocol):
@@ -109,208 +134,3 @@ class Endpoint(Protocol):
                     http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
         """The request of ``call`` signed with ``token`` (what `bearer` or `abearer` gave;
         ``http``, the client that sends it, may build it)."""
-
-
-def read_events(response: httpx.Response, reader: Reader[E]) -> Generator[E, None, None]:
-    """The events of an open stream's lines (sync); `Reader.ended` when they run out first."""
-    import httpx
-
-    broke: Exception | None = None
-    try:
-        for line in response.iter_lines():
-            event = reader.feed(line)
-            if event is not None:
-                yield event
-            if reader.finished:
-                return
-    except (httpx.TransportError, httpx.StreamError) as exc:
-        broke = exc
-    reader.ended(broke)
-
-
-async def aread_events(response: httpx.Response, reader: Reader[E]
-                       ) -> AsyncGenerator[E, None]:
-    """Async form of `read_events`."""
-    import httpx
-
-    broke: Exception | None = None
-    try:
-        async for line in response.aiter_lines():
-            event = reader.feed(line)
-            if event is not None:
-                yield event
-            if reader.finished:
-                return
-    except (httpx.TransportError, httpx.StreamError) as exc:
-        broke = exc
-    reader.ended(broke)
-
-
-class Sender:
-    """Sends calls and runs flows on an ``httpx.Client`` (``streams``: the one for event
-    streams, default ``http``)."""
-
-    def __init__(self, endpoint: Endpoint, http: httpx.Client,
-                 streams: httpx.Client | None = None) -> None:
-        self.endpoint = endpoint
-        self.http = http
-        self.streams = streams or http
-
-    def request(self, call: Call[Any]) -> httpx.Request:
-        """The request ``call`` sends (signed now)."""
-        http = self.streams if call.stream else self.http
-        return self.endpoint.request_for(call, self.endpoint.bearer(), http)
-
-    def response(self, call: Call[Any], request: httpx.Request | None = None
-                 ) -> httpx.Response:
-        """The last answer to ``call`` after the retries (streamed when ``call.stream``);
-        ``request``: its request, when built already."""
-        if request is None:
-            request = self.request(call)
-        http = self.streams if call.stream else self.http
-        for delay in (*call.resend, None):
-            response = send_with_retries(http, request, call.retry or self.endpoint.retry,
-                                         idempotent=call.idempotent, stream=call.stream,
-                                         what=call.what)
-            if delay is None or call.resend_if is None or not call.resend_if(response):
-                return response
-            response.close()
-            time.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def send(self, call: Call[T]) -> T:
-        """``call``'s result."""
-        return call.read(self.response(call))
-
-    def open(self, call: Call[Any], request: httpx.Request | None = None) -> httpx.Response:
-        """The open answer of a stream call (``call.read`` raises for an error answer)."""
-        response = self.response(call, request)
-        if not response.is_success:
-            try:
-                response.read()
-            finally:
-                response.close()
-            call.read(response)
-        return response
-
-    def events(self, call: Call[Any], reader: Reader[E], request: httpx.Request | None = None
-               ) -> Generator[E, None, None]:
-        """The events of a stream call, read by ``reader`` (opened on the first ``next``)."""
-        response = self.open(call, request)
-        try:
-            yield from read_events(response, reader)
-        finally:
-            response.close()
-
-    def run(self, flow: Flow[T]) -> T:
-        """Run ``flow`` to its result."""
-        outcome: Any = None
-        try:
-            while True:
-                try:
-                    step = flow.send(outcome)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                outcome = self._do(step)
-        finally:
-            flow.close()
-
-    def _do(self, step: Step) -> Any:
-        if isinstance(step, Call):
-            return self.send(step)
-        if isinstance(step, Pause):
-            time.sleep(step.seconds)
-            return None
-        events = self.events(step.call, step.reader)
-        try:
-            for event in events:
-                if step.take(event):
-                    break
-        finally:
-            events.close()
-        return None
-
-
-class AsyncSender:
-    """Async form of `Sender`, on an ``httpx.AsyncClient``."""
-
-    def __init__(self, endpoint: Endpoint, http: httpx.AsyncClient,
-                 streams: httpx.AsyncClient | None = None) -> None:
-        self.endpoint = endpoint
-        self.http = http
-        self.streams = streams or http
-
-    async def request(self, call: Call[Any]) -> httpx.Request:
-        http = self.streams if call.stream else self.http
-        return self.endpoint.request_for(call, await self.endpoint.abearer(), http)
-
-    async def response(self, call: Call[Any], request: httpx.Request | None = None
-                       ) -> httpx.Response:
-        import asyncio  # loaded by the running loop already; not by importing this module
-
-        if request is None:
-            request = await self.request(call)
-        http = self.streams if call.stream else self.http
-        for delay in (*call.resend, None):
-            response = await asend_with_retries(
-                http, request, call.retry or self.endpoint.retry, idempotent=call.idempotent,
-                stream=call.stream, what=call.what)
-            if delay is None or call.resend_if is None or not call.resend_if(response):
-                return response
-            await response.aclose()
-            await asyncio.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def send(self, call: Call[T]) -> T:
-        return call.read(await self.response(call))
-
-    async def open(self, call: Call[Any], request: httpx.Request | None = None
-                   ) -> httpx.Response:
-        response = await self.response(call, request)
-        if not response.is_success:
-            try:
-                await response.aread()
-            finally:
-                await response.aclose()
-            call.read(response)
-        return response
-
-    async def events(self, call: Call[Any], reader: Reader[E],
-                     request: httpx.Request | None = None) -> AsyncGenerator[E, None]:
-        response = await self.open(call, request)
-        try:
-            async for event in aread_events(response, reader):
-                yield event
-        finally:
-            await response.aclose()
-
-    async def run(self, flow: Flow[T]) -> T:
-        outcome: Any = None
-        try:
-            while True:
-                try:
-                    step = flow.send(outcome)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                outcome = await self._do(step)
-        finally:
-            flow.close()
-
-    async def _do(self, step: Step) -> Any:
-        if isinstance(step, Call):
-            return await self.send(step)
-        if isinstance(step, Pause):
-            import asyncio
-
-            await asyncio.sleep(step.seconds)
-            return None
-        events = self.events(step.call, step.reader)
-        try:
-            async for event in events:
-                if step.take(event):
-                    break
-        finally:
-            await events.aclose()
-        return None
