@@ -1,4 +1,5 @@
-"""What the sync and async clients share: configuration, request building, SSE, de-duplication."""
+"""What the sync and async clients share: configuration (their endpoint), every call, SSE,
+de-duplication."""
 
 from __future__ import annotations
 

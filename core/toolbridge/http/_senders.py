@@ -75,15 +75,16 @@ class Sender:
         if request is None:
             request = self.request(call)
         http = self.streams if call.stream else self.http
-        for delay in (*call.resend, None):
-            response = send_with_retries(http, request, call.retry or self.endpoint.retry,
-                                         idempotent=call.idempotent, stream=call.stream,
-                                         what=call.what)
-            if delay is None or call.resend_if is None or not call.resend_if(response):
+        policy = call.retry or self.endpoint.retry
+        for delay in call.resend:
+            response = send_with_retries(http, request, policy, idempotent=call.idempotent,
+                                         stream=call.stream, what=call.what)
+            if call.resend_if is None or not call.resend_if(response):
                 return response
             response.close()
             time.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return send_with_retries(http, request, policy, idempotent=call.idempotent,
+                                 stream=call.stream, what=call.what)
 
     def send(self, call: Call[T]) -> T:
         """``call``'s result."""
@@ -201,15 +202,16 @@ class AsyncSender:
         if request is None:
             request = await self.request(call)
         http = self.streams if call.stream else self.http
-        for delay in (*call.resend, None):
-            response = await asend_with_retries(
-                http, request, call.retry or self.endpoint.retry, idempotent=call.idempotent,
-                stream=call.stream, what=call.what)
-            if delay is None or call.resend_if is None or not call.resend_if(response):
+        policy = call.retry or self.endpoint.retry
+        for delay in call.resend:
+            response = await asend_with_retries(http, request, policy, idempotent=call.idempotent,
+                                                stream=call.stream, what=call.what)
+            if call.resend_if is None or not call.resend_if(response):
                 return response
             await response.aclose()
             await asyncio.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return await asend_with_retries(http, request, policy, idempotent=call.idempotent,
+                                        stream=call.stream, what=call.what)
 
     async def send(self, call: Call[T]) -> T:
         return call.read(await self.response(call))
