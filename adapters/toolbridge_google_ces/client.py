@@ -1,193 +1,36 @@
 """HTTP clients for CES: ``runSession`` and tool resources (sync and async, httpx).
 
-Retries: tool-resource calls retry transport errors and the policy's statuses. ``runSession``
-is not idempotent (a retried turn whose reply was lost runs the user turn twice), so it is
-retried only on 429/503 and on errors raised before the request was sent
-(``send_with_retries(..., idempotent=False)``).
+Both send the calls of `CesCalls` (where the retries are explained): ``runSession`` is retried
+only on 429/503 and on errors raised before the request was sent (it is not idempotent).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
-from toolbridge import BackendError, Toolbox, ToolDefinition, UsageError
-from toolbridge.http import (
-    RetryPolicy,
-    Secret,
-    asend_with_retries,
-    exclusive_transport,
-    raise_for_backend,
-    send_with_retries,
+from toolbridge import Toolbox, ToolDefinition
+from toolbridge.http import AsyncSender, RetryPolicy, Secret, Sender, exclusive_transport
+
+from . import wire
+from ._calls import (
+    DEFAULT_RETRY,
+    DEFAULT_TIMEOUT,
+    CesApiError,
+    CesCalls,
+    CesEndpoint,
+    SyncReport,
+    TokenProvider,
+    _google_default_token,
 )
 
-from . import translate, wire
-from ._retry import run_session_policy
-
-__all__ = ["AsyncCesClient", "CesApiError", "CesClient", "SyncReport", "TokenProvider"]
-
-log = logging.getLogger("toolbridge.google_ces")
-
-TokenProvider = Callable[[], "str | Secret"]
-"""Returns a fresh OAuth access token; called before every request (cache inside it)."""
-
-SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
-DEFAULT_RETRY = RetryPolicy()
-"""Four attempts on transport errors, 408/409/429/5xx, honouring Retry-After (``runSession``:
-only 429/503 and errors before the request was sent)."""
-DEFAULT_TIMEOUT = 220.0
-"""Seconds; the SDK's default for ``run_session``."""
+__all__ = ["DEFAULT_RETRY", "DEFAULT_TIMEOUT", "AsyncCesClient", "CesApiError", "CesClient",
+           "SyncReport", "TokenProvider", "_google_default_token"]
 
 
-class CesApiError(BackendError):
-    """CES answered an error; ``status_name`` is Google's status (``FAILED_PRECONDITION`` ...)."""
-
-    def __init__(self, message: str, *, status: int | None, body: Any,
-                 status_name: str = "") -> None:
-        super().__init__(message, status=status, body=body)
-        self.status_name = status_name
-
-
-def _google_default_token() -> TokenProvider:
-    try:
-        import google.auth
-        import google.auth.transport.requests
-    except ImportError:
-        raise UsageError("no token given and google-auth is not installed; pass token=... "
-                         "(a string or a callable returning one) or install "
-                         "'toolbridge[google-auth]' for Google's default credentials") from None
-    credentials, _ = google.auth.default(scopes=list(SCOPES))
-
-    def provide() -> str:
-        if not credentials.valid:
-            refresh: Callable[[Any], None] = credentials.refresh
-            refresh(google.auth.transport.requests.Request())
-        return str(credentials.token)
-
-    return provide
-
-
-def _token_provider(token: str | Secret | TokenProvider | None) -> TokenProvider:
-    if token is None:
-        return _google_default_token()
-    if isinstance(token, (str, Secret)):
-        secret = token if isinstance(token, Secret) else Secret(token)
-        return lambda: secret
-    if callable(token):
-        return token
-    raise UsageError("token must be a string, a toolbridge.http.Secret or a callable returning one")
-
-
-@dataclass
-class SyncReport:
-    """What `sync_tools` did, by tool resource name."""
-
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    tool_names: dict[str, str] = field(default_factory=dict)
-    """Tool resource name -> function name (give it to `GoogleCesDialect`)."""
-    losses: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    """Schema conversion losses per tool name."""
-
-
-class _Base:
-    """Request building shared by the sync and async clients."""
-
-    def __init__(self, *, base_url: str | None, token: str | Secret | TokenProvider | None,
-                 universe_domain: str, retry: RetryPolicy, timeout: float) -> None:
-        self.base_url = (base_url or wire.endpoint(universe_domain=universe_domain)).rstrip("/")
-        self._token = _token_provider(token)
-        self.retry = retry
-        self.run_session_retry = run_session_policy(retry)
-        """``retry`` limited to 429/503: what ``runSession`` uses."""
-        self.timeout = timeout
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.base_url}>"
-
-    def _headers(self, token: str | Secret) -> dict[str, str]:
-        value = token.get() if isinstance(token, Secret) else token
-        return {"authorization": f"Bearer {value}", "content-type": "application/json"}
-
-    def _request(self, token: str | Secret, method: str, path: str, body: Any = None,
-                 params: Mapping[str, str] | None = None,
-                 headers: Mapping[str, str] | None = None) -> httpx.Request:
-        content = None if body is None else json.dumps(body).encode()
-        return httpx.Request(method, f"{self.base_url}/{wire.API_VERSION}/{path}",
-                             params=params, content=content,
-                             headers={**self._headers(token), **(headers or {})})
-
-    @staticmethod
-    def _run_session_parts(session: str, body: Mapping[str, Any]) -> tuple[str, dict[str, Any],
-                                                                             dict[str, str]]:
-        try:
-            wire.parse_session(session)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        config = dict(body.get("config") or {})
-        if config.get("session", session) != session:
-            raise UsageError(f"body config.session {config['session']!r} differs from "
-                             f"session {session!r}")
-        config["session"] = session
-        full = {**body, "config": config}
-        routing = {"x-goog-request-params": "config.session=" + quote(session, safe="/")}
-        return f"{session}:runSession", full, routing
-
-    @staticmethod
-    def _decode(response: httpx.Response, what: str) -> Any:
-        if not response.is_success:
-            try:
-                raise_for_backend(response, what)
-            except BackendError as exc:
-                body = exc.body
-                name = ""
-                if isinstance(body, dict) and isinstance(body.get("error"), dict):
-                    name = str(body["error"].get("status", ""))
-                raise CesApiError(str(exc), status=exc.status, body=body,
-                                  status_name=name) from None
-        if not response.content:
-            return {}
-        return response.json()
-
-    @staticmethod
-    def _plan(toolbox: Toolbox | Sequence[ToolDefinition], app: str,
-              existing: Sequence[Mapping[str, Any]], policy: Any
-              ) -> tuple[list[tuple[str, str, dict[str, Any]]], SyncReport]:
-        """(action, tool id or name, resource) steps making ``app`` hold the toolbox's tools."""
-        if not wire.APP_RE.match(app):
-            raise UsageError(f"app {app!r} must look like projects/P/locations/L/apps/A")
-        have = {str(t.get("name")): wire.normalize_tool_enums(t) for t in existing}
-        report = SyncReport()
-        steps: list[tuple[str, str, dict[str, Any]]] = []
-        tools = list(toolbox)
-        rendered = translate.render_tools(tools, policy=policy)  # errors name each tool
-        for tool, resource in zip(tools, rendered.definitions, strict=True):
-            tool_id = translate.tool_id_of(tool)
-            name = wire.tool_name(app, tool_id)
-            report.tool_names[name] = tool.name
-            if tool.name in rendered.losses:
-                report.losses[tool.name] = rendered.losses[tool.name]
-            current = have.get(name)
-            if current is None:
-                steps.append(("create", tool_id, resource))
-                report.created.append(name)
-            elif any(current.get(k) != v for k, v in resource.items()):
-                steps.append(("update", name, resource))
-                report.updated.append(name)
-            else:
-                report.unchanged.append(name)
-        return steps, report
-
-
-class CesClient(_Base):
+class CesClient(CesCalls):
     """Blocking CES client. ``token``: a string, `toolbridge.http.Secret` or callable; ``None``
     uses Google's default credentials (extra ``google-auth``)."""
 
@@ -200,6 +43,7 @@ class CesClient(_Base):
                          retry=retry, timeout=timeout)
         self._http = http or httpx.Client(timeout=timeout)
         self._owns_http = http is None
+        self._sender = Sender(CesEndpoint(self), self._http)
 
     def close(self) -> None:
         if self._owns_http:
@@ -211,21 +55,10 @@ class CesClient(_Base):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, method: str, path: str, what: str, body: Any = None,
-              params: Mapping[str, str] | None = None,
-              headers: Mapping[str, str] | None = None, idempotent: bool = True) -> Any:
-        request = self._request(self._token(), method, path, body, params, headers)
-        policy = self.retry if idempotent else self.run_session_retry
-        return self._decode(send_with_retries(self._http, request, policy,
-                                              idempotent=idempotent), what)
-
     def run_session(self, session: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /v1/{session}:runSession`` with ``body`` (a ``RunSessionRequest``); retried
         only on 429/503 and errors before the request was sent (it is not idempotent)."""
-        path, full, routing = self._run_session_parts(session, body)
-        result: dict[str, Any] = self._send("POST", path, "runSession", full, headers=routing,
-                                            idempotent=False)
-        return result
+        return self._sender.send(self._run_session(session, body))
 
     def send_text(self, session: str, text: str) -> dict[str, Any]:
         """One user turn."""
@@ -233,49 +66,30 @@ class CesClient(_Base):
 
     def create_tool(self, app: str, tool: Mapping[str, Any], tool_id: str) -> dict[str, Any]:
         """``POST /v1/{app}/tools?toolId=...``; returns the created ``Tool``."""
-        result: dict[str, Any] = self._send("POST", f"{app}/tools", "create tool", dict(tool),
-                                            params={"toolId": tool_id})
-        return result
+        return self._sender.send(self._create_tool(app, tool, tool_id))
 
     def get_tool(self, name: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._send("GET", name, "get tool")
-        return result
+        return self._sender.send(self._get_tool(name))
 
     def list_tools(self, app: str) -> list[dict[str, Any]]:
         """Every tool of ``app`` (all pages)."""
-        tools: list[dict[str, Any]] = []
-        params: dict[str, str] = {}
-        while True:
-            page = self._send("GET", f"{app}/tools", "list tools", params=params)
-            tools += page.get("tools", [])
-            if not page.get("nextPageToken"):
-                return tools
-            params = {"pageToken": page["nextPageToken"]}
+        return self._sender.run(self._list_tools(app))
 
     def update_tool(self, name: str, tool: Mapping[str, Any],
                     update_mask: Sequence[str] | None = None) -> dict[str, Any]:
         """``PATCH /v1/{tool.name}``; ``update_mask`` defaults to the fields given."""
-        mask = ",".join(update_mask or list(tool))
-        result: dict[str, Any] = self._send("PATCH", name, "update tool", dict(tool),
-                                            params={"updateMask": mask})
-        return result
+        return self._sender.send(self._update_tool(name, tool, update_mask))
 
     def delete_tool(self, name: str) -> None:
-        self._send("DELETE", name, "delete tool")
+        self._sender.send(self._delete_tool(name))
 
     def sync_tools(self, toolbox: Toolbox | Sequence[ToolDefinition], app: str, *,
                    policy: Any = "describe") -> SyncReport:
         """Create or update one client-function tool in ``app`` per toolbox tool."""
-        steps, report = self._plan(toolbox, app, self.list_tools(app), policy)
-        for action, key, resource in steps:
-            if action == "create":
-                self.create_tool(app, resource, key)
-            else:
-                self.update_tool(key, resource)
-        return report
+        return self._sender.run(self._sync_tools(toolbox, app, policy))
 
 
-class AsyncCesClient(_Base):
+class AsyncCesClient(CesCalls):
     """Async form of `CesClient` (same methods, awaited)."""
 
     def __init__(self, *, base_url: str | None = None,
@@ -290,6 +104,7 @@ class AsyncCesClient(_Base):
         self._http = http or httpx.AsyncClient(
             timeout=timeout, transport=exclusive_transport())
         self._owns_http = http is None
+        self._sender = AsyncSender(CesEndpoint(self), self._http)
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -301,60 +116,29 @@ class AsyncCesClient(_Base):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def _send(self, method: str, path: str, what: str, body: Any = None,
-                    params: Mapping[str, str] | None = None,
-                    headers: Mapping[str, str] | None = None, idempotent: bool = True) -> Any:
-        token = await asyncio.to_thread(self._token)  # providers may block (refresh)
-        request = self._request(token, method, path, body, params, headers)
-        policy = self.retry if idempotent else self.run_session_retry
-        response = await asend_with_retries(self._http, request, policy, idempotent=idempotent)
-        return self._decode(response, what)
-
     async def run_session(self, session: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        path, full, routing = self._run_session_parts(session, body)
-        result: dict[str, Any] = await self._send("POST", path, "runSession", full,
-                                                  headers=routing, idempotent=False)
-        return result
+        return await self._sender.send(self._run_session(session, body))
 
     async def send_text(self, session: str, text: str) -> dict[str, Any]:
         return await self.run_session(session, {"inputs": [{"text": text}]})
 
     async def create_tool(self, app: str, tool: Mapping[str, Any],
                           tool_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self._send("POST", f"{app}/tools", "create tool",
-                                                  dict(tool), params={"toolId": tool_id})
-        return result
+        return await self._sender.send(self._create_tool(app, tool, tool_id))
 
     async def get_tool(self, name: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self._send("GET", name, "get tool")
-        return result
+        return await self._sender.send(self._get_tool(name))
 
     async def list_tools(self, app: str) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
-        params: dict[str, str] = {}
-        while True:
-            page = await self._send("GET", f"{app}/tools", "list tools", params=params)
-            tools += page.get("tools", [])
-            if not page.get("nextPageToken"):
-                return tools
-            params = {"pageToken": page["nextPageToken"]}
+        return await self._sender.run(self._list_tools(app))
 
     async def update_tool(self, name: str, tool: Mapping[str, Any],
                           update_mask: Sequence[str] | None = None) -> dict[str, Any]:
-        mask = ",".join(update_mask or list(tool))
-        result: dict[str, Any] = await self._send("PATCH", name, "update tool", dict(tool),
-                                                  params={"updateMask": mask})
-        return result
+        return await self._sender.send(self._update_tool(name, tool, update_mask))
 
     async def delete_tool(self, name: str) -> None:
-        await self._send("DELETE", name, "delete tool")
+        await self._sender.send(self._delete_tool(name))
 
     async def sync_tools(self, toolbox: Toolbox | Sequence[ToolDefinition], app: str, *,
                          policy: Any = "describe") -> SyncReport:
-        steps, report = self._plan(toolbox, app, await self.list_tools(app), policy)
-        for action, key, resource in steps:
-            if action == "create":
-                await self.create_tool(app, resource, key)
-            else:
-                await self.update_tool(key, resource)
-        return report
+        return await self._sender.run(self._sync_tools(toolbox, app, policy))

@@ -8,38 +8,23 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import (
-    Secret,
-    asend_with_retries,
-    exclusive_transport,
-    raise_for_backend,
-)
+from toolbridge.http import AsyncSender, Secret, exclusive_transport
 
 from ._client_common import (
     ClientConfig,
     EventDeduper,
-    Requests,
     Tools,
     events_of,
-    is_race,
     message_event,
-    new_key,
-    page_params,
-    race_error,
-    render_tools,
-    resync_event,
-    session_body,
 )
 from ._saved_agents import AsyncSavedAgents
-from ._streams import AsyncEventStream
+from ._streams import AsyncEventStream, follow
 
 __all__ = ["AsyncAgentsClient"]
 
 
-class AsyncAgentsClient(Requests, AsyncSavedAgents):
+class AsyncAgentsClient(AsyncSavedAgents):
     """Async client; same methods and options as `AgentsClient`, awaited."""
-
-    _http: httpx.AsyncClient
 
     def __init__(self, *, http_client: httpx.AsyncClient | None = None,
                  api_key: str | Secret | None = None, **options: Any) -> None:
@@ -51,16 +36,10 @@ class AsyncAgentsClient(Requests, AsyncSavedAgents):
             timeout=self.config.timeout, transport=exclusive_transport(keep=64))
         self._streams = http_client or httpx.AsyncClient(
             timeout=self.config.timeout, transport=exclusive_transport(keep=0))
-
-    async def _send(self, request: httpx.Request, what: str) -> httpx.Response:
-        response = await asend_with_retries(self._http, request, self.config.retry)
-        raise_for_backend(response, what)
-        return response
+        self._sender = AsyncSender(self.config, self._http, self._streams)
 
     async def retrieve_session(self, session_id: str) -> dict[str, Any]:
-        what = f"retrieve session {session_id}"
-        return session_body(await self._send(
-            self._build("GET", f"/agents/sessions/{session_id}"), what), what)
+        return await self._sender.send(self._retrieve_session(session_id))
 
     async def create_session(self, tools: Tools = (), *, input: Any = None,
                              environment: Mapping[str, Any] | None = None,
@@ -68,41 +47,23 @@ class AsyncAgentsClient(Requests, AsyncSavedAgents):
                              instructions: str | None = None,
                              metadata: Mapping[str, str] | None = None,
                              agent_id: str | None = None) -> dict[str, Any]:
-        body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, False, agent_id)
-        return session_body(await self._send(
-            self._build("POST", "/agents/sessions", json=body), "create session"),
-            "create session")
+        return await self._sender.send(self._create_session(
+            tools, input, environment, agent, model, instructions, metadata, agent_id))
 
     async def create_session_stream(
         self, tools: Tools = (), *, input: Any, environment: Mapping[str, Any] | None = None,
         agent: Mapping[str, Any] | None = None, model: str | None = None,
         instructions: str | None = None, metadata: Mapping[str, str] | None = None,
     ) -> AsyncEventStream:
-        body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, True)
-        request = self._build("POST", "/agents/sessions", json=body,
-                              headers={"Accept": "text/event-stream"}, stream=True)
-        return AsyncEventStream(await self._open(request, "create session"), EventDeduper())
+        return AsyncEventStream(await self._sender.open(self._create_session_stream(
+            tools, input, environment, agent, model, instructions, metadata)), EventDeduper())
 
     async def update_tools(self, session_id: str, tools: Tools) -> dict[str, Any]:
-        body = {"agent": {"tools": render_tools(tools)}}
-        what = f"update session {session_id}"
-        return session_body(await self._send(
-            self._build("POST", f"/agents/sessions/{session_id}", json=body), what), what)
+        return await self._sender.send(self._update_tools(session_id, tools))
 
     async def send_events(self, session_id: str, events: Sequence[Mapping[str, Any]], *,
                           idempotency_key: str | None = None) -> None:
-        request = self._events_request(session_id, events, idempotency_key or new_key())
-        what = f"send events to session {session_id}"
-        for delay in (*self.config.race_delays, None):
-            response = await asend_with_retries(self._http, request, self.config.retry)
-            if not is_race(response, events):
-                raise_for_backend(response, what)
-                return
-            if delay is None:
-                raise race_error(response, what)
-            await asyncio.sleep(delay)
+        await self._sender.send(self._send_events(session_id, events, idempotency_key))
 
     async def submit_results(self, session_id: str,
                              body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
@@ -120,47 +81,20 @@ class AsyncAgentsClient(Requests, AsyncSavedAgents):
     async def list_sessions(self, *, metadata: Mapping[str, str] | None = None,
                             after: str | None = None, limit: int = 20, order: str = "desc"
                             ) -> dict[str, Any]:
-        return session_body(await self._send(self._build(
-            "GET", "/agents/sessions", params=page_params(after, limit, order, metadata)),
-            "list sessions"), "list sessions")
+        return await self._sender.send(self._list_sessions(metadata, after, limit, order))
 
     async def list_items(self, session_id: str, *, after: str | None = None, limit: int = 20,
                          order: str = "desc") -> dict[str, Any]:
-        what = f"list items of session {session_id}"
-        return session_body(await self._send(self._build(
-            "GET", f"/agents/sessions/{session_id}/items",
-            params=page_params(after, limit, order)), what), what)
-
-    async def _open(self, request: httpx.Request, what: str) -> httpx.Response:
-        response = await asend_with_retries(self._streams, request, self.config.retry,
-                                            stream=True, what=what)
-        if not response.is_success:
-            await response.aread()
-            await response.aclose()
-            raise_for_backend(response, what)
-        return response
+        return await self._sender.send(self._list_items(session_id, after, limit, order))
 
     async def stream_events(self, session_id: str, *, deduper: EventDeduper | None = None
                             ) -> AsyncEventStream:
-        return AsyncEventStream(await self._open(self._stream_request(session_id),
-                                                 f"stream session {session_id}"),
+        return AsyncEventStream(await self._sender.open(self._stream_events(session_id)),
                                 deduper or EventDeduper())
 
-    async def follow_session(self, session_id: str) -> AsyncGenerator[dict[str, Any], None]:
+    def follow_session(self, session_id: str) -> AsyncGenerator[dict[str, Any], None]:
         """See `AgentsClient.follow_session`; close it with ``contextlib.aclosing``."""
-        deduper = EventDeduper()
-        count = quiet = 0
-        while True:
-            async with await self.stream_events(session_id, deduper=deduper) as stream:
-                count += 1
-                yield resync_event(await self.retrieve_session(session_id), count)
-                received = 0
-                async for event in stream:
-                    received += 1
-                    yield event
-            quiet = quiet + 1 if received == 0 else 0
-            if quiet:
-                await asyncio.sleep(self.config.retry.delay(quiet, None))
+        return self._sender.iterate(follow(self, session_id))
 
     async def aclose(self) -> None:
         if self._owns:

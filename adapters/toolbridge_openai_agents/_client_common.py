@@ -1,17 +1,18 @@
-"""What the sync and async clients share: configuration, request building, SSE, de-duplication."""
+"""What the sync and async clients share: configuration (their endpoint), every call, SSE,
+de-duplication."""
 
 from __future__ import annotations
 
 import json
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
 
 from toolbridge import BackendError, Toolbox, ToolDefinition, WireFormatError
-from toolbridge.http import RetryPolicy, Secret, SSEDecoder
+from toolbridge.http import Call, RetryPolicy, Secret, SSEDecoder, raise_for_backend
 
 from .translate import DIALECT, tools_to_wire
 from .wire import BETA_HEADER, RACE_MESSAGE
@@ -91,27 +92,113 @@ class ClientConfig:
     def stream_timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout, read=None)
 
+    def bearer(self) -> None:
+        """No token: the key is a header of every request."""
+        return None
+
+    async def abearer(self) -> None:
+        return None
+
+    def request_for(self, call: Call[Any], token: None,
+                    http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        """The request of ``call``, built by ``http`` (its own defaults apply)."""
+        merged = self.headers()
+        merged.update(call.headers or {})
+        timeout = self.stream_timeout() if call.stream else httpx.Timeout(self.timeout)
+        request: httpx.Request = http.build_request(
+            call.method, self.base_url + call.path, json=call.body, params=call.params,
+            headers=merged, timeout=timeout)
+        return request
+
     def __repr__(self) -> str:
         return (f"ClientConfig(base_url={self.base_url!r}, api_key={self.api_key!r}, "
                 f"organization={self.organization!r}, project={self.project!r})")
 
 
 class Requests:
-    """Builds every request; the clients send them."""
+    """Every call of both clients (they send them); `config` is their endpoint."""
 
     config: ClientConfig
-    _http: Any
 
-    def _build(self, method: str, path: str, *, json: Any = None,
-               params: Mapping[str, Any] | None = None,
-               headers: Mapping[str, str] | None = None, stream: bool = False) -> httpx.Request:
-        merged = self.config.headers()
-        merged.update(headers or {})
-        timeout = self.config.stream_timeout() if stream else httpx.Timeout(self.config.timeout)
-        request: httpx.Request = self._http.build_request(
-            method, self.config.base_url + path, json=json, params=params, headers=merged,
-            timeout=timeout)
-        return request
+    @staticmethod
+    def _session_call(method: str, path: str, what: str, *, body: Any = None,
+                      params: Mapping[str, Any] | None = None) -> Call[dict[str, Any]]:
+        return Call(method, path, lambda response: _answer(response, what), body=body,
+                    params=params)
+
+    def _retrieve_session(self, session_id: str) -> Call[dict[str, Any]]:
+        return self._session_call("GET", f"/agents/sessions/{session_id}",
+                                  f"retrieve session {session_id}")
+
+    def _create_session(self, tools: Tools, input: Any, environment: Mapping[str, Any] | None,
+                        agent: Mapping[str, Any] | None, model: str | None,
+                        instructions: str | None, metadata: Mapping[str, str] | None,
+                        agent_id: str | None) -> Call[dict[str, Any]]:
+        body = self._create_body(tools, input, environment, agent, model, instructions,
+                                 metadata, False, agent_id)
+        return self._session_call("POST", "/agents/sessions", "create session", body=body)
+
+    def _create_session_stream(
+        self, tools: Tools, input: Any, environment: Mapping[str, Any] | None,
+        agent: Mapping[str, Any] | None, model: str | None, instructions: str | None,
+        metadata: Mapping[str, str] | None,
+    ) -> Call[None]:
+        body = self._create_body(tools, input, environment, agent, model, instructions,
+                                 metadata, True)
+        return Call("POST", "/agents/sessions", _opened("create session"), body=body,
+                    headers={"Accept": "text/event-stream"}, stream=True,
+                    what="create session")
+
+    def _update_tools(self, session_id: str, tools: Tools) -> Call[dict[str, Any]]:
+        return self._session_call("POST", f"/agents/sessions/{session_id}",
+                                  f"update session {session_id}",
+                                  body={"agent": {"tools": render_tools(tools)}})
+
+    def _send_events(self, session_id: str, events: Sequence[Mapping[str, Any]],
+                     key: str | None) -> Call[None]:
+        """One key for every retry; re-sent after the pending-call race (`race_delays`)."""
+        what = f"send events to session {session_id}"
+        sent = list(events)
+
+        def read(response: httpx.Response) -> None:
+            if is_race(response, sent):
+                raise race_error(response, what)
+            raise_for_backend(response, what)
+
+        return Call("POST", f"/agents/sessions/{session_id}/events", read,
+                    body={"events": sent},
+                    headers={"Idempotency-Key": key or new_key(), "Accept": "*/*"},
+                    resend=self.config.race_delays,
+                    resend_if=lambda response: is_race(response, sent))
+
+    def _list_sessions(self, metadata: Mapping[str, str] | None, after: str | None,
+                       limit: int, order: str) -> Call[dict[str, Any]]:
+        return self._session_call("GET", "/agents/sessions", "list sessions",
+                                  params=page_params(after, limit, order, metadata))
+
+    def _list_items(self, session_id: str, after: str | None, limit: int, order: str
+                    ) -> Call[dict[str, Any]]:
+        return self._session_call("GET", f"/agents/sessions/{session_id}/items",
+                                  f"list items of session {session_id}",
+                                  params=page_params(after, limit, order))
+
+    @staticmethod
+    def _stream_events(session_id: str) -> Call[None]:
+        what = f"stream session {session_id}"
+        return Call("GET", f"/agents/sessions/{session_id}/events", _opened(what),
+                    params={"include_obfuscation": "false"},
+                    headers={"Accept": "text/event-stream"}, stream=True, what=what)
+
+    # ------------------------------------------------------------------ saved agents
+    def _create_agent(self, body: Mapping[str, Any]) -> Call[dict[str, Any]]:
+        return self._session_call("POST", "/agents", "create agent", body=dict(body))
+
+    def _retrieve_agent(self, agent_id: str) -> Call[dict[str, Any]]:
+        return self._session_call("GET", f"/agents/{agent_id}", f"retrieve agent {agent_id}")
+
+    def _list_agents(self, after: str | None, limit: int, order: str) -> Call[dict[str, Any]]:
+        return self._session_call("GET", "/agents", "list agents",
+                                  params=page_params(after, limit, order))
 
     def _create_body(self, tools: Tools, input: Any, environment: Mapping[str, Any] | None,
                      agent: Mapping[str, Any] | None, model: str | None,
@@ -138,19 +225,18 @@ class Requests:
             body["stream"] = True
         return body
 
-    def _events_request(self, session_id: str, events: Sequence[Mapping[str, Any]],
-                        key: str) -> httpx.Request:
-        return self._build("POST", f"/agents/sessions/{session_id}/events",
-                           json={"events": list(events)},
-                           headers={"Idempotency-Key": key, "Accept": "*/*"})
-
-    def _stream_request(self, session_id: str) -> httpx.Request:
-        return self._build("GET", f"/agents/sessions/{session_id}/events",
-                           params={"include_obfuscation": "false"},
-                           headers={"Accept": "text/event-stream"}, stream=True)
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.config!r}>"
+
+
+def _answer(response: httpx.Response, what: str) -> dict[str, Any]:
+    raise_for_backend(response, what)
+    return session_body(response, what)
+
+
+def _opened(what: str) -> Callable[[httpx.Response], None]:
+    """Reads a stream's answer: raises for an error one (its events are read elsewhere)."""
+    return lambda response: raise_for_backend(response, what)
 
 
 def page_params(after: str | None, limit: int, order: str,

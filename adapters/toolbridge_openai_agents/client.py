@@ -13,33 +13,24 @@ re-reads the session so no pending call is missed.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
 
-from toolbridge.http import Secret, raise_for_backend, send_with_retries
+from toolbridge.http import Secret, Sender
 
 from ._async_client import AsyncAgentsClient
 from ._client_common import (
     ClientConfig,
     EventDeduper,
     PendingCallRaceError,
-    Requests,
     Tools,
     events_of,
-    is_race,
     message_event,
-    new_key,
-    page_params,
-    race_error,
-    render_tools,
-    resync_event,
-    session_body,
 )
 from ._saved_agents import SavedAgents
-from ._streams import AsyncEventStream, EventStream
+from ._streams import AsyncEventStream, EventStream, follow
 
 __all__ = [
     "AgentsClient", "AsyncAgentsClient", "AsyncEventStream", "EventDeduper", "EventStream",
@@ -47,11 +38,9 @@ __all__ = [
 ]
 
 
-class AgentsClient(Requests, SavedAgents):
+class AgentsClient(SavedAgents):
     """Blocking client. Options: ``api_key``, ``base_url``, ``organization``, ``project``,
     ``timeout``, ``retry`` (a `toolbridge.http.RetryPolicy`), ``race_delays``, ``headers``."""
-
-    _http: httpx.Client
 
     def __init__(self, *, http_client: httpx.Client | None = None,
                  api_key: str | Secret | None = None, **options: Any) -> None:
@@ -61,17 +50,11 @@ class AgentsClient(Requests, SavedAgents):
                                                  limits=self.config.limits())
         self._streams = http_client or httpx.Client(timeout=self.config.timeout,
                                                     limits=self.config.stream_limits())
-
-    def _send(self, request: httpx.Request, what: str) -> httpx.Response:
-        response = send_with_retries(self._http, request, self.config.retry)
-        raise_for_backend(response, what)
-        return response
+        self._sender = Sender(self.config, self._http, self._streams)
 
     def retrieve_session(self, session_id: str) -> dict[str, Any]:
         """``GET /agents/sessions/{id}``: status, ``required_actions``, agent."""
-        what = f"retrieve session {session_id}"
-        return session_body(self._send(self._build("GET", f"/agents/sessions/{session_id}"),
-                                       what), what)
+        return self._sender.send(self._retrieve_session(session_id))
 
     def create_session(self, tools: Tools = (), *, input: Any = None,
                        environment: Mapping[str, Any] | None = None,
@@ -81,10 +64,8 @@ class AgentsClient(Requests, SavedAgents):
                        agent_id: str | None = None) -> dict[str, Any]:
         """``POST /agents/sessions`` declaring ``tools`` (environment ``none`` by default);
         with ``agent_id``, a session of that saved agent (``tools`` then replace its own)."""
-        body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, False, agent_id)
-        return session_body(self._send(self._build("POST", "/agents/sessions", json=body),
-                                       "create session"), "create session")
+        return self._sender.send(self._create_session(
+            tools, input, environment, agent, model, instructions, metadata, agent_id))
 
     def create_session_stream(self, tools: Tools = (), *, input: Any,
                               environment: Mapping[str, Any] | None = None,
@@ -92,32 +73,17 @@ class AgentsClient(Requests, SavedAgents):
                               instructions: str | None = None,
                               metadata: Mapping[str, str] | None = None) -> EventStream:
         """Create a session with ``stream: true``: its events from creation on."""
-        body = self._create_body(tools, input, environment, agent, model, instructions,
-                                 metadata, True)
-        request = self._build("POST", "/agents/sessions", json=body,
-                              headers={"Accept": "text/event-stream"}, stream=True)
-        return EventStream(self._open(request, "create session"), EventDeduper())
+        return EventStream(self._sender.open(self._create_session_stream(
+            tools, input, environment, agent, model, instructions, metadata)), EventDeduper())
 
     def update_tools(self, session_id: str, tools: Tools) -> dict[str, Any]:
         """Replace the session's tools (they apply from the next model call)."""
-        body = {"agent": {"tools": render_tools(tools)}}
-        what = f"update session {session_id}"
-        return session_body(self._send(
-            self._build("POST", f"/agents/sessions/{session_id}", json=body), what), what)
+        return self._sender.send(self._update_tools(session_id, tools))
 
     def send_events(self, session_id: str, events: Sequence[Mapping[str, Any]], *,
                     idempotency_key: str | None = None) -> None:
         """``POST .../events`` (202), one key for every retry; retries the pending-call race."""
-        request = self._events_request(session_id, events, idempotency_key or new_key())
-        what = f"send events to session {session_id}"
-        for delay in (*self.config.race_delays, None):
-            response = send_with_retries(self._http, request, self.config.retry)
-            if not is_race(response, events):
-                raise_for_backend(response, what)
-                return
-            if delay is None:
-                raise race_error(response, what)
-            time.sleep(delay)
+        self._sender.send(self._send_events(session_id, events, idempotency_key))
 
     def submit_results(self, session_id: str,
                        body: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
@@ -138,49 +104,23 @@ class AgentsClient(Requests, SavedAgents):
                       after: str | None = None, limit: int = 20, order: str = "desc"
                       ) -> dict[str, Any]:
         """One page of sessions (``metadata[key]=value`` filters): ``{"data", "has_more"}``."""
-        return session_body(self._send(self._build(
-            "GET", "/agents/sessions", params=page_params(after, limit, order, metadata)),
-            "list sessions"), "list sessions")
+        return self._sender.send(self._list_sessions(metadata, after, limit, order))
 
     def list_items(self, session_id: str, *, after: str | None = None, limit: int = 20,
                    order: str = "desc") -> dict[str, Any]:
         """One page of history: ``{"data": [...], "has_more": bool}``."""
-        what = f"list items of session {session_id}"
-        return session_body(self._send(self._build(
-            "GET", f"/agents/sessions/{session_id}/items",
-            params=page_params(after, limit, order)), what), what)
-
-    def _open(self, request: httpx.Request, what: str) -> httpx.Response:
-        response = send_with_retries(self._streams, request, self.config.retry, stream=True,
-                                     what=what)
-        if not response.is_success:
-            response.read()
-            response.close()
-            raise_for_backend(response, what)
-        return response
+        return self._sender.send(self._list_items(session_id, after, limit, order))
 
     def stream_events(self, session_id: str, *, deduper: EventDeduper | None = None
                       ) -> EventStream:
         """Open the live event stream (connected when this returns)."""
-        return EventStream(self._open(self._stream_request(session_id),
-                                      f"stream session {session_id}"), deduper or EventDeduper())
+        return EventStream(self._sender.open(self._stream_events(session_id)),
+                           deduper or EventDeduper())
 
     def follow_session(self, session_id: str) -> Iterator[dict[str, Any]]:
         """Events forever: after each (re)connect, a session snapshot shaped like its lifecycle
         event (``event_id`` ``resync-N``), then live events; reconnects when a stream ends."""
-        deduper = EventDeduper()
-        count = quiet = 0
-        while True:
-            with self.stream_events(session_id, deduper=deduper) as stream:
-                count += 1
-                yield resync_event(self.retrieve_session(session_id), count)
-                received = 0
-                for event in stream:
-                    received += 1
-                    yield event
-            quiet = quiet + 1 if received == 0 else 0
-            if quiet:
-                time.sleep(self.config.retry.delay(quiet, None))
+        return self._sender.iterate(follow(self, session_id))
 
     def close(self) -> None:
         if self._owns:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from toolbridge import ToolDefinition, WireFormatError
 from toolbridge.plugin import ImportedTools, SkippedTool
+from toolbridge.tools import read_function_tool
 
 from .translate import DIALECT
 
@@ -52,28 +51,9 @@ def import_tools(definitions: Sequence[Mapping[str, Any]]) -> ImportedTools:
 
 
 def _function(item: Mapping[str, Any], where: str) -> ToolDefinition:
-    name = item.get("name")
-    if not isinstance(name, str) or not name:
-        raise WireFormatError(DIALECT, f"{where}.name", "missing or not a string", item)
-    description = item.get("description", "")
-    if not isinstance(description, str):
-        raise WireFormatError(DIALECT, f"{where}.description", "not a string", item)
-    parameters = item.get("parameters")
-    if parameters is not None and not isinstance(parameters, Mapping):
-        raise WireFormatError(DIALECT, f"{where}.parameters", "not a JSON Schema object", item)
-    defer = item.get("defer_loading", False)
-    if not isinstance(defer, bool):
-        raise WireFormatError(DIALECT, f"{where}.defer_loading", "not a boolean", item)
-    fields: dict[str, Any] = {"name": name, "description": description, "defer_loading": defer}
-    if parameters is not None:
-        fields["parameters"] = dict(parameters)
-    extras = {k: v for k, v in item.items() if k not in _FIELDS}
-    if extras:
-        fields["vendor_extras"] = {DIALECT: extras}
-    try:
-        return ToolDefinition(**fields)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else ""
-        raise WireFormatError(DIALECT, f"{where}.{field}".rstrip("."), error["msg"],
-                              item) from None
+    return read_function_tool(item, where, DIALECT, reads=("defer_loading",), extras=_extras)
+
+
+def _extras(function: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys the neutral form has no field for (``async``, ...); ``strict`` is never sent."""
+    return {k: v for k, v in function.items() if k not in _FIELDS}

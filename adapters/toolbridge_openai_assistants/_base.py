@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 import time
@@ -12,7 +13,14 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, UsageError
-from toolbridge.http import RetryPolicy, Secret, SSEDecoder, raise_for_backend, transport_error
+from toolbridge.http import (
+    Call,
+    RetryPolicy,
+    Secret,
+    SSEDecoder,
+    raise_for_backend,
+    transport_error,
+)
 
 from .wire import BETA_HEADER
 
@@ -138,18 +146,6 @@ class _Base:
                 headers["Authorization"] = f"Bearer {self.api_key.get()}"
         return headers
 
-    def _build(self, method: str, path: str, token: str | None, body: Any = None,
-               query: Mapping[str, Any] | None = None, stream: bool = False) -> httpx.Request:
-        params: dict[str, Any] = {k: v for k, v in (query or {}).items() if v is not None}
-        if self.api_version:
-            params["api-version"] = self.api_version
-        headers = self._headers(token)
-        if stream:
-            headers["Accept"] = "text/event-stream"
-        content = None if body is None else json.dumps(body).encode()
-        return httpx.Request(method, self.base_url + path, params=params, headers=headers,
-                             content=content)
-
     def _decode(self, response: httpx.Response, what: str, run_ids: tuple[str, str] | None
                 ) -> Any:
         self._note_poll_hint(response)
@@ -203,12 +199,62 @@ class _Base:
         return body
 
 
+class Endpoint:
+    """Where an Assistants client's calls go and how they are signed (a
+    `toolbridge.http.Endpoint`): its base URL, credential and API version."""
+
+    __slots__ = ("client",)
+
+    def __init__(self, client: _Base) -> None:
+        self.client = client
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self.client.retry
+
+    def bearer(self) -> str | None:
+        """The token provider's token (the sync client: a provider returning a str)."""
+        provider = self.client.token_provider
+        if provider is None:
+            return None
+        token = provider()
+        if not isinstance(token, str):
+            if inspect.iscoroutine(token):
+                token.close()
+            raise UsageError("openai-assistants: the sync client needs a token provider "
+                             "returning a str (not an awaitable)")
+        return token
+
+    async def abearer(self) -> str | None:
+        provider = self.client.token_provider
+        if provider is None:
+            return None
+        token = provider()
+        if not isinstance(token, str):
+            token = await token
+        return token
+
+    def request_for(self, call: Call[Any], token: str | None,
+                    http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        client = self.client
+        params: dict[str, Any] = {k: v for k, v in (call.params or {}).items()
+                                  if v is not None}
+        if client.api_version:
+            params["api-version"] = client.api_version
+        headers = client._headers(token)
+        if call.stream:
+            headers["Accept"] = "text/event-stream"
+        content = None if call.body is None else json.dumps(call.body).encode()
+        log.debug("%s %s", call.method, call.path)
+        return httpx.Request(call.method, client.base_url + call.path, params=params,
+                             headers=headers, content=content)
+
+
 FOUNDRY_SCOPE = "https://ai.azure.com/.default"
 
 
 def _token_provider(credential: Any) -> TokenProvider:
     """An azure-core ``TokenCredential`` (sync or async) as a token provider."""
-    import inspect
 
     def sync() -> str:
         return str(credential.get_token(FOUNDRY_SCOPE).token)
@@ -241,6 +287,13 @@ class _SSE:
         self.frames = SSEDecoder()
         self.done = False
 
+    @property
+    def finished(self) -> bool:
+        return self.done
+
+    def ended(self, broke: Exception | None) -> None:
+        raise self.interrupted(broke)
+
     def feed(self, line: str) -> StreamEvent | None:
         frame = self.frames.feed(line)
         if frame is None:
@@ -268,5 +321,3 @@ class _SSE:
             return StreamInterruptedError(str(transport_error(where, broke)))
         return StreamInterruptedError(f"openai-assistants: {self.what}: stream ended "
                                       "without [DONE]")
-
-

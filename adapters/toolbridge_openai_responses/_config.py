@@ -4,15 +4,21 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import UsageError
 from toolbridge.http import RetryPolicy, Secret
 
 from .wire import DIALECT
+
+if TYPE_CHECKING:
+    import httpx
+
+    from toolbridge.http import Call
 
 __all__ = ["FOUNDRY_SCOPE", "OPENAI_BASE_URL", "ClientConfig", "agent_reference"]
 
@@ -152,3 +158,18 @@ class ClientConfig:
                 out["Authorization"] = f"Bearer {self.api_key.get()}"
         out.update(self.extra_headers)
         return out
+
+    def request_for(self, call: Call[Any], token: str | None,
+                    http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        """The request of ``call``: to the base URL, or to a whole URL given (a project's)."""
+        import httpx
+
+        params = {k: v for k, v in (call.params or {}).items() if v is not None}
+        headers = self.headers(token)
+        if call.stream:
+            headers["Accept"] = "text/event-stream"
+        timeout = httpx.Timeout(self.timeout, read=None if call.stream else self.timeout)
+        url = call.path if "://" in call.path else self.base_url + call.path
+        return httpx.Request(call.method, url, params=params, headers=headers,
+                             content=None if call.body is None else json.dumps(call.body).encode(),
+                             extensions={"timeout": timeout.as_dict()})

@@ -5,30 +5,25 @@ re-attaches to them, and manages Conversations and (on a Foundry project) agent 
 `stream_response` gathers a stream into its response and recovers a dropped one: a background
 response is re-attached with ``starting_after``, a foreground one is read until it ends. A
 create is never re-sent after it may have reached the server (a retried create can start a
-second response); reads are retried like every other client's.
+second response); reads are retried like every other client's. Both clients send the calls of
+`Requests`.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
 
-from toolbridge import BackendError
-from toolbridge.http import send_with_retries
+from toolbridge.http import Sender
 
 from ._async_client import AsyncResponsesClient
 from ._config import ClientConfig
 from ._gather import StreamGatherer
-from ._requests import Requests, ResponseStreamError, chunks, decode, sse_events
-from .wire import ACTIVE_STATUSES, DIALECT
+from ._requests import Events, OnEvent, Requests, ResponseStreamError
 
 __all__ = ["AsyncResponsesClient", "ResponseStreamError", "ResponsesClient", "StreamGatherer"]
-
-OnEvent = Callable[[dict[str, Any]], None] | None
-_BROKEN = (httpx.TransportError, httpx.StreamError)
 
 
 class ResponsesClient(Requests):
@@ -39,78 +34,41 @@ class ResponsesClient(Requests):
         self.config = ClientConfig(**options)
         self._owns = http_client is None
         self._http = http_client or httpx.Client(timeout=self.config.timeout)
-
-    def _send(self, method: str, path: str, what: str, *, idempotent: bool = True,
-              **parts: Any) -> Any:
-        request = self._request(method, path, self.config.bearer(), **parts)
-        return decode(send_with_retries(self._http, request, self.config.retry,
-                                        idempotent=idempotent), what)
+        self._sender = Sender(self.config, self._http)
 
     # ------------------------------------------------------------------ responses
     def create(self, **body: Any) -> dict[str, Any]:
         """``POST /responses`` (``background=True`` returns it queued); the request body's
         fields as keywords, e.g. ``model``, ``input``, ``tools``, plus what `Toolbox.handle`
         returned to continue one."""
-        result: dict[str, Any] = self._send("POST", "/responses", "create response",
-                                            idempotent=False,
-                                            body=self._create_body(body, False))
-        return result
+        return self._sender.send(self._create(body))
 
     def retrieve(self, response_id: str) -> dict[str, Any]:
         """``GET /responses/{id}``."""
-        result: dict[str, Any] = self._send("GET", f"/responses/{response_id}",
-                                            f"retrieve response {response_id}")
-        return result
+        return self._sender.send(self._retrieve(response_id))
 
     def poll(self, response_id: str, *, timeout: float | None = None) -> dict[str, Any]:
         """Read the response until it is no longer ``queued`` or ``in_progress``."""
-        started = time.monotonic()
-        while True:
-            response = self.retrieve(response_id)
-            if response.get("status") not in ACTIVE_STATUSES:
-                return response
-            if timeout is not None and time.monotonic() - started > timeout:
-                raise BackendError(f"{DIALECT}: response {response_id} still "
-                                   f"{response.get('status')} after {timeout:g} s",
-                                   body=response)
-            time.sleep(self.config.poll_interval)
+        return self._sender.run(self._poll(response_id, timeout))
 
     def cancel(self, response_id: str) -> dict[str, Any]:
         """``POST /responses/{id}/cancel`` (background responses only)."""
-        result: dict[str, Any] = self._send("POST", f"/responses/{response_id}/cancel",
-                                            f"cancel response {response_id}")
-        return result
+        return self._sender.send(self._cancel(response_id))
 
     def events(self, request: httpx.Request, *, idempotent: bool) -> Iterator[dict[str, Any]]:
         """The decoded events of one stream request; ends quietly when the stream drops."""
-        where = f"{DIALECT}: {request.method} {request.url.path}"
-        response = send_with_retries(self._http, request, self.config.retry, stream=True,
-                                     idempotent=idempotent, what=where)
-        try:
-            if not response.is_success:
-                response.read()
-                decode(response, f"stream {request.url.path}")
-            try:
-                yield from sse_events(response.iter_lines())
-            except _BROKEN:
-                return
-        finally:
-            response.close()
+        return self._sender.events(self._given(request, idempotent), Events(), request)
 
     def stream(self, **body: Any) -> Iterator[dict[str, Any]]:
         """``POST /responses`` with ``stream: true``: its events (no recovery; see
         `stream_response`)."""
-        request = self._request("POST", "/responses", self.config.bearer(),
-                                body=self._create_body(body, True), stream=True)
-        return self.events(request, idempotent=False)
+        return self._sender.events(self._stream(body), Events())
 
     def attach(self, response_id: str, *, starting_after: int | None = None
                ) -> Iterator[dict[str, Any]]:
         """Re-attach to a background response's stream: ``GET /responses/{id}?stream=true&
         starting_after=N`` (the events after sequence number N)."""
-        request = self._request("GET", f"/responses/{response_id}", self.config.bearer(),
-                                query=self._attach_query(starting_after), stream=True)
-        return self.events(request, idempotent=True)
+        return self._sender.events(self._attach(response_id, starting_after), Events())
 
     def stream_response(self, *, on_event: OnEvent = None, **body: Any) -> dict[str, Any]:
         """Create a streamed response and return it finished, recovering a dropped stream.
@@ -120,50 +78,17 @@ class ResponsesClient(Requests):
         or a background one out of attempts, is read until it ends. A drop before
         ``response.created`` raises `ResponseStreamError`: the response id is unknown.
         """
-        gatherer = StreamGatherer()
-        self._gather(self.stream(**body), gatherer, on_event)
-        attempt = 0
-        while not gatherer.done:
-            if gatherer.response_id is None:
-                raise ResponseStreamError(f"{DIALECT}: the stream broke off before "
-                                          "response.created; the response id is unknown")
-            attempt += 1
-            if not gatherer.background or attempt >= self.config.retry.max_attempts:
-                return self.poll(gatherer.response_id)
-            time.sleep(self.config.retry.delay(attempt, None))
-            self._gather(self.attach(gatherer.response_id,
-                                     starting_after=gatherer.last_sequence), gatherer, on_event)
-        return gatherer.result()
-
-    @staticmethod
-    def _gather(events: Iterator[dict[str, Any]], gatherer: StreamGatherer,
-                on_event: OnEvent) -> None:
-        for event in events:
-            if gatherer.feed(event) and on_event is not None:
-                on_event(event)
-            if gatherer.done:
-                return
+        return self._sender.run(self._stream_response(on_event, body))
 
     # ------------------------------------------------------------------ conversations
     def create_conversation(self, items: Sequence[Mapping[str, Any]] = (), *,
                             metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
         """``POST /conversations``; more than 20 items are added in further requests."""
-        first, *rest = chunks([dict(i) for i in items])
-        body: dict[str, Any] = {"items": first}
-        if metadata is not None:
-            body["metadata"] = dict(metadata)
-        conversation: dict[str, Any] = self._send("POST", "/conversations",
-                                                  "create conversation", idempotent=False,
-                                                  body=body)
-        for part in rest:
-            self.add_items(conversation["id"], part)
-        return conversation
+        return self._sender.run(self._create_conversation(items, metadata))
 
     def retrieve_conversation(self, conversation_id: str) -> dict[str, Any]:
         """``GET /conversations/{id}``."""
-        result: dict[str, Any] = self._send("GET", f"/conversations/{conversation_id}",
-                                            f"retrieve conversation {conversation_id}")
-        return result
+        return self._sender.send(self._retrieve_conversation(conversation_id))
 
     def delete_conversation(self, conversation_id: str) -> None:
         """``DELETE /conversations/{id}``."""
@@ -173,62 +98,27 @@ class ResponsesClient(Requests):
     def add_items(self, conversation_id: str, items: Sequence[Mapping[str, Any]]
                   ) -> list[dict[str, Any]]:
         """``POST /conversations/{id}/items`` (20 per request): the items as stored."""
-        added: list[dict[str, Any]] = []
-        for part in chunks([dict(i) for i in items]):
-            page = self._send("POST", f"/conversations/{conversation_id}/items",
-                              f"add items to {conversation_id}", idempotent=False,
-                              body={"items": part})
-            added += page.get("data", [])
-        return added
+        return self._sender.run(self._add_items(conversation_id, items))
 
     def list_items(self, conversation_id: str, *, after: str | None = None, limit: int = 20,
                    order: str = "asc") -> dict[str, Any]:
         """One page of ``GET /conversations/{id}/items``."""
-        result: dict[str, Any] = self._send(
-            "GET", f"/conversations/{conversation_id}/items",
-            f"list items of {conversation_id}",
-            query={"after": after, "limit": limit, "order": order})
-        return result
+        return self._sender.send(self._list_items(conversation_id, after, limit, order))
 
     def all_items(self, conversation_id: str) -> list[dict[str, Any]]:
         """Every item of the conversation, oldest first (all pages)."""
-        items: list[dict[str, Any]] = []
-        after = None
-        while True:
-            page = self.list_items(conversation_id, after=after, limit=100)
-            items += page.get("data", [])
-            if not page.get("has_more") or not page.get("last_id"):
-                return items
-            after = page["last_id"]
+        return self._sender.run(self._all_items(conversation_id))
 
     # ------------------------------------------------------------------ Foundry agents
     def create_agent_version(self, name: str, *, definition: Mapping[str, Any],
                              **fields: Any) -> dict[str, Any]:
         """``POST {project}/agents/{name}/versions?api-version=v1`` (a saved prompt agent)."""
-        result: dict[str, Any] = self._send(
-            "POST", f"/agents/{name}/versions", f"create agent version of {name}",
-            idempotent=False, body={"definition": dict(definition), **fields}, project=True)
-        return result
+        return self._sender.send(self._create_agent_version(name, definition, fields))
 
     def list_agent_versions(self, name: str) -> list[dict[str, Any]]:
         """``GET {project}/agents/{name}/versions``: every version (none for an unknown
         agent), oldest first."""
-        versions: list[dict[str, Any]] = []
-        after = None
-        while True:
-            try:
-                page = self._send("GET", f"/agents/{name}/versions",
-                                  f"list agent versions of {name}", project=True,
-                                  query={"after": after, "limit": 100, "order": "asc"})
-            except BackendError as exc:
-                if exc.status == 404:
-                    return versions
-                raise
-            data = page.get("data") or []
-            versions += data
-            if not page.get("has_more") or not data:
-                return versions
-            after = data[-1]["id"]
+        return self._sender.run(self._list_agent_versions(name))
 
     def list_deployments(self) -> dict[str, str]:
         """``GET {project}/deployments?api-version=v1``: each model deployment's name and

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from toolbridge import ToolDefinition, WireFormatError
+from toolbridge.tools import read_function_tool
 
 from .wire import DIALECT
 
@@ -57,31 +56,11 @@ def _kind(item: Any, where: str) -> str:
 
 def _function(item: Mapping[str, Any], where: str, space: dict[str, str] | None
               ) -> ToolDefinition:
-    name = item.get("name")
-    if not isinstance(name, str) or not name:
-        raise WireFormatError(DIALECT, f"{where}.name", "missing or not a string", item)
-    checks = (("description", str, "a string"), ("parameters", Mapping, "a JSON Schema object"),
-              ("strict", bool, "a boolean"), ("defer_loading", bool, "a boolean"),
-              ("output_schema", Mapping, "a JSON Schema object"))
-    for field, kind_of, what in checks:
-        value = item.get(field)
-        if value is not None and not isinstance(value, kind_of):
-            raise WireFormatError(DIALECT, f"{where}.{field}", f"not {what}", item)
-    extras: dict[str, Any] = {"function": dict(item)}
-    if space is not None:
-        extras["namespace"] = space
-    fields: dict[str, Any] = {
-        "name": name, "description": item.get("description") or "",
-        "strict": item.get("strict"), "defer_loading": bool(item.get("defer_loading", False)),
-        "vendor_extras": {DIALECT: extras}}
-    if item.get("parameters") is not None:
-        fields["parameters"] = dict(item["parameters"])
-    if item.get("output_schema") is not None:
-        fields["returns"] = dict(item["output_schema"])
-    try:
-        return ToolDefinition(**fields)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else ""
-        raise WireFormatError(DIALECT, f"{where}.{field}".rstrip("."), error["msg"],
-                              item) from None
+    def original(function: Mapping[str, Any]) -> dict[str, Any]:
+        kept: dict[str, Any] = {"function": dict(function)}
+        if space is not None:
+            kept["namespace"] = space
+        return kept
+
+    return read_function_tool(item, where, DIALECT, extras=original,
+                              reads=("strict", "defer_loading", "output_schema"))

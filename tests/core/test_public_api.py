@@ -42,7 +42,7 @@ EXPECTED: dict[str, set[str]] = {
     "toolbridge.tools": {
         "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
         "heartbeats",
-        "inspect_function",
+        "inspect_function", "read_function_tool",
         "schema_validator",
     },
     "toolbridge.runtime": {
@@ -56,6 +56,9 @@ EXPECTED: dict[str, set[str]] = {
         "open_store", "owner_alive",
     },
     "toolbridge.http": {
+        "AsyncSender", "Call", "Drain", "Emit", "Endpoint", "Flow", "Open", "Pause", "Reader",
+        "Relay", "Sender",
+        "aread_events", "read_events",
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
         "raise_for_backend", "redact_text", "redact_url", "send_with_retries",
         "transport_error", "transport_failure",

@@ -1,6 +1,6 @@
-"""Shared HTTP plumbing for adapter clients: secrets, bounded retries honouring Retry-After, SSE,
-and `exclusive_transport` (a connection per request in flight, for clients of many
-conversations).
+"""Shared HTTP plumbing for adapter clients: API calls described once and their sync and async
+senders, secrets, bounded retries honouring Retry-After, SSE, and `exclusive_transport` (a
+connection per request in flight, for clients of many conversations).
 
 What a dialect author's client imports. httpx is imported on first use, not by this module.
 """
@@ -8,6 +8,7 @@ What a dialect author's client imports. httpx is imported on first use, not by t
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text, redact_url
+from ._calls import Call, Drain, Emit, Endpoint, Flow, Open, Pause, Reader, Relay
 from ._retries import (
     RetryPolicy,
     Secret,
@@ -17,18 +18,32 @@ from ._retries import (
     transport_error,
     transport_failure,
 )
+from ._senders import AsyncSender, Sender, aread_events, read_events
 from ._sse import SSEDecoder
 
 if TYPE_CHECKING:
     from ._transport import exclusive_transport
 
 __all__ = [
+    "AsyncSender",
+    "Call",
+    "Drain",
+    "Emit",
+    "Endpoint",
+    "Flow",
+    "Open",
+    "Pause",
+    "Reader",
+    "Relay",
     "RetryPolicy",
     "SSEDecoder",
     "Secret",
+    "Sender",
+    "aread_events",
     "asend_with_retries",
     "exclusive_transport",
     "raise_for_backend",
+    "read_events",
     "redact_text",
     "redact_url",
     "send_with_retries",
