@@ -67,6 +67,11 @@ class AsyncAssistantsClient(AssistantsCalls):
         """``GET /threads/{thread_id}``."""
         return await self._sender.send(self._retrieve_thread(thread_id))
 
+    async def list_deployments(self) -> dict[str, str]:
+        """Foundry classic: ``GET {project}/deployments``, each model deployment's name and
+        the model it serves (``modelName``)."""
+        return await self._sender.send(self._list_deployments())
+
     def iterate(self, path: str, what: str) -> AsyncIterator[dict[str, Any]]:
         """Every object of a list endpoint, oldest first, 100 per page (see the sync form)."""
         return self._sender.iterate(self._iterate(path, what))

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError
+from toolbridge import BackendError, UsageError
 from toolbridge.http import Call, Emit, Flow, Pause
 
 from ._base import _SSE, _Base
@@ -62,6 +62,15 @@ class AssistantsCalls(_Base):
 
     def _retrieve_thread(self, thread_id: str) -> Call[dict[str, Any]]:
         return self._call("GET", f"/threads/{thread_id}", "retrieve thread")
+
+    def _list_deployments(self) -> Call[dict[str, str]]:
+        if not self.foundry:
+            raise UsageError("openai-assistants: only a Foundry project lists its deployments "
+                             "(project_endpoint=...)")
+        read = self._reader("list deployments")
+        return Call("GET", "/deployments", lambda response: {
+            str(d["name"]): str(d.get("modelName") or "") for d in read(response).get("value")
+            or [] if d.get("type", "ModelDeployment") == "ModelDeployment"})
 
     def _iterate(self, path: str, what: str) -> Flow[None]:
         """Every object of a list endpoint, oldest first, 100 per page."""

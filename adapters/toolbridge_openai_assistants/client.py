@@ -84,12 +84,7 @@ class AssistantsClient(AssistantsCalls):
     def list_deployments(self) -> dict[str, str]:
         """Foundry classic: ``GET {project}/deployments``, each model deployment's name and
         the model it serves (``modelName``)."""
-        if not self.foundry:
-            raise UsageError("openai-assistants: only a Foundry project lists its deployments "
-                             "(project_endpoint=...)")
-        page = self._call("GET", "/deployments", "list deployments")
-        return {str(d["name"]): str(d.get("modelName") or "") for d in page.get("value") or []
-                if d.get("type", "ModelDeployment") == "ModelDeployment"}
+        return self._sender.send(self._list_deployments())
 
     def iterate(self, path: str, what: str) -> Iterator[dict[str, Any]]:
         """Every object of a list endpoint (``/assistants``, ``/threads/{id}/messages``;

@@ -74,6 +74,10 @@ class AsyncResponsesClient(Requests):
         """``GET /conversations/{id}``."""
         return await self._sender.send(self._retrieve_conversation(conversation_id))
 
+    async def delete_conversation(self, conversation_id: str) -> None:
+        """``DELETE /conversations/{id}``."""
+        await self._sender.send(self._delete_conversation(conversation_id))
+
     async def add_items(self, conversation_id: str, items: Sequence[Mapping[str, Any]]
                         ) -> list[dict[str, Any]]:
         """``POST /conversations/{id}/items`` (20 per request): the items as stored."""
@@ -97,6 +101,11 @@ class AsyncResponsesClient(Requests):
     async def list_agent_versions(self, name: str) -> list[dict[str, Any]]:
         """``GET {project}/agents/{name}/versions``: every version, oldest first."""
         return await self._sender.run(self._list_agent_versions(name))
+
+    async def list_deployments(self) -> dict[str, str]:
+        """``GET {project}/deployments?api-version=v1``: each model deployment's name and
+        the model it serves (``modelName``), following ``nextLink`` pages."""
+        return await self._sender.run(self._list_deployments())
 
     async def aclose(self) -> None:
         if self._owns:

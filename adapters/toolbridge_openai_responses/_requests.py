@@ -239,6 +239,26 @@ class Requests:
             after = data[-1]["id"]
 
     @staticmethod
+    def _delete_conversation(conversation_id: str) -> Call[None]:
+        return Call("DELETE", f"/conversations/{conversation_id}",
+                    _reader(f"delete conversation {conversation_id}"))
+
+    def _list_deployments(self) -> Flow[dict[str, str]]:
+        """Every model deployment of the project, following ``nextLink`` pages."""
+        found: dict[str, str] = {}
+        url: str = self._project("/deployments")
+        params: dict[str, Any] | None = {"api-version": "v1"}
+        while True:
+            page = yield Call("GET", url, _reader("list deployments"), params=params)
+            for deployment in (page or {}).get("value") or []:
+                if deployment.get("type", "ModelDeployment") == "ModelDeployment":
+                    found[str(deployment["name"])] = str(deployment.get("modelName") or "")
+            link = (page or {}).get("nextLink")
+            if not link:
+                return found
+            url, params = str(link), None
+
+    @staticmethod
     def _given(request: httpx.Request, idempotent: bool) -> Call[None]:
         """The call of a stream request built already (`events`)."""
         path = request.url.path

@@ -92,8 +92,7 @@ class ResponsesClient(Requests):
 
     def delete_conversation(self, conversation_id: str) -> None:
         """``DELETE /conversations/{id}``."""
-        self._send("DELETE", f"/conversations/{conversation_id}",
-                   f"delete conversation {conversation_id}")
+        self._sender.send(self._delete_conversation(conversation_id))
 
     def add_items(self, conversation_id: str, items: Sequence[Mapping[str, Any]]
                   ) -> list[dict[str, Any]]:
@@ -123,19 +122,7 @@ class ResponsesClient(Requests):
     def list_deployments(self) -> dict[str, str]:
         """``GET {project}/deployments?api-version=v1``: each model deployment's name and
         the model it serves (``modelName``), following ``nextLink`` pages."""
-        found: dict[str, str] = {}
-        request = self._request("GET", "/deployments", self.config.bearer(), project=True)
-        while True:
-            page = decode(send_with_retries(self._http, request, self.config.retry),
-                          "list deployments")
-            for deployment in page.get("value") or []:
-                if deployment.get("type", "ModelDeployment") == "ModelDeployment":
-                    found[str(deployment["name"])] = str(deployment.get("modelName") or "")
-            link = page.get("nextLink")
-            if not link:
-                return found
-            request = httpx.Request("GET", str(link),
-                                    headers=self.config.headers(self.config.bearer()))
+        return self._sender.run(self._list_deployments())
 
     def close(self) -> None:
         if self._owns:
