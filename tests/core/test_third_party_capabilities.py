@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from toolbridge import Toolbox
+from toolbridge import PluginError, Toolbox
 from toolbridge.cli import main
 from toolbridge.plugin import capabilities
 from toolbridge.plugin._manager import _PLUGINS
@@ -211,3 +211,19 @@ def test_it_passes_the_conformance_kit(site: Path) -> None:
         {"id": "2", "tool": "get_customer", "args": {"customer_id": "42"}}]}
     check_dialect("echo", list(toolbox), payload)
     check_backend("echo")
+
+
+def test_plugins_need_not_be_hashable(site: Path) -> None:
+    """Capabilities of a plugin object that cannot be hashed are collected like any other's."""
+    import types
+
+    from toolbridge.plugin import Demos, hookimpl, register_plugin
+
+    @hookimpl
+    def toolbridge_demos() -> list[Demos]:
+        return [Demos("echo", rank=1)]
+
+    register_plugin(types.SimpleNamespace(toolbridge_demos=toolbridge_demos), "unhashable")
+    with pytest.raises(PluginError, match="demo 'echo' declared twice: by 'unhashable' and by "
+                       "'echo'"):
+        capabilities()
