@@ -227,3 +227,21 @@ def test_plugins_need_not_be_hashable(site: Path) -> None:
     with pytest.raises(PluginError, match="demo 'echo' declared twice: by 'unhashable' and by "
                        "'echo'"):
         capabilities()
+
+
+async def test_its_connection_discovers_waiting_conversations(site: Path) -> None:
+    from contextlib import aclosing
+
+    from toolbridge.examples import toolbox
+    from toolbridge.testing import emulated_options
+
+    with emulator("echo", script=SCRIPT) as emu:
+        async with capabilities().serving("echo").connect(
+                emulated_options("echo", emu.base_url), list(toolbox)) as connection:
+            assert connection.can_discover
+            first, second = connection.backend(), connection.backend()
+            await first.send(MESSAGE)
+            async with aclosing(connection.discover()) as found:
+                assert await anext(found) == first.conversation
+                await second.send(MESSAGE)  # waits too: found next, the first not again
+                assert await anext(found) == second.conversation

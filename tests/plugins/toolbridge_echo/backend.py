@@ -14,17 +14,16 @@ from typing import Any
 
 from toolbridge import ToolDefinition, UsageError, get_dialect
 from toolbridge.http import RetryPolicy, asend_with_retries, raise_for_backend
-from toolbridge.plugin import Backend, Connection, Step
+from toolbridge.plugin import Backend, DiscoveringConnection, Step
 
 from .options import DIALECT, EchoServeOptions
 
 __all__ = ["EchoBackend", "EchoConnection"]
 
 
-class EchoConnection(Connection):
-    """One HTTP client and the rendered tools, shared by a worker's conversations."""
-
-    can_discover = True
+class EchoConnection(DiscoveringConnection):
+    """One HTTP client and the rendered tools, shared by a worker's conversations; the
+    service lists the conversations that wait (`discover`)."""
 
     def __init__(self, options: EchoServeOptions, tools: Sequence[ToolDefinition]) -> None:
         import httpx
