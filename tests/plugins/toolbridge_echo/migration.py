@@ -12,13 +12,21 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from toolbridge import BackendError, UsageError, get_dialect
-from toolbridge.migration import AgentPlan, Fate, ThreadPlan, config_hash, message_text
-from toolbridge.migration import setting_fates as fates_of_settings
+from toolbridge.migration import (
+    AgentPlan,
+    Fate,
+    ThreadPlan,
+    config_hash,
+    message_fates,
+    message_text,
+    setting_fates,
+    thread_metadata,
+)
 
 from .options import DIALECT, EchoTargetOptions
 
@@ -58,7 +66,7 @@ class EchoFilesTarget:
         body = {"model": model, "name": assistant.get("name") or aid,
                 "instructions": assistant.get("instructions") or "",
                 "tools": rendered.definitions}
-        fates = fates_of_settings(assistant, {"name": "", "instructions": ""}, {}) + fates
+        fates = setting_fates(assistant, {"name": "", "instructions": ""}, {}) + fates
         return AgentPlan(aid, str(body["name"]), body, fates, config_hash(body))
 
     def plan_thread(self, thread: Mapping[str, Any], messages: Sequence[Mapping[str, Any]],
@@ -66,9 +74,12 @@ class EchoFilesTarget:
         tid = str(thread["id"])
         items = [{"role": str(m.get("role")), "text": message_text(m)} for m in messages]
         fates = [Fate("thread", tid, "carried", f"{len(items)} message(s), text only")]
+        for message in messages:
+            fates += message_fates(tid, message, "its text, under its role")
+        metadata = thread_metadata(thread, agent.source_id if agent else None, fates)
         expected = [(item["role"], item["text"]) for item in items]
-        return ThreadPlan(tid, agent.source_id if agent else None, {"source_thread_id": tid},
-                          [], items, expected, fates)
+        return ThreadPlan(tid, agent.source_id if agent else None, metadata, [], items,
+                          expected, fates)
 
     # ------------------------------------------------------------------ writing
     def find_agent(self, plan: AgentPlan) -> str | None:
@@ -104,6 +115,14 @@ class EchoFilesTarget:
     def held(self, target_id: str) -> list[tuple[str, str]]:
         messages = _read(self.conversations / f"{target_id}.json")["messages"]
         return [(str(m["role"]), str(m["text"])) for m in messages]
+
+    def missing_models(self, models: Sequence[str]) -> list[str]:
+        """None: a file holds any model name."""
+        return []
+
+    def discard(self, target_id: str, threads: Collection[str]) -> tuple[str, str]:
+        return "", ("conversations are found again by metadata.source_thread_id, so none is "
+                    "left behind as a possible orphan")
 
     def close(self) -> None:
         """Nothing is held open between writes."""
