@@ -18,6 +18,8 @@ import contextlib
 import difflib
 import io
 import re
+import sys
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +93,11 @@ def _fresh_plugins() -> Iterator[None]:
 def test_page_examples_run_and_print_what_the_page_shows(
         page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
+    # The page is a module while it runs, as a reader's file would be: what looks its own
+    # module up (a pydantic model resolving its annotations when first built) finds it.
+    module = types.ModuleType(f"docs_{page.stem.replace('-', '_')}")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    namespace = module.__dict__
     for example in examples(page.read_text(encoding="utf-8"), page.name):
         where = f"{page.name}:{example.line}"
         printed = io.StringIO()

@@ -8,8 +8,8 @@ What else it can do it declares through capability hooks (`Serves`, `Emulates`, 
 `toolbridge.plugin.hookspecs`. To be served by the core driver a dialect gives a `Connection`
 and a per-conversation `Backend` (their contract: docs/serving.md, and the `Backend`
 docstrings), configured by its typed `ServeOptions`; argument text is decoded with the bounded
-`read_arguments`. A new dialect's guide is docs/plugins.md; `toolbridge.testing.conformance`
-checks it.
+`read_arguments`. A new dialect's guide is docs/plugins.md; the conformance kit
+(`toolbridge.testing.check_dialect`, `toolbridge.testing.check_backend`) checks it.
 """
 
 from typing import TYPE_CHECKING
