@@ -18,6 +18,7 @@ from responses_support import D
 
 import toolbridge
 from toolbridge.http import RetryPolicy
+from toolbridge.plugin import capabilities
 from toolbridge.serve import DriverSettings, aconverse, aserve
 from toolbridge.testing import emulator
 from toolbridge_openai_responses import ResponsesServeOptions
@@ -203,7 +204,7 @@ async def test_a_failed_agent_version_save_is_not_taken_as_saved() -> None:
     once = RetryPolicy(max_attempts=1)
     path = "/api/projects/p/agents/billing/versions"
     with emulator(D, script=SCRIPT, faults={"fail_requests": [{"nth": 1}]}) as emu:
-        connection = toolbridge.get_dialect(D).connect(ResponsesServeOptions(
+        connection = capabilities().serving(D).connect(ResponsesServeOptions(
             project_endpoint=emu.base_url + "/api/projects/p", credential=FixedCredential(),
             agent="billing", create_agent=True, model="gpt-4.1", retry=once),
             list(ledger_toolbox([])))
