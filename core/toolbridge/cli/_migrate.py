@@ -135,7 +135,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     p = add_command(
-        sub, "migrate", "move assistants and threads to a declared migration target",
+        sub, "migrate", "move assistants and threads to another backend",
         "Migrate an Assistants workload: every assistant becomes the target's agent (or "
         "per-request configuration), every thread a session or conversation. Resumable: run it "
         "again after a crash. See docs/migration.md.",

@@ -88,7 +88,7 @@ class Pipeline:
         return (await self._arun(calls, extra, dialect))[0]
 
     # ------------------------------------------------------------------ the steps
-    def _payload(self, extra: Mapping[str, Any], dialect: Dialect | None) -> Payload:
+    def _payload(self, extra: Mapping[str, Any], dialect: Dialect | None = None) -> Payload:
         payload = Payload(self.store, self.timeout, self.max_concurrency, self.error_formatter,
                           self.oversize, _hooks(), extra)
         instruments = telemetry_active()
