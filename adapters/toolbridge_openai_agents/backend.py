@@ -117,10 +117,14 @@ class AgentsBackend(Backend):
         """The session's ``last_active_at`` when the awaited turn's message was sent."""
         self._seen_active_at: Any = None
         self._reply: str | None = None
+        self._previous_turn: str | None = None
+        """The id of the last turn followed before the awaited one (its items are not ours)."""
+        self._message = ""
 
     # ------------------------------------------------------------------ the seam
     async def send(self, message: str) -> Step | None:
         self._serving = False
+        self._previous_turn, self._message = self._turn_id or self._previous_turn, message
         self._turn_id, self._turn_ended, self._started, self._reply = None, False, False, None
         self._last_active_at = self._seen_active_at
         opening = self._opening = asyncio.Event()
@@ -138,11 +142,12 @@ class AgentsBackend(Backend):
                 self.connection.tools, input=message, environment=options.environment,
                 model=options.model, instructions=options.instructions,
                 metadata=options.metadata)
-            self._events.attach(stream)
+            self._events.attach(stream, ends_with_turn=True)
             self.conversation, self._last_active_at = await self._events.created()
-        elif self._events.streaming:  # it sees this turn too
+        elif self._events.streaming and not self._events.ends_with_turn:  # it sees this turn
             await self.client.send_message(self.conversation, message)
         else:  # the stream is opened first, so no event of the turn is missed
+            await self._events.detach()  # a create stream ends with its turn: not this one
             stream = await self._events.open(self.conversation)
             try:
                 await self.client.send_message(self.conversation, message)
@@ -180,7 +185,10 @@ class AgentsBackend(Backend):
             if not self.conversation:
                 raise UsageError(f"{DIALECT}: no session to read events from yet")
             if not self._events.attached:
-                step = self._see(await self._events.reconnect(self.conversation))
+                resync = await self._events.reconnect(self.conversation)
+                step = self._see(resync)
+                if step is None and await self._began_unseen(resync):
+                    step = self._see(resync)
                 if step is not None:
                     return await self._with_reply(step)
                 continue
@@ -271,6 +279,23 @@ class AgentsBackend(Backend):
         if final is not None:
             return final
         return self._waiting(session, fresh=resync) if session.get("required_actions") else None
+
+    async def _began_unseen(self, resync: Mapping[str, Any]) -> bool:
+        """Whether the awaited turn began, and ended, while no stream was read (a reconnect
+        found the session idle): its items say so, where the snapshot cannot (its
+        ``last_active_at`` has a resolution of seconds). The newest user message is the one
+        sent, in a turn other than the one followed before (as `sent` compares: by text)."""
+        session = resync.get("session") or {}
+        if self._serving or self._started or session.get("status") != "idle":
+            return False
+        page = await self.client.list_items(self.conversation, limit=20, order="desc")
+        user = next((i for i in page.get("data", []) if isinstance(i, Mapping)
+                     and i.get("type") == "message" and i.get("role") == "user"), None)
+        if user is None or _text(user) != self._message or (
+                self._previous_turn is not None and user.get("turn_id") == self._previous_turn):
+            return False
+        self._started, self._turn_id = True, user.get("turn_id") or self._turn_id
+        return True
 
     def _final(self, session: Mapping[str, Any], resync: bool) -> Step | None:
         """The end of the turn (or of serving), when the session shows it."""
