@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendError, ReplyLostError, ServeError, UsageError
+from ..errors import BackendError, ReplyLostError, ServeError, TurnTimeoutError, UsageError
 from ..model import ToolCall, ToolResult
 from ..plugin import Backend, Step
 from ._calls import CallTracker
@@ -61,8 +61,12 @@ class Conversation:
 
     # ------------------------------------------------------------------ entry points
     async def turn(self, message: str) -> Step:
-        """Send ``message`` and answer calls until the turn ends; the final step."""
+        """Send ``message`` and answer calls until the turn ends (within the settings'
+        ``turn_timeout``); the final step."""
         self.transcript.add("user", message)
+        return await self._bounded(self._turn(message))
+
+    async def _turn(self, message: str) -> Step:
         self._tasks.begin()
         if self.backend.streams and self._tasks.reader is None:  # reading while it goes
             self._start_reader()
@@ -126,8 +130,27 @@ class Conversation:
         self._note_conversation()
         if answer is not None:
             self._submitter.saved = (step, answer)
-            return await self._drive(None, resend=True)
-        return await self._drive(step)
+            return await self._bounded(self._drive(None, resend=True))
+        return await self._bounded(self._drive(step))
+
+    async def _bounded(self, work: Coroutine[Any, Any, Step]) -> Step:
+        """``work``'s final step, or a ``failed`` one with `TurnTimeoutError` once the turn
+        took ``turn_timeout`` seconds (its tasks are stopped; what ran is in the store)."""
+        limit = self.settings.turn_timeout
+        if limit is None:
+            return await work
+        scope = asyncio.timeout(limit)
+        try:
+            async with scope:
+                return await work
+        except TimeoutError:
+            if not scope.expired():
+                raise
+        error = TurnTimeoutError(
+            f"{self.backend.dialect.name}: conversation {self.backend.conversation}: turn "
+            f"{self.turn_index + 1} did not end within turn_timeout={limit:g} s; stopped",
+            transcript=self.transcript)
+        return Step("failed", error=str(error), detail=error)
 
     def finish_turn(self, final: Step) -> None:
         """Record the turn's reply and move to the next turn."""
