@@ -74,7 +74,7 @@ def assert_continued(transcript: Transcript, ran: list[tuple[str, Any]], bad: in
     assert len(outputs) == bad + 1, transcript.render()
     assert "Oslo" in json.dumps(outputs[-1]), transcript.render()
     assert ("get_weather", "Oslo") in ran
-    assert not transcript.of_kind("note"), transcript.render()
+    assert transcript.status == "completed", transcript.render()
 
 
 BAD_CALLS: dict[str, tuple[dict[str, Any], str]] = {
@@ -155,6 +155,10 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
         # (Responses: the conversation already holds that call id's output.)
         assert outputs[:2] == ["ticket: late", "ticket: other"], transcript.render()
         assert "twice" not in json.dumps(results(transcript))
+        notes = transcript.of_kind("note")
+        assert [(n.call, n.tool, n.text) for n in notes] == [
+            (transcript.of_kind("call")[0].call, "create_ticket", "not answered: its id was "
+             "answered before in this turn, and the backend takes one result per id")]
         assert_continued(transcript, ran, bad=2)
     else:
         # The service waits for what it lists: the toolbox's store knows the id for another
@@ -186,6 +190,9 @@ def test_a_repeated_id_in_one_message_sinks_none_of_its_neighbours(dialect: str)
         assert outputs[:3] == ["ticket: first", outputs[1], "ticket: other"]
         assert "repeats the id of an earlier call" in error_of(outputs[1])
         assert_continued(transcript, ran, bad=3)
-    else:  # answered once, by the first call's result
+    else:  # answered once, by the first call's result; the transcript says so
         assert outputs[:2] == ["ticket: first", "ticket: other"], transcript.render()
+        assert [n.text for n in transcript.of_kind("note")] == [
+            "not sent: its id repeats an earlier call's, and the backend takes one result per "
+            "id (the earlier call's answers it)"]
         assert_continued(transcript, ran, bad=2)

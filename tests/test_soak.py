@@ -108,7 +108,7 @@ def accepted(dialect: str, emu: Any) -> set[str]:
     if dialect == "openai-agents":
         return {call_id for _, call_id in emu.state.result_at}
     if dialect == "google-ces":
-        return {c for s in emu.state.sessions.values() for c in s.answered}
+        return {call_id for s in emu.state.sessions.values() for call_id, _ in s.answered}
     path, results, key = {
         "openai-assistants": ("submit_tool_outputs", "tool_outputs", "tool_call_id"),
         "openai-responses": ("/responses", "input", "call_id"),

@@ -276,28 +276,28 @@ class GoogleCesEmulator(Emulator):
             if "tool" in given and "toolsetTool" in given:
                 raise Reject(400, f"{here}: tool and toolsetTool are one oneof; set one")
             call_id, tool = given.get("id"), given.get("tool")
-            key = (call_id, tool) if isinstance(call_id, str) and isinstance(tool, str) else None
-            if key is not None and (key in {k for k, _ in accepted} or (
-                    key in state.answered and key not in state.pending)):
+            wanted = (call_id, tool) if isinstance(call_id, str) and isinstance(tool, str) else None
+            if wanted is not None and (wanted in {k for k, _ in accepted} or (
+                    wanted in state.answered and wanted not in state.pending)):
                 raise Reject(400, f"{here}.id: tool call {call_id!r} of {tool!r} was already "
                                    "answered")
             tools = sorted(t for i, t in state.pending if i == call_id)
             if not tools:
                 raise Reject(400, f"{here}.id: unknown tool call id {call_id!r}; pending: "
                                    f"{sorted({i for i, _ in state.pending})}")
-            if key is None or key not in state.pending:
+            if wanted is None or wanted not in state.pending:
                 raise Reject(400, f"{here}.tool must echo the call's tool "
                                    f"{' or '.join(map(repr, tools))}, got {tool!r}")
             response = given.get("response")
             if not isinstance(response, Mapping):
                 raise Reject(400, f"{here}.response must be a JSON object (a Struct), e.g. "
                                    '{"output": ...}; got ' + type(response).__name__)
-            accepted.append((key, response))
-        for key, response in accepted:
-            del state.pending[key]
-            state.answered.add(key)
+            accepted.append((wanted, response))
+        for answered, response in accepted:
+            del state.pending[answered]
+            state.answered.add(answered)
             state.model.record(response["output"] if "output" in response else dict(response),
-                               key[0])
+                               answered[0])
         return [] if state.pending else self._advance(state, app)
 
     def _advance(self, state: _Session, app: str) -> list[dict[str, Any]]:

@@ -18,12 +18,12 @@ from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, ReplyLostError, ServeError, TurnTimeoutError, UsageError
-from ..model import ToolCall, ToolResult
+from ..model import ToolCall
 from ..plugin import Backend, Step
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
-from ._record import Recorder
+from ._record import CallKey, Recorder, identify
 from ._submitter import Submitter
 from ._tasks import ConversationTasks
 
@@ -55,7 +55,7 @@ class Conversation:
         self._calls = CallTracker(backend)
         self._tasks = ConversationTasks()
         self._submitter = Submitter(backend, checkpoints, self._calls, self._tasks,
-                                    self._landed)
+                                    self._landed, self._record.sent)
         self._recoveries = 0
         self._rounds = 0
 
@@ -139,13 +139,15 @@ class Conversation:
         limit = self.settings.turn_timeout
         if limit is None:
             return await work
-        scope = asyncio.timeout(limit)
+        task = asyncio.ensure_future(work)
         try:
-            async with scope:
-                return await work
-        except TimeoutError:
-            if not scope.expired():
-                raise
+            await asyncio.wait({task}, timeout=limit)
+        finally:
+            if not task.done():  # past the deadline, or this task was cancelled
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if not task.cancelled():
+            return task.result()
         error = TurnTimeoutError(
             f"{self.backend.dialect.name}: conversation {self.backend.conversation}: turn "
             f"{self.turn_index + 1} did not end within turn_timeout={limit:g} s; stopped",
@@ -214,9 +216,15 @@ class Conversation:
             return step
         pending = self.backend.dialect.read_calls(step.payload or {})
         keys = [(c.turn, c.id) for c in pending.calls]
+        listed = dict(zip((id(c) for c in pending.calls), identify(pending.calls), strict=True))
         new = self._calls.new(step, pending.calls, keys)
+        if len(new) < len(pending.calls):  # a listed call under an id answered before
+            running = {id(c) for c in new}
+            for call in pending.calls:
+                if id(call) not in running and not self._record.seen(listed[id(call)]):
+                    self._record.unanswered(call, listed[id(call)])
         if new:
-            if any(not self._record.seen(c) for c in new):
+            if any(not self._record.seen(listed[id(c)]) for c in new):
                 self._recoveries = 0  # progress: calls never seen before
             if self._calls.new_round(keys):
                 self._rounds += 1
@@ -227,7 +235,7 @@ class Conversation:
             await self.checkpoints.received(self.backend, self.turn_index, step)
         self._calls.adopt(step, keys, bool(new))
         if new:
-            self._start_calls(step, new)
+            self._start_calls(step, new, listed)
         if pending.unhandled and self._calls.answered(keys):
             kinds = ", ".join(sorted({str(a.get("type")) for a in pending.unhandled}))
             return Step("incomplete", error=f"waits on action(s) left to the caller: {kinds}",
@@ -236,22 +244,16 @@ class Conversation:
         return None
 
     # ------------------------------------------------------------------ calls
-    def _start_calls(self, step: Step, calls: list[ToolCall]) -> None:
+    def _start_calls(self, step: Step, calls: list[ToolCall], keys: dict[int, CallKey]
+                     ) -> None:
         for call in calls:
-            self._record.call(call)
-        refused, startable = self._refuse_late(step, calls)
+            self._record.call(call, keys[id(call)])
+        # Calls whose tool cannot finish before the step's deadline get an error result.
+        startable, refused = refuse_late(step, calls, self.toolbox)
         for batch in self._calls.start(startable):
             self._tasks.spawn(self._answer(batch))
         if refused:
             self._calls.take(refused)
-
-    def _refuse_late(self, step: Step, calls: list[ToolCall]
-                     ) -> tuple[list[ToolResult], list[ToolCall]]:
-        """Calls whose tool cannot finish before the step's deadline get an error result."""
-        startable, refused = refuse_late(step, calls, self.toolbox)
-        for result in refused:
-            self._record.result(result, 0.0)
-        return refused, startable
 
     async def _answer(self, calls: list[ToolCall]) -> None:
         """Run a batch through the toolbox; then submit, if nothing else is submitting."""
@@ -262,9 +264,7 @@ class Conversation:
             self._calls.dropped(calls)
             self._tasks.fail(exc)
             return
-        seconds = (time.perf_counter() - started) / max(len(calls), 1)
-        for result in results:
-            self._record.result(result, seconds)
+        self._record.ran(results, (time.perf_counter() - started) / max(len(calls), 1))
         self._calls.take(results)
         await self._submitter.submit(self.turn_index)
 
@@ -323,6 +323,7 @@ class Conversation:
         await self._tasks.stop()
         self._calls.clear()
         self._submitter.clear()
+        self._record.forget()
 
     async def close(self) -> None:
         """The conversation is over for this driver: stop reading, and whatever still runs."""
