@@ -75,6 +75,7 @@ class SessionEvents:
         if only is not None and self._chunks is not only:
             return
         stream, self._stream, self._chunks = self._stream, None, None
+        self.ends_with_turn = False
         if stream is not None:
             await stream.aclose()
 
@@ -136,11 +137,11 @@ class SessionEvents:
     async def reconnect(self, session_id: str) -> dict[str, Any]:
         """Open the stream again, then read the session: its snapshot, shaped like its
         lifecycle event (``event_id`` ``resync-N``), is the event to handle first."""
-        if self._quiet:
-            await asyncio.sleep(self._client.config.retry.delay(self._quiet, None))
-        self._quiet += 1  # reset by the first event the new stream brings
-        self.connecting = True
+        self.connecting = True  # from now on: a message sent meanwhile is seen by this stream
         try:
+            if self._quiet:
+                await asyncio.sleep(self._client.config.retry.delay(self._quiet, None))
+            self._quiet += 1  # reset by the first event the new stream brings
             stream = await self.open(session_id)
             try:
                 session = await self._client.retrieve_session(session_id)

@@ -111,6 +111,9 @@ class AgentsBackend(Backend):
         self._serving = False
         self._turn_id: str | None = None
         self._turn_ended = False
+        self._over = False
+        """The awaited turn's end was reported: later snapshots of the idle session (a
+        reconnect between two turns) are not a turn's end again."""
         self._started = False
         """Evidence that the awaited turn began (turn created, an active status, activity)."""
         self._last_active_at: Any = None
@@ -126,6 +129,7 @@ class AgentsBackend(Backend):
         self._serving = False
         self._previous_turn, self._message = self._turn_id or self._previous_turn, message
         self._turn_id, self._turn_ended, self._started, self._reply = None, False, False, None
+        self._over = False
         self._last_active_at = self._seen_active_at
         opening = self._opening = asyncio.Event()
         try:
@@ -174,7 +178,7 @@ class AgentsBackend(Backend):
                 if _text(item) != message:
                     return False
                 self._serving, self._turn_id, self._turn_ended = False, None, False
-                self._started, self._reply = True, None
+                self._started, self._reply, self._over = True, None, False
                 return True
         return False
 
@@ -281,20 +285,26 @@ class AgentsBackend(Backend):
         return self._waiting(session, fresh=resync) if session.get("required_actions") else None
 
     async def _began_unseen(self, resync: Mapping[str, Any]) -> bool:
-        """Whether the awaited turn began, and ended, while no stream was read (a reconnect
+        """Whether the awaited turn began and ended while no stream was read (a reconnect
         found the session idle): its items say so, where the snapshot cannot (its
-        ``last_active_at`` has a resolution of seconds). The newest user message is the one
-        sent, in a turn other than the one followed before (as `sent` compares: by text)."""
+        ``last_active_at`` has a resolution of seconds). The newest item is an assistant
+        message answering the newest user message, which is the one sent (compared by
+        text, as `sent` does), in a turn other than the one followed before."""
         session = resync.get("session") or {}
         if self._serving or self._started or session.get("status") != "idle":
             return False
         page = await self.client.list_items(self.conversation, limit=20, order="desc")
-        user = next((i for i in page.get("data", []) if isinstance(i, Mapping)
-                     and i.get("type") == "message" and i.get("role") == "user"), None)
+        items = [i for i in page.get("data", []) if isinstance(i, Mapping)]
+        if not items or items[0].get("type") != "message" or items[0].get("role") != (
+                "assistant"):
+            return False  # the turn has not answered (yet): its events are still to come
+        user = next((i for i in items if i.get("type") == "message"
+                     and i.get("role") == "user"), None)
         if user is None or _text(user) != self._message or (
                 self._previous_turn is not None and user.get("turn_id") == self._previous_turn):
             return False
         self._started, self._turn_id = True, user.get("turn_id") or self._turn_id
+        self._reply = _text(items[0])
         return True
 
     def _final(self, session: Mapping[str, Any], resync: bool) -> Step | None:
@@ -307,12 +317,14 @@ class AgentsBackend(Backend):
                         detail={"id": session.get("id"), "error": session.get("error")})
         if self._serving:
             return None if self.connection.options.watch else Step("completed")
-        if self._turn_ended or (resync and self._started):
+        if not self._over and (self._turn_ended or (resync and self._started)):
             return Step("completed", reply=self._reply)
         return None
 
     async def _with_reply(self, step: Step) -> Step:
         """A turn's end with its reply (read from the history when the stream missed it)."""
+        if step.final and not self._serving:
+            self._over = True
         if step.status == "completed" and step.reply is None and not self._serving:
             return Step("completed", reply=await self._last_reply())
         return step
