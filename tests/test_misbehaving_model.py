@@ -196,3 +196,27 @@ def test_a_repeated_id_in_one_message_sinks_none_of_its_neighbours(dialect: str)
             "not sent: its id repeats an earlier call's, and the backend takes one result per "
             "id (the earlier call's answers it)"]
         assert_continued(transcript, ran, bad=2)
+
+
+@pytest.mark.parametrize("dialect", BUILT_IN)
+def test_a_repeated_id_naming_another_tool_is_answered_as_the_wire_matches_results(
+        dialect: str) -> None:
+    """CES matches a ToolResponse to its call by id and tool: the repeat gets its own error
+    response (naming its own tool) and the turn goes on; elsewhere as for the same tool."""
+    first = {"name": "create_ticket", "arguments": {"subject": "first"}}
+    other_tool = {"name": "get_weather", "arguments": {"city": "Lima"}, "misbehave": "repeated_id"}
+    toolbox, ran = make_toolbox()
+    transcript = converse(toolbox, dialect, ["Ticket?"], script=script([first, other_tool]))
+    assert transcript.status == "completed", transcript.render()
+    assert ("get_weather", "Lima") not in ran and ran.count(("create_ticket", "first")) == 1
+    outputs = received(transcript)
+    if dialect in CARRIES_REPEATS or dialect == "google-ces":
+        assert outputs[0] == "ticket: first", transcript.render()
+        assert "repeats the id of an earlier call" in error_of(outputs[1])
+        sent = transcript.of_kind("result")
+        assert [r.tool for r in sent[:2]] == ["create_ticket", "get_weather"]
+        assert sent[0].call == sent[1].call
+        assert_continued(transcript, ran, bad=2)
+    else:
+        assert outputs[0] == "ticket: first", transcript.render()
+        assert_continued(transcript, ran, bad=1)
