@@ -238,13 +238,16 @@ class AgentsBackend(Backend):
         """Whether it serves or plays a turn, and what it knows of that turn (a backend
         rebuilt elsewhere goes on with it: the turn's end brings its reply)."""
         return {"serving": self._serving, "turn_id": self._turn_id,
-                "started": self._started, "last_active_at": self._last_active_at}
+                "started": self._started, "last_active_at": self._last_active_at,
+                "previous_turn": self._previous_turn, "message": self._message}
 
     def restore(self, checkpoint: Mapping[str, Any]) -> None:
         self._serving = bool(checkpoint.get("serving", self._serving))
         self._turn_id = checkpoint.get("turn_id") or self._turn_id
         self._started = bool(checkpoint.get("started", self._started))
         self._last_active_at = checkpoint.get("last_active_at", self._last_active_at)
+        self._previous_turn = checkpoint.get("previous_turn") or self._previous_turn
+        self._message = str(checkpoint.get("message") or self._message)
 
     async def aclose(self) -> None:
         await self._events.detach()
