@@ -79,7 +79,7 @@ def assert_continued(transcript: Transcript, ran: list[tuple[str, Any]], bad: in
     assert len(outputs) == bad + 1, transcript.render()
     assert "Oslo" in json.dumps(outputs[-1]), transcript.render()
     assert ("get_weather", "Oslo") in ran
-    assert not transcript.of_kind("note"), transcript.render()
+    assert transcript.status == "completed", transcript.render()
 
 
 BAD_CALLS: dict[str, tuple[dict[str, Any], str]] = {
@@ -160,6 +160,10 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
         # (Responses: the conversation already holds that call id's output.)
         assert outputs[:2] == ["ticket: late", "ticket: other"], transcript.render()
         assert "twice" not in json.dumps(results(transcript))
+        notes = transcript.of_kind("note")
+        assert [(n.call, n.tool, n.text) for n in notes] == [
+            (transcript.of_kind("call")[0].call, "create_ticket", "not answered: its id was "
+             "answered before in this turn, and the backend takes one result per id")]
         assert_continued(transcript, ran, bad=2)
     else:
         # The service waits for what it lists: the toolbox's store knows the id for another
@@ -191,6 +195,33 @@ def test_a_repeated_id_in_one_message_sinks_none_of_its_neighbours(dialect: str)
         assert outputs[:3] == ["ticket: first", outputs[1], "ticket: other"]
         assert "repeats the id of an earlier call" in error_of(outputs[1])
         assert_continued(transcript, ran, bad=3)
-    else:  # answered once, by the first call's result
+    else:  # answered once, by the first call's result; the transcript says so
         assert outputs[:2] == ["ticket: first", "ticket: other"], transcript.render()
+        assert [n.text for n in transcript.of_kind("note")] == [
+            "not sent: its id repeats an earlier call's, and the backend takes one result per "
+            "id (the earlier call's answers it)"]
         assert_continued(transcript, ran, bad=2)
+
+
+@pytest.mark.parametrize("dialect", BUILT_IN)
+def test_a_repeated_id_naming_another_tool_is_answered_as_the_wire_matches_results(
+        dialect: str) -> None:
+    """CES matches a ToolResponse to its call by id and tool: the repeat gets its own error
+    response (naming its own tool) and the turn goes on; elsewhere as for the same tool."""
+    first = {"name": "create_ticket", "arguments": {"subject": "first"}}
+    other_tool = {"name": "get_weather", "arguments": {"city": "Lima"}, "misbehave": "repeated_id"}
+    toolbox, ran = make_toolbox()
+    transcript = converse(toolbox, dialect, ["Ticket?"], script=script([first, other_tool]))
+    assert transcript.status == "completed", transcript.render()
+    assert ("get_weather", "Lima") not in ran and ran.count(("create_ticket", "first")) == 1
+    outputs = received(transcript)
+    if dialect in CARRIES_REPEATS or dialect == "google-ces":
+        assert outputs[0] == "ticket: first", transcript.render()
+        assert "repeats the id of an earlier call" in error_of(outputs[1])
+        sent = transcript.of_kind("result")
+        assert [r.tool for r in sent[:2]] == ["create_ticket", "get_weather"]
+        assert sent[0].call == sent[1].call
+        assert_continued(transcript, ran, bad=2)
+    else:
+        assert outputs[0] == "ticket: first", transcript.render()
+        assert_continued(transcript, ran, bad=1)

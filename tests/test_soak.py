@@ -44,6 +44,7 @@ SCRIPT = {"turns": [
                  {"name": "lookup", "arguments": {"key": "b"}}]],
      "reply": "done {outputs}"},
     {"rounds": [[{"name": "charge", "arguments": {"amount": 5}}]], "reply": "again {outputs}"},
+    {"reply": "bye"},  # a later turn answered without calls (it once hung on Agents)
 ]}
 REQUESTS_PER_CONVERSATION = {"openai-agents": 6, "openai-assistants": 10, "google-ces": 4,
                              "openai-responses": 5, "openai-chat": 4}
@@ -108,7 +109,7 @@ def accepted(dialect: str, emu: Any) -> set[str]:
     if dialect == "openai-agents":
         return {call_id for _, call_id in emu.state.result_at}
     if dialect == "google-ces":
-        return {c for s in emu.state.sessions.values() for c in s.answered}
+        return {call_id for s in emu.state.sessions.values() for call_id, _ in s.answered}
     path, results, key = {
         "openai-assistants": ("submit_tool_outputs", "tool_outputs", "tool_call_id"),
         "openai-responses": ("/responses", "input", "call_id"),
@@ -163,7 +164,7 @@ async def soak_one(dialect: str, box: toolbridge.Toolbox, emu: Any, count: int,
                                                                max_delay=0.02))
     worker = Worker(box, dialect, options, concurrency=12, settings=settings,
                     on_done=ended.append)
-    jobs = [Job(None, ("first", "second")) for _ in range(count)]
+    jobs = [Job(None, ("first", "second", "third")) for _ in range(count)]
     running = asyncio.create_task(worker.run(jobs))
     seen, quiet = 0, 0.0
     while not running.done() and quiet < STALL:  # a hang: no conversation ends for STALL s
@@ -211,6 +212,8 @@ def test_soak(tmp_path: Path) -> None:
                 outcomes[f"{dialect} {kind}"] += 1
             for t in ended:
                 assert t.status in ("completed", "failed"), t.render()
+                if t.status == "completed":  # every turn ended, the last with its own reply
+                    assert t.reply == "bye", t.render()
                 if t.status == "failed":  # typed, and never a bare crash of the driver
                     assert isinstance(t.error, toolbridge.BackendError), t.render()
                     assert "unexpected" not in str(t.error), t.render()

@@ -77,7 +77,8 @@ class GoogleCesDialect(Dialect):
     name = DIALECT
     # Google states no size limit for a ToolResponse: the cap is ours (`wire.MAX_RESULT_BYTES`).
     # Results are Structs, never content parts.
-    limits = DialectLimits(max_result_bytes=wire.MAX_RESULT_BYTES, content_parts=False)
+    limits = DialectLimits(max_result_bytes=wire.MAX_RESULT_BYTES, content_parts=False,
+                           results_match_by_tool=True)
 
     def __init__(self, *, session: str = "", tool_names: Mapping[str, str] | None = None):
         if session:

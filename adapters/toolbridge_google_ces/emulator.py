@@ -43,8 +43,10 @@ _NO_ARGUMENT_TEXT = ("google-ces sends a call's arguments as args, a Struct (a J
 class _Session:
     model: ScriptedModel
     turn_index: int = 0
-    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
-    answered: set[str] = field(default_factory=set)
+    pending: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """The listed calls waiting for their response, by (id, tool): a ToolResponse names
+    both, so a repeated id naming another tool is a call of its own."""
+    answered: set[tuple[str, str]] = field(default_factory=set)
 
 
 class GoogleCesEmulator(Emulator):
@@ -245,8 +247,8 @@ class GoogleCesEmulator(Emulator):
         if kinds[0] == "text":
             if state.pending:
                 raise Reject(400, "The session is waiting for the responses of tool calls "
-                                   f"{sorted(state.pending)}; send toolResponses before new "
-                                   "input.", "FAILED_PRECONDITION")
+                                   f"{sorted({i for i, _ in state.pending})}; send "
+                                   "toolResponses before new input.", "FAILED_PRECONDITION")
             state.turn_index += 1
             state.model.start_turn(str(value))
             return self._advance(state, app)
@@ -263,7 +265,7 @@ class GoogleCesEmulator(Emulator):
             value, Mapping) else None
         if not isinstance(items, list) or not items:
             raise Reject(400, f"{where}.toolResponses must be a non-empty list")
-        accepted: list[tuple[str, Any]] = []
+        accepted: list[tuple[tuple[str, str], Any]] = []
         for j, item in enumerate(items):
             here = f"{where}.toolResponses[{j}]"
             if not isinstance(item, Mapping):
@@ -273,27 +275,29 @@ class GoogleCesEmulator(Emulator):
                 raise unknown(key, here)
             if "tool" in given and "toolsetTool" in given:
                 raise Reject(400, f"{here}: tool and toolsetTool are one oneof; set one")
-            call_id = given.get("id")
-            if call_id in {i for i, _ in accepted} or (
-                    call_id in state.answered and call_id not in state.pending):
-                raise Reject(400, f"{here}.id: tool call {call_id!r} was already answered")
-            call = state.pending.get(call_id) if isinstance(call_id, str) else None
-            if call is None or not isinstance(call_id, str):
+            call_id, tool = given.get("id"), given.get("tool")
+            wanted = (call_id, tool) if isinstance(call_id, str) and isinstance(tool, str) else None
+            if wanted is not None and (wanted in {k for k, _ in accepted} or (
+                    wanted in state.answered and wanted not in state.pending)):
+                raise Reject(400, f"{here}.id: tool call {call_id!r} of {tool!r} was already "
+                                   "answered")
+            tools = sorted(t for i, t in state.pending if i == call_id)
+            if not tools:
                 raise Reject(400, f"{here}.id: unknown tool call id {call_id!r}; pending: "
-                                   f"{sorted(state.pending)}")
-            if given.get("tool") != call["tool"]:
-                raise Reject(400, f"{here}.tool must echo the call's tool {call['tool']!r}, "
-                                   f"got {given.get('tool')!r}")
+                                   f"{sorted({i for i, _ in state.pending})}")
+            if wanted is None or wanted not in state.pending:
+                raise Reject(400, f"{here}.tool must echo the call's tool "
+                                   f"{' or '.join(map(repr, tools))}, got {tool!r}")
             response = given.get("response")
             if not isinstance(response, Mapping):
                 raise Reject(400, f"{here}.response must be a JSON object (a Struct), e.g. "
                                    '{"output": ...}; got ' + type(response).__name__)
-            accepted.append((call_id, response))
-        for call_id, response in accepted:
-            del state.pending[call_id]
-            state.answered.add(call_id)
+            accepted.append((wanted, response))
+        for answered, response in accepted:
+            del state.pending[answered]
+            state.answered.add(answered)
             state.model.record(response["output"] if "output" in response else dict(response),
-                               call_id)
+                               answered[0])
         return [] if state.pending else self._advance(state, app)
 
     def _advance(self, state: _Session, app: str) -> list[dict[str, Any]]:
@@ -312,8 +316,9 @@ class GoogleCesEmulator(Emulator):
             tool = declared[call.name][0] if call.name in declared else f"{app}/tools/{call.name}"
             entry = {"id": call.id, "tool": tool, "displayName": call.name,
                      "args": self._struct(call.arguments)}
-            # The session waits for what it lists: a hallucinated (reused) id is pending again.
-            state.pending[call.id] = entry
+            # The session waits for what it lists, by id and tool: a hallucinated (reused) id
+            # is pending again, a repeated id naming another tool is a call of its own.
+            state.pending[(call.id, tool)] = entry
             wire_calls.append(entry)
         # Seed 003 shows toolCalls in an output that also says turnCompleted: true.
         return [{"toolCalls": {"toolCalls": wire_calls}, "turnIndex": state.turn_index,

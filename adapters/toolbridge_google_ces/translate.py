@@ -175,7 +175,10 @@ def read_calls(payload: Mapping[str, Any], *, session: str = "",
         for j, item in enumerate(items):
             calls.append(_read_call(item, f"{path}.toolCalls[{j}]", payload, session,
                                     turn_index, tool_names or {}))
-    return PendingCalls(tuple(calls))
+    if calls:
+        return PendingCalls(tuple(calls))
+    return PendingCalls((), reason="no output holds toolCalls (the agent answered with text, "
+                        "or ended the turn)")
 
 
 def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,

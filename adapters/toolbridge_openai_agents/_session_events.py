@@ -30,7 +30,7 @@ class SessionEvents:
     (so no decoded event stays referenced between two reads)."""
 
     __slots__ = ("_chunks", "_client", "_connects", "_deduper", "_lines", "_parser", "_pending",
-                 "_quiet", "_stream", "connecting")
+                 "_quiet", "_stream", "connecting", "ends_with_turn")
 
     def __init__(self, client: AsyncAgentsClient) -> None:
         self._client = client
@@ -45,6 +45,9 @@ class SessionEvents:
         self._quiet = 0
         self.connecting = False
         """`reconnect` is opening a stream (it will see what is sent meanwhile)."""
+        self.ends_with_turn = False
+        """The open stream is a create stream: it ends with the session's first turn, so a
+        later turn's events never come on it."""
 
     @property
     def attached(self) -> bool:
@@ -60,24 +63,35 @@ class SessionEvents:
         """A new stream of the session (`attach` it to read it)."""
         return await self._client.stream_events(session_id, deduper=self._deduper)
 
-    def attach(self, stream: AsyncEventStream) -> None:
+    def attach(self, stream: AsyncEventStream, *, ends_with_turn: bool = False) -> None:
+        """Read ``stream`` from now on (a create stream ``ends_with_turn``)."""
         # Raw chunks, split here: fewer layers of generators suspended per open stream.
         self._stream, self._chunks = stream, stream.response.aiter_raw()
         self._pending, self._lines, self._parser = bytearray(), [], SSEParser()
+        self.ends_with_turn = ends_with_turn
 
-    async def detach(self) -> None:
+    async def detach(self, only: AsyncIterator[bytes] | None = None) -> None:
+        """Close the open stream (``only`` when it is still the one read)."""
+        if only is not None and self._chunks is not only:
+            return
         stream, self._stream, self._chunks = self._stream, None, None
+        self.ends_with_turn = False
         if stream is not None:
             await stream.aclose()
 
     async def _line(self) -> str | None:
-        """The stream's next line, or ``None`` when it ended (then it is closed)."""
+        """The stream's next line, or ``None`` when it ended (then it is closed) or was
+        replaced meanwhile (a later turn's stream: the caller reads that one next)."""
         while not self._lines:
-            assert self._chunks is not None
+            chunks = self._chunks
+            if chunks is None:
+                return None
             try:
-                chunk = await self._chunks.__anext__()
+                chunk = await chunks.__anext__()
             except (StopAsyncIteration, httpx.TransportError, httpx.StreamError):
-                await self.detach()
+                await self.detach(only=chunks)
+                return None
+            if self._chunks is not chunks:  # read from a stream replaced meanwhile
                 return None
             self._pending += chunk
             *whole, rest = self._pending.split(b"\n")
@@ -123,11 +137,11 @@ class SessionEvents:
     async def reconnect(self, session_id: str) -> dict[str, Any]:
         """Open the stream again, then read the session: its snapshot, shaped like its
         lifecycle event (``event_id`` ``resync-N``), is the event to handle first."""
-        if self._quiet:
-            await asyncio.sleep(self._client.config.retry.delay(self._quiet, None))
-        self._quiet += 1  # reset by the first event the new stream brings
-        self.connecting = True
+        self.connecting = True  # from now on: a message sent meanwhile is seen by this stream
         try:
+            if self._quiet:
+                await asyncio.sleep(self._client.config.retry.delay(self._quiet, None))
+            self._quiet += 1  # reset by the first event the new stream brings
             stream = await self.open(session_id)
             try:
                 session = await self._client.retrieve_session(session_id)

@@ -109,17 +109,25 @@ class AgentsBackend(StreamingBackend):
         self._serving = False
         self._turn_id: str | None = None
         self._turn_ended = False
+        self._over = False
+        """The awaited turn's end was reported: later snapshots of the idle session (a
+        reconnect between two turns) are not a turn's end again."""
         self._started = False
         """Evidence that the awaited turn began (turn created, an active status, activity)."""
         self._last_active_at: Any = None
         """The session's ``last_active_at`` when the awaited turn's message was sent."""
         self._seen_active_at: Any = None
         self._reply: str | None = None
+        self._previous_turn: str | None = None
+        """The id of the last turn followed before the awaited one (its items are not ours)."""
+        self._message = ""
 
     # ------------------------------------------------------------------ the seam
     async def send(self, message: str) -> Step | None:
         self._serving = False
+        self._previous_turn, self._message = self._turn_id or self._previous_turn, message
         self._turn_id, self._turn_ended, self._started, self._reply = None, False, False, None
+        self._over = False
         self._last_active_at = self._seen_active_at
         opening = self._opening = asyncio.Event()
         try:
@@ -136,11 +144,12 @@ class AgentsBackend(StreamingBackend):
                 self.connection.tools, input=message, environment=options.environment,
                 model=options.model, instructions=options.instructions,
                 metadata=options.metadata)
-            self._events.attach(stream)
+            self._events.attach(stream, ends_with_turn=True)
             self.conversation, self._last_active_at = await self._events.created()
-        elif self._events.streaming:  # it sees this turn too
+        elif self._events.streaming and not self._events.ends_with_turn:  # it sees this turn
             await self.client.send_message(self.conversation, message)
         else:  # the stream is opened first, so no event of the turn is missed
+            await self._events.detach()  # a create stream ends with its turn: not this one
             stream = await self._events.open(self.conversation)
             try:
                 await self.client.send_message(self.conversation, message)
@@ -167,7 +176,7 @@ class AgentsBackend(StreamingBackend):
                 if _text(item) != message:
                     return False
                 self._serving, self._turn_id, self._turn_ended = False, None, False
-                self._started, self._reply = True, None
+                self._started, self._reply, self._over = True, None, False
                 return True
         return False
 
@@ -178,7 +187,10 @@ class AgentsBackend(StreamingBackend):
             if not self.conversation:
                 raise UsageError(f"{DIALECT}: no session to read events from yet")
             if not self._events.attached:
-                step = self._see(await self._events.reconnect(self.conversation))
+                resync = await self._events.reconnect(self.conversation)
+                step = self._see(resync)
+                if step is None and await self._began_unseen(resync):
+                    step = self._see(resync)
                 if step is not None:
                     return await self._with_reply(step)
                 continue
@@ -224,13 +236,16 @@ class AgentsBackend(StreamingBackend):
         """Whether it serves or plays a turn, and what it knows of that turn (a backend
         rebuilt elsewhere goes on with it: the turn's end brings its reply)."""
         return {"serving": self._serving, "turn_id": self._turn_id,
-                "started": self._started, "last_active_at": self._last_active_at}
+                "started": self._started, "last_active_at": self._last_active_at,
+                "previous_turn": self._previous_turn, "message": self._message}
 
     def restore(self, checkpoint: Mapping[str, Any]) -> None:
         self._serving = bool(checkpoint.get("serving", self._serving))
         self._turn_id = checkpoint.get("turn_id") or self._turn_id
         self._started = bool(checkpoint.get("started", self._started))
         self._last_active_at = checkpoint.get("last_active_at", self._last_active_at)
+        self._previous_turn = checkpoint.get("previous_turn") or self._previous_turn
+        self._message = str(checkpoint.get("message") or self._message)
 
     async def aclose(self) -> None:
         await self._events.detach()
@@ -270,6 +285,29 @@ class AgentsBackend(StreamingBackend):
             return final
         return self._waiting(session, fresh=resync) if session.get("required_actions") else None
 
+    async def _began_unseen(self, resync: Mapping[str, Any]) -> bool:
+        """Whether the awaited turn began and ended while no stream was read (a reconnect
+        found the session idle): its items say so, where the snapshot cannot (its
+        ``last_active_at`` has a resolution of seconds). The newest item is an assistant
+        message answering the newest user message, which is the one sent (compared by
+        text, as `sent` does), in a turn other than the one followed before."""
+        session = resync.get("session") or {}
+        if self._serving or self._started or session.get("status") != "idle":
+            return False
+        page = await self.client.list_items(self.conversation, limit=20, order="desc")
+        items = [i for i in page.get("data", []) if isinstance(i, Mapping)]
+        if not items or items[0].get("type") != "message" or items[0].get("role") != (
+                "assistant"):
+            return False  # the turn has not answered (yet): its events are still to come
+        user = next((i for i in items if i.get("type") == "message"
+                     and i.get("role") == "user"), None)
+        if user is None or _text(user) != self._message or (
+                self._previous_turn is not None and user.get("turn_id") == self._previous_turn):
+            return False
+        self._started, self._turn_id = True, user.get("turn_id") or self._turn_id
+        self._reply = _text(items[0])
+        return True
+
     def _final(self, session: Mapping[str, Any], resync: bool) -> Step | None:
         """The end of the turn (or of serving), when the session shows it."""
         status = session.get("status")
@@ -280,12 +318,14 @@ class AgentsBackend(StreamingBackend):
                         detail={"id": session.get("id"), "error": session.get("error")})
         if self._serving:
             return None if self.connection.options.watch else Step("completed")
-        if self._turn_ended or (resync and self._started):
+        if not self._over and (self._turn_ended or (resync and self._started)):
             return Step("completed", reply=self._reply)
         return None
 
     async def _with_reply(self, step: Step) -> Step:
         """A turn's end with its reply (read from the history when the stream missed it)."""
+        if step.final and not self._serving:
+            self._over = True
         if step.status == "completed" and step.reply is None and not self._serving:
             return Step("completed", reply=await self._last_reply())
         return step

@@ -154,7 +154,11 @@ def calls_from_wire(
 def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     """`calls_from_wire`, as `Dialect.read_calls` returns it."""
     calls, unhandled = calls_from_wire(payload)
-    return PendingCalls(calls, unhandled)
+    if calls or unhandled:
+        return PendingCalls(calls, unhandled)
+    status = session_of(payload)[0].get("status")
+    return PendingCalls((), reason=f"the session's status is {status!r}: its required_actions "
+                        "are empty")
 
 
 def _checked_ids(prefix: str, index: int, turn_id: Any, call_id: Any, name: Any,

@@ -103,7 +103,8 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
                               "missing: this is not an Assistants run object", payload)
     action = run.get("required_action")
     if action is None:
-        return PendingCalls(())
+        return PendingCalls((), reason=f"the run's status is {run.get('status')!r}: it has no "
+                            "required_action")
     if not isinstance(action, Mapping):
         raise WireFormatError(DIALECT, f"{at}required_action", "not an object", payload)
     if action.get("type") != "submit_tool_outputs":

@@ -151,7 +151,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                              "last, its position), not a bare message")
     tool_calls = message.get("tool_calls")
     if tool_calls is None:
-        return PendingCalls(())
+        return PendingCalls((), reason="the assistant message has no tool_calls")
     if not isinstance(tool_calls, list):
         raise WireFormatError(DIALECT, f"{at}tool_calls", "not a list", payload)
     calls: list[ToolCall] = []
@@ -177,7 +177,8 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=conversation or "", turn=turn,
             correlation=ChatCorrelation.trusted(tool_call_id=call_id, position=position)))
-    return PendingCalls(tuple(calls), tuple(others))
+    return PendingCalls(tuple(calls), tuple(others), "" if calls or others else
+                        "the assistant message's tool_calls is empty")
 
 
 # ---------------------------------------------------------------------- results

@@ -190,7 +190,8 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         raise WireFormatError(DIALECT, f"{at}status", "not a string", payload)
     output = response.get("output")
     if output is None and status in (None, "queued", "in_progress"):
-        return PendingCalls(())
+        return PendingCalls((), reason=f"the response's status is {status!r}: it has no output "
+                            "yet")
     if not isinstance(output, list):
         raise WireFormatError(DIALECT, f"{at}output", "missing or not a list", payload)
     conversation_id = _conversation(response.get("conversation"), f"{at}conversation", payload)
@@ -230,7 +231,11 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                 response_id=response_id, call_id=call_id, conversation_id=conversation_id,
                 namespace=namespace, item_id=item_id)))
     if status not in (None, "completed"):
-        return PendingCalls((), tuple(others))
+        return PendingCalls((), tuple(others), "" if others else (
+            f"the response's status is {status!r}: its calls are not pending"))
+    if not calls and not others:
+        return PendingCalls((), reason=f"the response's status is {status!r}: its output holds "
+                            "no function_call")
     return PendingCalls(tuple(calls), tuple(others))
 
 

@@ -12,7 +12,8 @@
     ├── PluginError                 a plugin failed to load or broke the hook contract
     ├── BackendError                a backend answered an HTTP error we could not recover from
     │   └── ServeError              a served conversation did not complete (transcript attached)
-    │       └── ReplyLostError      a processed request's reply, carrying the next step, was lost
+    │       ├── ReplyLostError      a processed request's reply, carrying the next step, was lost
+    │       └── TurnTimeoutError    a served turn did not end within the driver's turn_timeout
     └── ToolError                   raised by a handler: its message goes to the agent verbatim
 
 Caller mistakes (`UsageError`) are kept apart from vendor surprises (`WireFormatError`,
@@ -34,6 +35,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolbridgeError",
+    "TurnTimeoutError",
     "UnknownDialectError",
     "UsageError",
     "WireFormatError",
@@ -135,6 +137,11 @@ class ServeError(BackendError):
 class ReplyLostError(ServeError):
     """The backend processed a request, but its reply, which carried the conversation's next
     step (calls or the final text), was lost and the backend offers no way to read it again."""
+
+
+class TurnTimeoutError(ServeError):
+    """A served turn did not end within `toolbridge.serve.DriverSettings.turn_timeout`: the
+    driver stopped it (results already computed are in the store; nothing was run twice)."""
 
 
 class ToolError(ToolbridgeError):

@@ -10,9 +10,10 @@ from pydantic import ValidationError
 
 from .errors import ToolDefinitionError, UsageError, validation_text
 from .model import ToolCall, ToolDefinition, ToolResult, ToolRetry
-from .plugin import Dialect, LossPolicy, RenderedTools, get_dialect
+from .plugin import Dialect, LossPolicy, PendingCalls, RenderedTools, get_dialect
 from .runtime import Executor, Pipeline, SizePolicy
 from .runtime._output import default_error_formatter
+from .runtime._pipeline import read_pending
 from .store import ResultStore, open_store
 from .tools import RegisteredTool, inspect_function
 
@@ -275,6 +276,13 @@ class Toolbox:
                 context: Mapping[str, Any] | None = None) -> list[ToolResult]:
         """Blocking form of `aexecute`."""
         return self._pipeline.run(calls, _context(context))
+
+    def pending(self, dialect: str | Dialect, payload: Any, *,
+                conversation: str | None = None) -> PendingCalls:
+        """What ``payload`` asks of us, read as `handle` reads it, without running anything:
+        its calls, the actions left to the caller, and (`PendingCalls.reason`) why nothing
+        is pending when nothing is (e.g. a run already ``completed``)."""
+        return read_pending(dialect, payload, conversation)
 
     async def ahandle(self, dialect: str | Dialect, payload: Any, *,
                       conversation: str | None = None,

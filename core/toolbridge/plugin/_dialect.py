@@ -40,6 +40,10 @@ class DialectLimits:
     twice (results answer the calls one for one). Otherwise results are matched by id: a
     payload's call whose id repeats an earlier one's is answered only by that first call's
     result. Either way only the first call with an id runs."""
+    results_match_by_tool: bool = False
+    """Whether results are matched to calls by id and tool together (a CES ``ToolResponse``
+    echoes both): a call repeating an earlier one's id but naming another tool is then a call
+    of its own, answered by its own (error) result; one naming the same tool is not."""
 
     def check_tools(self, definitions: Sequence[Mapping[str, Any]], dialect: str) -> None:
         """Refuse a rendered tool list past `max_tools` or `max_tools_bytes` with a

@@ -22,6 +22,9 @@ class PendingCalls:
     """Function calls to answer."""
     unhandled: tuple[Mapping[str, Any], ...] = ()
     """Other required actions (approvals, reconnections) left to the caller, never dropped."""
+    reason: str = ""
+    """Why nothing is pending, when nothing is, in the payload's words (e.g. an Assistants
+    run whose status is ``completed``); empty when calls or actions wait."""
 
 
 @dataclass(frozen=True)

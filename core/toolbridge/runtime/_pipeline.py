@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..model import ToolCall, ToolResult
-from ..plugin import Dialect, get_dialect, plugin_manager
+from ..plugin import Dialect, PendingCalls, get_dialect, plugin_manager
 from ..telemetry._state import active as telemetry_active
 from . import _threads
 from ._call import Payload, PlannedCall
@@ -252,11 +252,20 @@ def _hooks() -> pluggy.PluginManager | None:
     return pm if len(pm.hook.toolbridge_execute_call.get_hookimpls()) > 1 else None
 
 
+def read_pending(dialect: str | Dialect, payload: Any, conversation: str | None
+                 ) -> PendingCalls:
+    """What a backend payload (any form `to_data` takes) asks of us (`Toolbox.pending`)."""
+    d = get_dialect(dialect)
+    data = to_data(payload, d.name)
+    return d.read_calls(data) if conversation is None else d.read_calls_in(data, conversation)
+
+
 def _read(dialect: str | Dialect, payload: Any, conversation: str | None
           ) -> tuple[Dialect, Sequence[ToolCall]]:
     d = get_dialect(dialect)
-    data = to_data(payload, d.name)
-    pending = d.read_calls(data) if conversation is None else d.read_calls_in(data, conversation)
+    pending = read_pending(d, payload, conversation)
+    if pending.reason:
+        log.info("%s: nothing is pending: %s", d.name, pending.reason)
     if pending.unhandled:
         log.warning("%s: %d required action(s) are not function calls and were left to the "
                     "caller: %s", d.name, len(pending.unhandled),

@@ -129,12 +129,13 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
     return results, planned
 
 
-def _repeats(calls: Sequence[ToolCall]) -> dict[int, int]:
-    """Index of each call whose (conversation, turn, id) came before -> that first call's."""
-    first: dict[tuple[str, str, str], int] = {}
+def _repeats(calls: Sequence[ToolCall], *, by_tool: bool = False) -> dict[int, int]:
+    """Index of each call whose (conversation, turn, id) came before -> that first call's
+    (``by_tool``: whose (conversation, turn, id, tool))."""
+    first: dict[tuple[str, ...], int] = {}
     repeats: dict[int, int] = {}
     for index, call in enumerate(calls):
-        key = (call.conversation, call.turn, call.id)
+        key = (call.conversation, call.turn, call.id, call.name if by_tool else "")
         if key in first:
             repeats[index] = first[key]
         else:
@@ -144,12 +145,14 @@ def _repeats(calls: Sequence[ToolCall]) -> dict[int, int]:
 
 def answered_once(limits: DialectLimits, results: list[ToolResult]) -> list[ToolResult]:
     """``results`` as a dialect with ``limits`` sends them: without the results of repeated
-    calls where its backend matches results to calls by id (`DialectLimits.repeated_result_ids`).
+    calls where its backend matches results to calls by id (`DialectLimits.repeated_result_ids`),
+    or by id and tool (`DialectLimits.results_match_by_tool`: a repeat naming another tool
+    keeps its result).
     """
     if len(results) < 2 or limits.repeated_result_ids:
         return results
     calls = [r.call for r in results]
     if len({c.id for c in calls}) == len(calls):
         return results
-    repeats = _repeats(calls)
+    repeats = _repeats(calls, by_tool=limits.results_match_by_tool)
     return [r for index, r in enumerate(results) if index not in repeats]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import ToolCall, ToolResult
-from ..plugin import Backend, Step
+from ..plugin import Backend, Dialect, DialectLimits, Step
 from ._record import Key, remember
 
 __all__ = ["CallTracker"]
@@ -20,11 +20,17 @@ class CallTracker:
     ready; any other takes the step's results together, once all are ready.
     """
 
-    __slots__ = ("_backend", "inflight", "last_round", "ready", "repeats", "sending", "step",
-                 "step_keys", "submitted")
+    __slots__ = ("_backend", "_by_id", "inflight", "last_round", "ready", "repeats", "sending",
+                 "step", "step_keys", "submitted")
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
+        limits = backend.dialect.limits if isinstance(backend.dialect, Dialect) else (
+            DialectLimits())
+        self._by_id = not (limits.repeated_result_ids or limits.results_match_by_tool)
+        """The wire matches results to calls by id alone: it keeps one result per id, so an
+        id answered before in the turn is never pending again (a later round listing it
+        reuses it, and is not answered for it)."""
         self.inflight: dict[Key, None] = {}
         self.ready: dict[Key, ToolResult] = {}
         self.repeats: dict[Key, list[ToolResult]] = {}
@@ -44,10 +50,11 @@ class CallTracker:
     # ------------------------------------------------------------------ steps in
     def new(self, step: Step, calls: Sequence[ToolCall], keys: Sequence[Key]) -> list[ToolCall]:
         """The calls of ``step`` neither running, ready, being sent nor submitted."""
-        if step.fresh or (not self._backend.partial_submit
+        if step.fresh or (not self._backend.partial_submit and not self._by_id
                           and frozenset(keys) != self.last_round):
             # Read from the service, or a new round that lists an id answered before (a model
-            # may reuse one): each call is answered, from the store when it holds the call.
+            # may reuse one) on a wire that waits for every call it lists: each call is
+            # answered, from the store when it holds the call.
             for key in keys:
                 self.submitted.pop(key, None)
         return [c for c, k in zip(calls, keys, strict=True)
@@ -63,6 +70,8 @@ class CallTracker:
         """Answer ``step`` next (results of calls it no longer lists are dropped, unless each
         result goes on its own); with ``partial_submit``, only a step with ``new`` calls."""
         if not self._backend.partial_submit:
+            if self._by_id:  # ids answered for good are not the step's to answer
+                keys = [k for k in keys if k not in self.submitted]
             self.step, self.step_keys = step, keys
             current = set(keys)
             self.ready = {k: r for k, r in self.ready.items() if k in current}

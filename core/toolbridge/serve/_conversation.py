@@ -14,16 +14,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendError, ReplyLostError, ServeError, UsageError
-from ..model import ToolCall, ToolResult
+from ..errors import BackendError, ReplyLostError, ServeError, TurnTimeoutError, UsageError
+from ..model import ToolCall
 from ..plugin import Backend, Step, StreamingBackend
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
-from ._record import Recorder
+from ._record import CallKey, Recorder, identify
 from ._submitter import Submitter
 from ._tasks import ConversationTasks
 
@@ -55,14 +55,18 @@ class Conversation:
         self._calls = CallTracker(backend)
         self._tasks = ConversationTasks()
         self._submitter = Submitter(backend, checkpoints, self._calls, self._tasks,
-                                    self._landed)
+                                    self._landed, self._record.sent)
         self._recoveries = 0
         self._rounds = 0
 
     # ------------------------------------------------------------------ entry points
     async def turn(self, message: str) -> Step:
-        """Send ``message`` and answer calls until the turn ends; the final step."""
+        """Send ``message`` and answer calls until the turn ends (within the settings'
+        ``turn_timeout``); the final step."""
         self.transcript.add("user", message)
+        return await self._bounded(self._turn(message))
+
+    async def _turn(self, message: str) -> Step:
         self._tasks.begin()
         if self.backend.streams and self._tasks.reader is None:  # reading while it goes
             self._start_reader()
@@ -126,8 +130,29 @@ class Conversation:
         self._note_conversation()
         if answer is not None:
             self._submitter.saved = (step, answer)
-            return await self._drive(None, resend=True)
-        return await self._drive(step)
+            return await self._bounded(self._drive(None, resend=True))
+        return await self._bounded(self._drive(step))
+
+    async def _bounded(self, work: Coroutine[Any, Any, Step]) -> Step:
+        """``work``'s final step, or a ``failed`` one with `TurnTimeoutError` once the turn
+        took ``turn_timeout`` seconds (its tasks are stopped; what ran is in the store)."""
+        limit = self.settings.turn_timeout
+        if limit is None:
+            return await work
+        task = asyncio.ensure_future(work)
+        try:
+            await asyncio.wait({task}, timeout=limit)
+        finally:
+            if not task.done():  # past the deadline, or this task was cancelled
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if not task.cancelled():
+            return task.result()
+        error = TurnTimeoutError(
+            f"{self.backend.dialect.name}: conversation {self.backend.conversation}: turn "
+            f"{self.turn_index + 1} did not end within turn_timeout={limit:g} s; stopped",
+            transcript=self.transcript)
+        return Step("failed", error=str(error), detail=error)
 
     def finish_turn(self, final: Step) -> None:
         """Record the turn's reply and move to the next turn."""
@@ -194,9 +219,15 @@ class Conversation:
             return step
         pending = self.backend.dialect.read_calls(step.payload or {})
         keys = [(c.turn, c.id) for c in pending.calls]
+        listed = dict(zip((id(c) for c in pending.calls), identify(pending.calls), strict=True))
         new = self._calls.new(step, pending.calls, keys)
+        if len(new) < len(pending.calls):  # a listed call under an id answered before
+            running = {id(c) for c in new}
+            for call in pending.calls:
+                if id(call) not in running and not self._record.seen(listed[id(call)]):
+                    self._record.unanswered(call, listed[id(call)])
         if new:
-            if any(not self._record.seen(c) for c in new):
+            if any(not self._record.seen(listed[id(c)]) for c in new):
                 self._recoveries = 0  # progress: calls never seen before
             if self._calls.new_round(keys):
                 self._rounds += 1
@@ -207,7 +238,7 @@ class Conversation:
             await self.checkpoints.received(self.backend, self.turn_index, step)
         self._calls.adopt(step, keys, bool(new))
         if new:
-            self._start_calls(step, new)
+            self._start_calls(step, new, listed)
         if pending.unhandled and self._calls.answered(keys):
             kinds = ", ".join(sorted({str(a.get("type")) for a in pending.unhandled}))
             return Step("incomplete", error=f"waits on action(s) left to the caller: {kinds}",
@@ -216,22 +247,16 @@ class Conversation:
         return None
 
     # ------------------------------------------------------------------ calls
-    def _start_calls(self, step: Step, calls: list[ToolCall]) -> None:
+    def _start_calls(self, step: Step, calls: list[ToolCall], keys: dict[int, CallKey]
+                     ) -> None:
         for call in calls:
-            self._record.call(call)
-        refused, startable = self._refuse_late(step, calls)
+            self._record.call(call, keys[id(call)])
+        # Calls whose tool cannot finish before the step's deadline get an error result.
+        startable, refused = refuse_late(step, calls, self.toolbox)
         for batch in self._calls.start(startable):
             self._tasks.spawn(self._answer(batch))
         if refused:
             self._calls.take(refused)
-
-    def _refuse_late(self, step: Step, calls: list[ToolCall]
-                     ) -> tuple[list[ToolResult], list[ToolCall]]:
-        """Calls whose tool cannot finish before the step's deadline get an error result."""
-        startable, refused = refuse_late(step, calls, self.toolbox)
-        for result in refused:
-            self._record.result(result, 0.0)
-        return refused, startable
 
     async def _answer(self, calls: list[ToolCall]) -> None:
         """Run a batch through the toolbox; then submit, if nothing else is submitting."""
@@ -242,9 +267,7 @@ class Conversation:
             self._calls.dropped(calls)
             self._tasks.fail(exc)
             return
-        seconds = (time.perf_counter() - started) / max(len(calls), 1)
-        for result in results:
-            self._record.result(result, seconds)
+        self._record.ran(results, (time.perf_counter() - started) / max(len(calls), 1))
         self._calls.take(results)
         await self._submitter.submit(self.turn_index)
 
@@ -303,6 +326,7 @@ class Conversation:
         await self._tasks.stop()
         self._calls.clear()
         self._submitter.clear()
+        self._record.forget()
 
     async def close(self) -> None:
         """The conversation is over for this driver: stop reading, and whatever still runs."""

@@ -157,10 +157,12 @@ def _run(coro: Coroutine[Any, Any, T], what: str) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise UsageError(f"{what} was called inside a running event loop; await its async form "
-                     f"(a{what}) instead")
+        pass  # no loop runs here: the blocking form may start one
+    else:
+        coro.close()
+        raise UsageError(f"{what} was called inside a running event loop; await its async "
+                         f"form (a{what}) instead")
+    return asyncio.run(coro)
 
 
 def converse(toolbox: Toolbox, dialect: str | Dialect, messages: Sequence[str],

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ..model import ToolResult
 from ..plugin import Backend, Dialect, DialectLimits, Step
 from ..runtime._plan import answered_once
 from ._calls import CallTracker
@@ -16,6 +17,8 @@ __all__ = ["Submitter"]
 
 Landed = Callable[[Step | None], Awaitable[None]]
 """Called after each submission that landed, with the step its answer carries (if any)."""
+Sending = Callable[[Sequence[ToolResult], Sequence[ToolResult]], None]
+"""Called with the results ready to go and those the body carries, before it is sent."""
 
 
 class Submitter:
@@ -25,16 +28,17 @@ class Submitter:
     calls: after a failure it is resent, before any new results.
     """
 
-    __slots__ = ("_backend", "_calls", "_checkpoints", "_landed", "_resend", "_tasks", "active",
-                 "saved")
+    __slots__ = ("_backend", "_calls", "_checkpoints", "_landed", "_resend", "_sending", "_tasks",
+                 "active", "saved")
 
     def __init__(self, backend: Backend, checkpoints: Checkpoints, calls: CallTracker,
-                 tasks: ConversationTasks, landed: Landed) -> None:
+                 tasks: ConversationTasks, landed: Landed, sending: Sending) -> None:
         self._backend = backend
         self._checkpoints = checkpoints
         self._calls = calls
         self._tasks = tasks
         self._landed = landed
+        self._sending = sending
         self.active = False
         """A submission is under way (its task submits whatever is ready after it)."""
         self.saved: tuple[Step, Mapping[str, Any]] | None = None
@@ -95,7 +99,9 @@ class Submitter:
         step, keys, results = self._calls.batch()
         dialect = self._backend.dialect
         limits = dialect.limits if isinstance(dialect, Dialect) else DialectLimits()
-        body = dialect.write_results(answered_once(limits, results))
+        carried = answered_once(limits, results)
+        self._sending(results, carried)
+        body = dialect.write_results(carried)
         if not self._backend.lists_pending:
             self.saved = (step, body)
             try:

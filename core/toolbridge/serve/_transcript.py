@@ -26,6 +26,18 @@ class TranscriptEntry:
     text: str
     data: Any = None
     """The wire payload behind the step, when there is one."""
+    call: str = ""
+    """The id of the call a ``call``, ``result`` or per-call ``note`` entry is about."""
+    tool: str = ""
+    """That call's tool."""
+
+    def line(self) -> str:
+        """The entry as `Transcript.render` shows it (naming its call, when it has one)."""
+        if not self.call and not self.tool:
+            return self.text
+        if self.kind == "call":
+            return f"{self.text} [{self.call}]"
+        return f"{self.tool} [{self.call}]: {self.text}"
 
 
 @dataclass(eq=False)
@@ -44,17 +56,18 @@ class Transcript:
     error: BackendError | None = None
     """Why the conversation did not complete (the backend's error, typed)."""
     answered: int = 0
-    """Calls answered."""
+    """Results sent (one per ``result`` entry, the error results of bad calls included)."""
     keep: bool = True
     last_reply: str = ""
 
-    def add(self, kind: EntryKind, text: str, data: Any = None) -> None:
+    def add(self, kind: EntryKind, text: str, data: Any = None, *, call: str = "",
+            tool: str = "") -> None:
         if kind == "reply":
             self.last_reply = text
         elif kind == "result":
             self.answered += 1
         if self.keep:
-            self.entries.append(TranscriptEntry(kind, text, data))
+            self.entries.append(TranscriptEntry(kind, text, data, call, tool))
 
     def of_kind(self, kind: EntryKind) -> list[TranscriptEntry]:
         return [e for e in self.entries if e.kind == kind]
@@ -96,7 +109,8 @@ class Transcript:
         return {"dialect": self.dialect, "conversation": self.conversation,
                 "status": self.status, "error": error, "reply": self.reply,
                 "answered": self.answered,
-                "entries": [{"kind": e.kind, "text": e.text, "data": e.data}
+                "entries": [{"kind": e.kind, "text": e.text, "data": e.data,
+                             **({"call": e.call, "tool": e.tool} if e.call or e.tool else {})}
                             for e in self.entries]}
 
     def render(self, *, show_data: bool = False) -> str:
@@ -106,7 +120,7 @@ class Transcript:
                   "reply": "reply ", "note": "note  "}
         lines = [f"== {self.dialect}"]
         for e in self.entries:
-            lines.append(f"  {labels[e.kind]} {e.text}")
+            lines.append(f"  {labels[e.kind]} {e.line()}")
             if show_data and e.data is not None:
                 dumped = json.dumps(e.data, indent=2, ensure_ascii=False, default=str)
                 lines.extend("           " + line for line in dumped.splitlines())

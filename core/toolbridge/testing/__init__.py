@@ -76,10 +76,12 @@ def converse(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(aconverse(toolbox, dialect, messages, script=script, faults=faults,
-                                     running=running, **options))
-    raise UsageError("converse was called inside a running event loop; use "
-                     "await toolbridge.testing.aconverse(...) instead")
+        pass  # no loop runs here (outside the handler: its errors chain nothing)
+    else:
+        raise UsageError("converse was called inside a running event loop; use "
+                         "await toolbridge.testing.aconverse(...) instead")
+    return asyncio.run(aconverse(toolbox, dialect, messages, script=script, faults=faults,
+                                 running=running, **options))
 
 
 @asynccontextmanager
