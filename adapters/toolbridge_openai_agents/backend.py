@@ -102,6 +102,7 @@ class AgentsBackend(StreamingBackend):
         self.client = connection.client
         self.dialect = connection.dialect
         self.conversation = session_id or ""
+        self.watching = connection.options.watch
         self._events = SessionEvents(self.client)
         """The session's event stream, kept across turns (`next` reads it)."""
         self._opening: asyncio.Event | None = None

@@ -205,6 +205,11 @@ class StreamingBackend(Backend):
     """A capability of a `Backend`: its steps arrive through an event stream (`next`), so
     `send`, `resume` and `submit` may return ``None``."""
 
+    watching: bool = False
+    """Serving the conversation follows it past its idle turns until cancelled (an Agents
+    session served with ``watch``): `toolbridge.serve.aserve` then has no end, and only the
+    turns it sends (`aconverse`) are bounded by ``DriverSettings.turn_timeout``."""
+
     @abc.abstractmethod
     async def next(self) -> Step:
         """The next step: wait for it (a stream with a polling fallback; reconnecting is the

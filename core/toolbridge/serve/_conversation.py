@@ -110,8 +110,15 @@ class Conversation:
                     return await self.backend.resume()
 
     async def serve(self) -> Step:
-        """Answer what the conversation waits for until it is idle (or forever, if the
-        backend keeps streaming); the final step."""
+        """Answer what the conversation waits for until it is idle, within the settings'
+        ``turn_timeout`` (or forever, for a backend that is `StreamingBackend.watching`);
+        the final step."""
+        backend = self.backend
+        if isinstance(backend, StreamingBackend) and backend.watching:
+            return await self._serve()
+        return await self._bounded(self._serve())
+
+    async def _serve(self) -> Step:
         first = await self.backend.resume()
         self._note_conversation()
         return await self._drive(first)

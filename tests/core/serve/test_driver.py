@@ -348,3 +348,28 @@ def test_results_taken_for_a_submission_are_being_sent_before_their_checkpoint()
     assert tracker.new(step, [call], [("t", "c1")]) == []
     tracker.sent([("t", "c1")], landed=False)  # the submission failed: the call is new again
     assert tracker.new(step, [call], [("t", "c1")]) == [call]
+
+
+@pytest.mark.parametrize("kind", ["agents-like", "assistants-like"])  # ces-like lists nothing
+def test_serving_a_waiting_conversation_ends_within_the_turn_deadline(kind: str) -> None:
+    from toolbridge.errors import TurnTimeoutError
+
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    async def lookup(key: str) -> str:
+        """Never answers."""
+        await asyncio.sleep(3600)
+        return key
+
+    b = backend(box, kind)
+
+    async def run() -> Transcript:
+        await b.send("go")  # the conversation now waits for lookup's result
+        if b.streams:
+            b._events.get_nowait()  # the step it delivered: serve resumes it afresh
+        return await asyncio.wait_for(hold(box, b, None, DriverSettings(turn_timeout=0.3)), 30)
+
+    transcript = asyncio.run(run())
+    assert transcript.status == "failed", transcript.render()
+    assert isinstance(transcript.error, TurnTimeoutError)
