@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from ._engine import delete_orphans, migrate, orphan_lines
 from ._ledger import FileRecords, Ledger
-from ._models import CURRENT_MODELS, RETIRED_MODELS, ModelChoice, remapped, resolve_model
+from ._models import (
+    CURRENT_MODELS,
+    DEFAULT_MODEL,
+    RETIRED_MODELS,
+    ModelChoice,
+    remapped,
+    resolve_model,
+)
 from ._plan import (
     AgentPlan,
     MigrationTarget,
@@ -25,7 +32,8 @@ from ._report import Fate, FateKind, MigrationReport, ThreadOutcome, Verificatio
 from ._workload import EXPORT_VERSION, Workload, read_export
 
 __all__ = [
-    "CURRENT_MODELS", "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind",
+    "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate",
+    "FateKind",
     "FileRecords", "Ledger", "MigrationReport", "MigrationTarget", "ModelChoice",
     "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash", "delete_orphans",
     "message_fates", "message_text", "migrate", "orphan_lines", "read_export", "remapped",
