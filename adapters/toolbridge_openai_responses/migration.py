@@ -138,6 +138,11 @@ class ConversationsTarget:
         items: list[dict[str, Any]] = []
         expected: list[tuple[str, str]] = []
         for message in messages:
+            if message.get("object") == "thread.run.step":
+                for exchanged, seen in _step_items(message, tid, fates):
+                    items.append(exchanged)
+                    expected.append(seen)
+                continue
             item, text = _item(message, f"{tid}.{message.get('id')}", fates)
             if item is not None:
                 role = str(item["role"])
@@ -151,11 +156,22 @@ class ConversationsTarget:
                                   "a conversation has no tool resources: add "
                                   f"{json.dumps(resource, sort_keys=True)} to the {kind} tool "
                                   "sent with its requests"))
+        calls = sum(i["type"] == "function_call" for i in items)
         fates.append(Fate("thread", tid, "carried",
-                          f"a conversation with {len(items)} message item(s)"))
+                          f"a conversation with {len(items) - 2 * calls} message item(s)"
+                          + (f" and {calls} function call(s) with their outputs" if calls
+                             else "")))
         metadata = thread_metadata(thread, agent.source_id if agent else None, fates)
         return ThreadPlan(tid, agent.source_id if agent else None, metadata, [], items,
                           expected, fates)
+
+    def held_agent(self, plan: AgentPlan, target_id: str) -> Mapping[str, Any]:
+        """The configuration file as written (what `load_config` gives the application)."""
+        try:
+            data = json.loads(Path(target_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, Mapping) else {}
 
     def find_thread(self, plan: ThreadPlan) -> str | None:
         return None  # conversations cannot be listed
@@ -169,8 +185,9 @@ class ConversationsTarget:
         self.client.add_items(target_id, items)
 
     def held(self, target_id: str) -> list[tuple[str, str]]:
-        return [(str(i.get("role")), _item_text(i)) for i in self.client.all_items(target_id)
-                if i.get("type") == "message"]
+        """Messages as (role, text); function calls and outputs as (type, text)."""
+        return [seen for seen in map(held_item, self.client.all_items(target_id))
+                if seen is not None]
 
     def missing_models(self, models: Sequence[str]) -> list[str]:
         """None on OpenAI: a configuration file is not a server object (a wrong model fails
@@ -242,6 +259,14 @@ class FoundryTarget(ConversationsTarget):
             if (version.get("metadata") or {}).get("migration_key") == plan.key:
                 return f"{plan.name}:{version['version']}"
         return None
+
+    def held_agent(self, plan: AgentPlan, target_id: str) -> Mapping[str, Any]:
+        """The agent version as the project returns it (what ``agent_reference`` runs)."""
+        name, _, number = target_id.rpartition(":")
+        for version in self.client.list_agent_versions(name):
+            if str(version.get("version")) == number:
+                return version
+        return {}
 
     def create_agent(self, plan: AgentPlan) -> str:
         body = dict(plan.body)
@@ -359,6 +384,59 @@ def _item(message: Mapping[str, Any], where: str, fates: list[Fate]
         fates.append(Fate("message", where, "dropped", "no content an item can hold"))
         return None, ""
     return {"type": "message", "role": role, "content": parts}, "".join(texts)
+
+
+def held_item(item: Mapping[str, Any]) -> tuple[str, str] | None:
+    """How verification sees a conversation item: a message as (role, text), a function
+    call as (``function_call``, ``name arguments``), its output as (``function_call_output``,
+    output); other items are not compared."""
+    kind = item.get("type")
+    if kind == "message":
+        return str(item.get("role")), _item_text(item)
+    if kind == "function_call":
+        return "function_call", f"{item.get('name')} {item.get('arguments')}"
+    if kind == "function_call_output":
+        output = item.get("output")
+        return "function_call_output", output if isinstance(output, str) else json.dumps(output)
+    return None
+
+
+def _step_items(step: Mapping[str, Any], tid: str, fates: list[Fate]
+                ) -> list[tuple[dict[str, Any], tuple[str, str]]]:
+    """The items of a completed ``tool_calls`` run step: a ``function_call`` and its
+    ``function_call_output`` per function call, in order (with how verification sees them);
+    the fate of each call (code interpreter and file search calls are dropped: their items
+    need a container or results the step does not hold)."""
+    where = f"{tid}.{step.get('run_id')}.{step.get('id')}"
+    details = step.get("step_details") or {}
+    if step.get("type") != "tool_calls":
+        return []
+    out: list[tuple[dict[str, Any], tuple[str, str]]] = []
+    for i, call in enumerate(details.get("tool_calls") or []):
+        kind = call.get("type") if isinstance(call, Mapping) else None
+        subject = f"{where}.tool_calls[{i}]"
+        if kind != "function":
+            fates.append(Fate("tool_call", subject, "dropped",
+                              f"a {kind} call: Responses items need the container / results "
+                              "the run step does not hold (its answer stays in the next "
+                              "assistant message)"))
+            continue
+        function = call.get("function") or {}
+        output = function.get("output")
+        if step.get("status") != "completed" or output is None:
+            fates.append(Fate("tool_call", subject, "dropped",
+                              f"the step is {step.get('status')}: the call has no output "
+                              "(a function_call needs its output)"))
+            continue
+        name, arguments = str(function.get("name")), str(function.get("arguments") or "{}")
+        call_id = str(call.get("id"))
+        out.append(({"type": "function_call", "call_id": call_id, "name": name,
+                     "arguments": arguments}, ("function_call", f"{name} {arguments}")))
+        out.append(({"type": "function_call_output", "call_id": call_id,
+                     "output": str(output)}, ("function_call_output", str(output))))
+        fates.append(Fate("tool_call", subject, "carried",
+                          f"{name}: a function_call and its function_call_output item"))
+    return out
 
 
 def _item_text(item: Mapping[str, Any]) -> str:

@@ -8,12 +8,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from migration_support import ASSISTANT, toolbox
+from migration_support import ASSISTANT, TOOL_SCRIPT, Credential, make_runs, toolbox
 from openai.types.responses import ResponseCreateParams
 from openai_sdk_types import check_param
 
 import toolbridge
-from toolbridge.migration import CURRENT_MODELS, DEFAULT_MODEL, Ledger, Workload, migrate
+from toolbridge.migration import (
+    CURRENT_MODELS,
+    DEFAULT_MODEL,
+    Ledger,
+    MigrationReport,
+    MigrationTarget,
+    Workload,
+    migrate,
+)
 from toolbridge.serve import converse
 from toolbridge.store import MemoryRecords
 from toolbridge.testing import emulator
@@ -94,3 +102,165 @@ def test_responses_options_refuse_a_function_without_a_handler(tmp_path: Path) -
                                         project_endpoint="https://p", api_key="k")
     with pytest.raises(toolbridge.UsageError, match="temperature: the saved agent"):
         agent.request_fields([])
+
+
+@pytest.fixture(scope="module")
+def source() -> Any:
+    """A live source (the Assistants emulator): a thread whose run called the function and
+    completed, and one whose run waits for its output; read without waiting."""
+    from toolbridge_openai_assistants import AssistantsClient, read_workload
+
+    with emulator("openai-assistants", script=TOOL_SCRIPT) as emu, AssistantsClient(
+            base_url=emu.base_url + "/v1", api_key="sk-test") as client:
+        assistant = client.create_assistant(**ASSISTANT)
+        ids = make_runs(client, assistant["id"])
+        workload = read_workload(client, thread_ids=[ids["done"], ids["live"]])
+        steps = emu.journal.entries("GET", f"/v1/threads/{ids['done']}/runs/"
+                                    f"{workload.runs[ids['done']][0]['id']}/steps")
+        yield {**ids, "assistant": assistant["id"], "workload": workload,
+               "steps_read": len(steps)}
+
+
+def test_a_live_source_reads_run_steps_and_holds_back_an_unfinished_run(source: Any) -> None:
+    from openai.types.beta.threads.runs import RunStep
+    from openai_sdk_types import check_model
+
+    workload = source["workload"]
+    assert source["steps_read"] == 1
+    assert workload.unfinished == {source["live"]: f"run {source['live_run']} is "
+                                   "requires_action"}
+    history = workload.thread_history(source["done"])
+    assert [h.get("type") if h["object"] == "thread.run.step" else h["role"]
+            for h in history] == ["user", "tool_calls", "assistant"]
+    assert all(check_model(h, RunStep) == [] for h in history[1:2])
+    function = history[1]["step_details"]["tool_calls"][0]["function"]
+    assert function["output"] == '{"id": "7", "name": "Ada"}'
+
+
+def _migrated(source: Any, target: MigrationTarget) -> MigrationReport:
+    report = migrate(source["workload"], target, Ledger(MemoryRecords(), "steps"))
+    assert report.ok, report.table()
+    assert [t.status for t in report.threads] == ["created", "skipped"]
+    assert report.counts()["skipped"] == 1
+    fates = {f.subject: f for f in report.fates}
+    assert fates[source["live"]].fate == "dropped" and "requires_action" in fates[
+        source["live"]].how
+    return report
+
+
+CONTINUE = {"turns": [TOOL_SCRIPT["turns"][0],
+                      {"rounds": [[{"name": "get_customer", "arguments": {"customer_id": "8"}}]],
+                       "reply": "Answer: {outputs}"}]}
+"""The target's model: the migrated turn as the source played it (its call replayed from the
+history), then the continued one."""
+
+
+def test_responses_history_holds_the_tool_exchange(source: Any, tmp_path: Path) -> None:
+    from toolbridge_openai_responses import ConversationsTarget
+
+    with emulator("openai-responses", script=CONTINUE) as emu:
+        target = ConversationsTarget(base_url=emu.base_url + "/v1", api_key="sk-test",
+                                     config_dir=tmp_path / "config")
+        report = _migrated(source, target)
+        conversation = report.threads[0].target_id
+        assert report.threads[0].verification is not None
+        assert report.threads[0].verification.source_messages == 4  # 2 messages, 1 pair
+        appended = [i for e in emu.journal.entries("POST", f"/v1/conversations/{conversation}"
+                                                   "/items") for i in e.body["items"]]
+        transcript = converse(toolbox(), "openai-responses", ["And customer 8?"], {
+            "base_url": emu.base_url + "/v1", "api_key": "sk-test",
+            "conversation": conversation, "config": report.agents[source["assistant"]]})
+        body = _create_bodies(emu)[0]
+        seen = list(emu.state.service.responses.values())[-1].context  # the model's input
+    assert [i.get("type") for i in appended] == ["message", "function_call",
+                                                 "function_call_output", "message"]
+    assert appended[1]["call_id"] == appended[2]["call_id"] == source["call"]
+    assert transcript.status == "completed" and "Ada" in (transcript.reply or "")
+    assert body["temperature"] == 0.3 and body["text"]["format"]["name"] == "answer"
+    assert [t["type"] for t in body["tools"]] == ["function", "code_interpreter", "file_search"]
+    assert [i.get("type", "message") for i in seen][:4] == [
+        "message", "function_call", "function_call_output", "message"]
+    assert seen[2]["output"] == '{"id": "7", "name": "Ada"}'
+
+
+def test_foundry_agent_holds_the_configuration_and_history_the_exchange(source: Any) -> None:
+    from toolbridge_openai_responses import FoundryTarget
+
+    with emulator("openai-responses", script=CONTINUE) as emu:
+        project = emu.base_url + "/api/projects/p"
+        credential = Credential()
+        report = _migrated(source, FoundryTarget(project_endpoint=project,
+                                                 credential=credential))
+        name, version = (report.agents[source["assistant"]] or "").split(":")
+        definition = emu.state.service.agent_version(name, version)["definition"]
+        transcript = converse(toolbox(), "openai-responses", ["And customer 8?"], {
+            "project_endpoint": project, "credential": credential, "agent": name,
+            "agent_version": version, "conversation": report.threads[0].target_id})
+        bodies = _create_bodies(emu, "/api/projects/p/openai/v1/responses")
+        final = list(emu.state.service.responses.values())[-1]
+    assert definition["temperature"] == 0.3 and definition["top_p"] == 0.9
+    assert definition["text"]["format"]["name"] == "answer"
+    assert [t["type"] for t in definition["tools"]] == ["function", "code_interpreter",
+                                                        "file_search"]
+    assert any(f.subject == f"{source['assistant']}.agent" and f.fate == "carried"
+               for f in report.fates), report.table()
+    assert transcript.status == "completed" and "Ada" in (transcript.reply or "")
+    assert bodies and all(b["agent_reference"] == {"type": "agent_reference", "name": name,
+                                                   "version": version}
+                          and "tools" not in b and "temperature" not in b for b in bodies)
+    assert [t["type"] for t in final.final["tools"]] == ["function", "code_interpreter",
+                                                            "file_search"]
+    assert [i.get("type", "message") for i in final.context][:4] == [
+        "message", "function_call", "function_call_output", "message"]
+
+
+def test_agents_session_of_the_saved_agent_quotes_the_exchange(source: Any) -> None:
+    from toolbridge_openai_agents import AgentsTarget
+    from toolbridge_openai_agents.migration import TOOL_CALL_PREFIX
+
+    script = {"turns": [{"reply": "I have read the history."},
+                        {"rounds": [[{"name": "get_customer",
+                                      "arguments": {"customer_id": "8"}}]],
+                         "reply": "Answer: {outputs}"}]}
+    with emulator("openai-agents", script=script) as emu:
+        report = _migrated(source, AgentsTarget(base_url=emu.base_url + "/v1",
+                                                api_key="sk-test"))
+        session = report.threads[0].target_id or ""
+        [created] = [e.body for e in emu.journal.entries("POST", "/v1/agents/sessions")]
+        transcript = converse(toolbox(), "openai-agents", ["And customer 8?"], {
+            "base_url": emu.base_url + "/v1", "api_key": "sk-test", "session_id": session})
+        agent_id = emu.state.sessions[session].agent["id"]
+    texts = [p["text"] for m in created["input"] for p in m["content"]]
+    assert texts[1] == (f'{TOOL_CALL_PREFIX}get_customer({{"customer_id": "7"}}) -> '
+                        '{"id": "7", "name": "Ada"}')
+    assert agent_id == report.agents[source["assistant"]]
+    assert any(f.subject == f"{source['assistant']}.agent" and f.fate == "carried"
+               for f in report.fates), report.table()
+    assert transcript.status == "completed" and "Ada" in (transcript.reply or "")
+
+
+def test_waiting_for_runs_lets_the_thread_migrate() -> None:
+    import threading
+
+    from toolbridge_openai_assistants import AssistantsClient, read_workload
+
+    with emulator("openai-assistants", script=TOOL_SCRIPT) as emu, AssistantsClient(
+            base_url=emu.base_url + "/v1", api_key="sk-test", poll_interval=0.05) as client:
+        assistant = client.create_assistant(**ASSISTANT)
+        ids = make_runs(client, assistant["id"])
+        run = client.retrieve_run(ids["live"], ids["live_run"])
+        [call] = run["required_action"]["submit_tool_outputs"]["tool_calls"]
+
+        def answer() -> None:  # the old side answers the run while the migration waits
+            client.submit_tool_outputs(ids["live"], ids["live_run"], {"tool_outputs": [
+                {"tool_call_id": call["id"], "output": "Ada"}]})
+
+        later = threading.Timer(0.3, answer)
+        later.start()
+        workload = read_workload(client, thread_ids=[ids["live"]], wait_runs=30)
+        later.join()
+        short = read_workload(client, thread_ids=[ids["done"]], wait_runs=0.1)
+    assert workload.unfinished == {} and short.unfinished == {}
+    history = workload.thread_history(ids["live"])
+    assert [h["object"] for h in history] == ["thread.message", "thread.run.step",
+                                              "thread.message"]

@@ -23,19 +23,19 @@ from ._plan import (
     MigrationTarget,
     ThreadPlan,
     config_hash,
+    differences,
     message_fates,
     message_text,
     setting_fates,
     thread_metadata,
 )
 from ._report import Fate, FateKind, MigrationReport, ThreadOutcome, Verification
-from ._workload import EXPORT_VERSION, Workload, read_export
+from ._workload import EXPORT_VERSION, UNFINISHED_RUNS, Workload, read_export
 
 __all__ = [
-    "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate",
-    "FateKind",
-    "FileRecords", "Ledger", "MigrationReport", "MigrationTarget", "ModelChoice",
-    "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash", "delete_orphans",
-    "message_fates", "message_text", "migrate", "orphan_lines", "read_export", "remapped",
-    "resolve_model", "setting_fates", "thread_metadata",
+    "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",
+    "AgentPlan", "Fate", "FateKind", "FileRecords", "Ledger", "MigrationReport", "MigrationTarget",
+    "ModelChoice", "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash",
+    "delete_orphans", "differences", "message_fates", "message_text", "migrate", "orphan_lines",
+    "read_export", "remapped", "resolve_model", "setting_fates", "thread_metadata",
 ]
