@@ -72,14 +72,14 @@ class _Run:
         """Add a step of this run (``step_details``), as the service returns it."""
         now = int(time.time())
         run = self.run
-        step = {"id": _id("step"), "object": "thread.run.step", "created_at": now,
-                "run_id": run["id"], "assistant_id": run["assistant_id"],
-                "thread_id": run["thread_id"], "type": details["type"], "status": status,
-                "cancelled_at": None, "completed_at": now if status == "completed" else None,
-                "expired_at": None, "failed_at": None, "last_error": None,
-                "step_details": details, "usage": None, "metadata": {}}
-        self.steps.append(step)
-        return step
+        self.steps.append({
+            "id": _id("step"), "object": "thread.run.step", "created_at": now,
+            "run_id": run["id"], "assistant_id": run["assistant_id"],
+            "thread_id": run["thread_id"], "type": details["type"], "status": status,
+            "cancelled_at": None, "completed_at": now if status == "completed" else None,
+            "expired_at": None, "failed_at": None, "last_error": None,
+            "step_details": details, "usage": None, "metadata": {}})
+        return self.steps[-1]
 
     def end_steps(self, status: str) -> None:
         """The run ended ``status`` (expired, cancelled, failed): so do its open steps."""
