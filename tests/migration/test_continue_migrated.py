@@ -264,3 +264,26 @@ def test_waiting_for_runs_lets_the_thread_migrate() -> None:
     history = workload.thread_history(ids["live"])
     assert [h["object"] for h in history] == ["thread.message", "thread.run.step",
                                               "thread.message"]
+
+
+def test_an_agent_that_does_not_hold_the_configuration_fails_the_report(tmp_path: Path
+                                                                        ) -> None:
+    import json
+
+    from toolbridge_openai_responses import ConversationsTarget
+
+    with emulator("openai-responses") as emu:
+        target = ConversationsTarget(base_url=emu.base_url + "/v1", api_key="sk-test",
+                                     config_dir=tmp_path / "config")
+        first = migrate(_workload(), target, Ledger(MemoryRecords(), "edited"))
+        path = Path(first.agents["asst_1"] or "")
+        data = json.loads(path.read_text())
+        del data["temperature"]  # edited by hand since; found again by its migration key
+        data["tools"][0]["name"] = "renamed"
+        path.write_text(json.dumps(data))
+        again = migrate(_workload(), target, Ledger(MemoryRecords(), "edited"))
+    fates = {f.subject: f for f in again.fates}
+    assert fates["asst_1.agent"].fate == "dropped" and not again.ok
+    assert fates["asst_1.agent"].how.endswith("does not hold what was written: tools[0].name, "
+                                              "temperature")
+    assert first.ok and {f.subject: f for f in first.fates}["asst_1.agent"].fate == "carried"

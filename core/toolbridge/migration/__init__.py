@@ -23,7 +23,6 @@ from ._plan import (
     MigrationTarget,
     ThreadPlan,
     config_hash,
-    differences,
     message_fates,
     message_text,
     setting_fates,
@@ -36,6 +35,6 @@ __all__ = [
     "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",
     "AgentPlan", "Fate", "FateKind", "FileRecords", "Ledger", "MigrationReport", "MigrationTarget",
     "ModelChoice", "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash",
-    "delete_orphans", "differences", "message_fates", "message_text", "migrate", "orphan_lines",
+    "delete_orphans", "message_fates", "message_text", "migrate", "orphan_lines",
     "read_export", "remapped", "resolve_model", "setting_fates", "thread_metadata",
 ]

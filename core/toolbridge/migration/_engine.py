@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import BackendError, UsageError
 from ._ledger import Ledger
 from ._models import ModelChoice, resolve_model
-from ._plan import AgentPlan, MigrationTarget, ThreadPlan, differences
+from ._plan import AgentPlan, MigrationTarget, ThreadPlan
 from ._report import Fate, MigrationReport, ThreadOutcome, Verification
 from ._workload import Workload
 
@@ -159,7 +159,7 @@ def _agent(plan: AgentPlan, target: MigrationTarget, ledger: Ledger,
 
 def _agent_check(plan: AgentPlan, target: MigrationTarget, agent_id: str) -> Fate:
     """Whether the target's agent (or configuration file) holds the plan, read back."""
-    missing = differences(plan.body, target.held_agent(plan, agent_id))
+    missing = _differences(plan.body, target.held_agent(plan, agent_id))
     subject = f"{plan.source_id}.agent"
     if missing:
         log.warning("%s: %s does not hold %s", subject, agent_id, ", ".join(missing))
@@ -285,3 +285,19 @@ def _verify(plan: ThreadPlan, held: Sequence[tuple[str, str]]) -> Verification:
         note = (note + "; " if note else "") + f"{extra} later message(s) on the target"
     return Verification(len(expected), len(ours), last_source[:200], last_target[:200], ok,
                         note)
+
+
+def _differences(wanted: Any, held: Any, path: str = "") -> list[str]:
+    """Where ``held`` lacks or changes what ``wanted`` sets (fields the service adds are
+    not differences): one dotted path each."""
+    if isinstance(wanted, Mapping):
+        if not isinstance(held, Mapping):
+            return [path or "<agent>"]
+        return [d for key, value in wanted.items() for d in _differences(
+            value, held.get(key), f"{path}.{key}" if path else str(key))]
+    if isinstance(wanted, list):
+        if not isinstance(held, list) or len(held) != len(wanted):
+            return [path]
+        return [d for i, (w, h) in enumerate(zip(wanted, held, strict=True))
+                for d in _differences(w, h, f"{path}[{i}]")]
+    return [] if wanted == held else [path]

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 from ._report import Fate, FateKind
 
 __all__ = [
-    "AgentPlan", "MigrationTarget", "ThreadPlan", "config_hash", "differences", "message_fates",
+    "AgentPlan", "MigrationTarget", "ThreadPlan", "config_hash", "message_fates",
     "message_text", "setting_fates", "thread_metadata",
 ]
 
@@ -20,22 +20,6 @@ def config_hash(value: Any) -> str:
     """A short, stable hash of a JSON value (a target configuration)."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def differences(wanted: Any, held: Any, path: str = "") -> list[str]:
-    """Where ``held`` lacks or changes what ``wanted`` sets (fields the service adds are
-    not differences): one dotted path each."""
-    if isinstance(wanted, Mapping):
-        if not isinstance(held, Mapping):
-            return [path or "<agent>"]
-        return [d for key, value in wanted.items() for d in differences(
-            value, held.get(key), f"{path}.{key}" if path else str(key))]
-    if isinstance(wanted, list):
-        if not isinstance(held, list) or len(held) != len(wanted):
-            return [path]
-        return [d for i, (w, h) in enumerate(zip(wanted, held, strict=True))
-                for d in differences(w, h, f"{path}[{i}]")]
-    return [] if wanted == held else [path]
 
 
 def message_text(message: Mapping[str, Any]) -> str:
