@@ -287,3 +287,27 @@ def test_an_agent_that_does_not_hold_the_configuration_fails_the_report(tmp_path
     assert fates["asst_1.agent"].how.endswith("does not hold what was written: tools[0].name, "
                                               "temperature")
     assert first.ok and {f.subject: f for f in first.fates}["asst_1.agent"].fate == "carried"
+
+
+@pytest.mark.filterwarnings("ignore:The Assistants API is deprecated:DeprecationWarning")
+def test_the_openai_sdk_lists_the_emulated_runs_and_steps() -> None:
+    from openai import OpenAI
+
+    from toolbridge_openai_assistants import AssistantsClient
+
+    with emulator("openai-assistants", script=TOOL_SCRIPT) as emu:
+        with AssistantsClient(base_url=emu.base_url + "/v1", api_key="sk-test") as client:
+            ids = make_runs(client, client.create_assistant(**ASSISTANT)["id"])
+        sdk = OpenAI(base_url=emu.base_url + "/v1", api_key="sk-test")
+        [run] = sdk.beta.threads.runs.list(thread_id=ids["done"]).data
+        steps = sdk.beta.threads.runs.steps.list(run_id=run.id, thread_id=ids["done"],
+                                                 order="asc").data
+        [waiting] = sdk.beta.threads.runs.list(thread_id=ids["live"]).data
+        [open_step] = sdk.beta.threads.runs.steps.list(run_id=waiting.id,
+                                                       thread_id=ids["live"]).data
+    assert run.status == "completed" and waiting.status == "requires_action"
+    assert [s.type for s in steps] == ["tool_calls", "message_creation"]
+    call = steps[0].step_details.tool_calls[0]
+    assert call.id == ids["call"] and call.function.output == '{"id": "7", "name": "Ada"}'
+    assert open_step.status == "in_progress"
+    assert open_step.step_details.tool_calls[0].function.output is None
