@@ -34,7 +34,7 @@ def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | No
     deployments are listed too, so that each assistant's deployment name resolves to its
     model."""
     from toolbridge import UsageError
-    from toolbridge.migration import Workload
+    from toolbridge.migration import UNFINISHED_RUNS, Workload
 
     workload = Workload()
     assistants = ([client.retrieve_assistant(a) for a in assistant_ids] if assistant_ids
@@ -56,6 +56,10 @@ def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | No
                 for run in client.iterate(f"/threads/{tid}/runs", "list runs")]
         messages = list(client.iterate(f"/threads/{tid}/messages", "list messages"))
         workload.add_sequence(messages, f"thread {tid} messages", "asc")
+        live = [r for r in runs if r.get("status") in UNFINISHED_RUNS]
+        if live:
+            workload.unfinished[tid] = ", ".join(f"run {r['id']} is {r['status']}"
+                                                 for r in live)
         for run in runs:
             workload.add(run, f"thread {tid} run {run.get('id')}")
             for step in client.iterate(f"/threads/{tid}/runs/{run['id']}/steps",

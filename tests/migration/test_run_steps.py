@@ -1,5 +1,5 @@
 """Run steps and runs in an export: the tool exchanges in their places in the history, the
-fate of each call, and threads held back by an unfinished run."""
+fate of each call, and of a run the export left unfinished."""
 
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ def test_steps_take_their_places_in_the_history(export: Path) -> None:
     workload = read_export(export)
     history = workload.thread_history("thread_1")
     assert [h["id"] for h in history] == ["msg_1", "step_1", "msg_2", "msg_3", "step_2"]
-    assert workload.unfinished == {"thread_2": "run run_3 is requires_action"}
+    assert workload.unfinished == {}  # an export's runs cannot end: nothing waits
+    assert [r["id"] for r in workload.unfinished_runs("thread_2")] == ["run_3"]
 
 
 def test_responses_plan_pairs_each_function_call_with_its_output(export: Path,
@@ -97,8 +98,9 @@ def test_responses_plan_pairs_each_function_call_with_its_output(export: Path,
 
     report = migrate(workload, target, Ledger(MemoryRecords(), "x"), dry_run=True)
     assert [(t.source_id, t.status) for t in report.threads] == [
-        ("thread_1", "planned"), ("thread_2", "skipped")]
-    assert report.ok and report.counts()["skipped"] == 1
+        ("thread_1", "planned"), ("thread_2", "planned")]
+    run = {f.subject: f for f in report.fates}["thread_2.run_3"]
+    assert run.fate == "dropped" and run.how.startswith("requires_action in the export")
 
 
 def test_wait_runs_is_for_live_sources(export: Path, capsys: Any) -> None:

@@ -78,6 +78,10 @@ def migrate(workload: Workload, target: MigrationTarget, ledger: Ledger, *,
                 progress(done, total)
             continue
         plan = target.plan_thread(thread, workload.thread_history(tid), agent)
+        plan.fates += [Fate("run", f"{tid}.{run['id']}", "dropped",
+                            f"{run.get('status')} in the export (it cannot end now): its "
+                            "pending calls are not migrated, having no outputs")
+                       for run in workload.unfinished_runs(tid)]
         if tid in workload.order_notes:
             plan.fates.append(Fate("thread", f"{tid}.order", "approximated",
                                    workload.order_notes[tid]))

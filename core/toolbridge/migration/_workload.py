@@ -11,8 +11,8 @@ Export layout, version 1 (every object as the Assistants API returned it; a list
 - JSON Lines: one API object per line, told apart by its ``object`` field (``assistant``,
   ``thread``, ``thread.message``, ``thread.run``, ``thread.run.step``, or a ``list`` page).
 
-Run steps put the tool exchanges in the history (`Workload.thread_history`); a thread with
-a run still queued, in progress or waiting for outputs is held back (`Workload.unfinished`).
+Run steps put the tool exchanges in the history (`Workload.thread_history`); a run left
+unfinished in an export has its pending calls reported dropped (`Workload.unfinished_runs`).
 
 Messages are put oldest first by ``created_at``; messages of the same second keep the order
 of their listing, a newest-first one (the API's default) reversed. A page's order is its
@@ -63,8 +63,10 @@ class Workload:
     steps: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Run steps by thread id (``thread.run.step``): the tool exchanges of the history."""
     unfinished: dict[str, str] = field(default_factory=dict)
-    """Thread id -> why it is not migrated: a run still queued, in progress or waiting for
-    tool outputs (`finish` finds them among ``runs``; a live source may wait for them)."""
+    """Thread id -> why it is not migrated yet: on a live source, a run still queued, in
+    progress or waiting for tool outputs (it can still end: migrate the thread after it).
+    An export's unfinished runs cannot end: their threads are migrated without the pending
+    calls (`unfinished_runs`)."""
     _ranks: dict[tuple[str, str], tuple[int, Order]] = field(default_factory=dict, repr=False)
 
     def add(self, obj: Any, where: str, order: Order = None) -> None:
@@ -136,11 +138,12 @@ class Workload:
             self.steps[thread_id] = sorted(_unique(steps), key=lambda s: _number(
                 s.get("created_at")))
         for thread_id, runs in self.runs.items():
-            live = [r for r in _unique(runs) if r.get("status") in UNFINISHED_RUNS]
-            if live and thread_id not in self.unfinished:
-                self.unfinished[thread_id] = ", ".join(
-                    f"run {r['id']} is {r['status']}" for r in live)
+            self.runs[thread_id] = _unique(runs)
         return self
+
+    def unfinished_runs(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's runs still queued, in progress or waiting for tool outputs."""
+        return [r for r in self.runs.get(thread_id, []) if r.get("status") in UNFINISHED_RUNS]
 
     def thread_history(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread's messages with its run steps in their places, oldest first: a run's
