@@ -311,3 +311,21 @@ def test_the_openai_sdk_lists_the_emulated_runs_and_steps() -> None:
     assert call.id == ids["call"] and call.function.output == '{"id": "7", "name": "Ada"}'
     assert open_step.status == "in_progress"
     assert open_step.step_details.tool_calls[0].function.output is None
+
+
+def test_responses_config_option_errors_name_the_file(tmp_path: Path) -> None:
+    import json
+
+    from toolbridge_openai_responses import ResponsesServeOptions
+
+    with pytest.raises(toolbridge.UsageError, match="config: cannot read"):
+        ResponsesServeOptions.parse({"config": str(tmp_path / "missing.json")})
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"model": "gpt-5.1", "base_url": "https://elsewhere"}))
+    with pytest.raises(toolbridge.UsageError, match="holds base_url, which a request"):
+        ResponsesServeOptions.parse({"config": str(bad)})
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"model": "gpt-5.1", "temperature": 0.3,
+                                "toolbridge": {"source_assistant_id": "asst_1"}}))
+    options = ResponsesServeOptions.parse({"config": str(good), "temperature": "0.7"})
+    assert options.model == "gpt-5.1" and options.temperature == 0.7  # given options win
