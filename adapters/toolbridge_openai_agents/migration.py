@@ -28,10 +28,13 @@ from toolbridge.migration import (
 
 from .client import AgentsClient
 
-__all__ = ["ASSISTANT_PREFIX", "AgentsTarget"]
+__all__ = ["ASSISTANT_PREFIX", "TOOL_CALL_PREFIX", "AgentsTarget"]
 
 ASSISTANT_PREFIX = "Assistant (earlier): "
 """How an assistant message of the source thread starts in the session's input."""
+TOOL_CALL_PREFIX = "Tool call (earlier): "
+"""How a function call of the source thread's run steps starts in the session's input
+(``Tool call (earlier): name(arguments) -> output``)."""
 EMPTY_THREAD = "(This conversation was migrated from an Assistants thread with no messages.)"
 _FILE_SEARCH = ("the Agents API has no file search tool; give the agent a function that calls "
                 "POST /vector_stores/{id}/search")
@@ -108,6 +111,12 @@ class AgentsTarget:
         items: list[dict[str, Any]] = []
         expected: list[tuple[str, str]] = []
         for message in messages:
+            if message.get("object") == "thread.run.step":
+                for text in _step_texts(message, tid, fates):
+                    items.append({"role": "user", "content": [{"type": "input_text",
+                                                               "text": text}]})
+                    expected.append(("user", text))
+                continue
             where = f"{tid}.{message.get('id')}"
             parts, text = _parts(message, where, fates)
             fate: FateKind = "carried"
@@ -161,6 +170,10 @@ class AgentsTarget:
     def create_agent(self, plan: AgentPlan) -> str:
         return str(self.client.create_agent(**plan.body)["id"])
 
+    def held_agent(self, plan: AgentPlan, target_id: str) -> Mapping[str, Any]:
+        """The saved agent as the API returns it (what the sessions run)."""
+        return self.client.retrieve_agent(target_id)
+
     def find_thread(self, plan: ThreadPlan) -> str | None:
         page = self.client.list_sessions(metadata={"source_thread_id": plan.source_id},
                                          limit=1)
@@ -201,6 +214,33 @@ class AgentsTarget:
     def close(self) -> None:
         if self._owns:
             self.client.close()
+
+
+def _step_texts(step: Mapping[str, Any], tid: str, fates: list[Fate]) -> list[str]:
+    """A completed ``tool_calls`` run step's function calls as quoting user messages (the
+    session input holds no tool items); its other calls dropped, each with its fate."""
+    if step.get("type") != "tool_calls":
+        return []
+    where = f"{tid}.{step.get('run_id')}.{step.get('id')}"
+    texts = []
+    for i, call in enumerate((step.get("step_details") or {}).get("tool_calls") or []):
+        kind = call.get("type") if isinstance(call, Mapping) else None
+        subject = f"{where}.tool_calls[{i}]"
+        function = (call.get("function") or {}) if kind == "function" else {}
+        if kind != "function":
+            fates.append(Fate("tool_call", subject, "dropped",
+                              f"a {kind} call: the Agents API has no such tool (its answer "
+                              "stays in the next assistant message)"))
+        elif step.get("status") != "completed" or function.get("output") is None:
+            fates.append(Fate("tool_call", subject, "dropped",
+                              f"the step is {step.get('status')}: the call has no output"))
+        else:
+            texts.append(f"{TOOL_CALL_PREFIX}{function.get('name')}("
+                         f"{function.get('arguments') or '{}'}) -> {function['output']}")
+            fates.append(Fate("tool_call", subject, "approximated",
+                              f"{function.get('name')}: carried as a user message quoting the "
+                              "call and its output (session input takes user messages only)"))
+    return texts
 
 
 def _text_format(response_format: Any) -> dict[str, Any] | None:

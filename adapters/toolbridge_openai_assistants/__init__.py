@@ -170,7 +170,8 @@ def _emulator(options: Any) -> Any:
 
 
 def _migration_source(options: dict[str, Any], *, assistant_ids: Sequence[str] | None = None,
-                      thread_ids: Sequence[str] | None = None) -> Any:
+                      thread_ids: Sequence[str] | None = None, wait_runs: float | None = None
+                      ) -> Any:
     """`read_workload` through an `AssistantsClient` built from ``options``
     (``token_env=VAR``: an Entra token read from that variable on every request)."""
     import os
@@ -182,7 +183,8 @@ def _migration_source(options: dict[str, Any], *, assistant_ids: Sequence[str] |
     if variable is not None:
         options["azure_ad_token_provider"] = lambda: os.environ[str(variable)]
     with AssistantsClient(**options) as client:
-        return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids)
+        return read_workload(client, assistant_ids=assistant_ids, thread_ids=thread_ids,
+                             wait_runs=wait_runs)
 
 
 @hookimpl

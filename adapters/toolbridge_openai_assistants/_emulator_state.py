@@ -65,6 +65,28 @@ class _Run:
     deadline: float
     queue: list[ModelCall] = field(default_factory=list)
     """Calls of the scripted round still to ask for (one at a time without parallel calls)."""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    """The run's steps (``thread.run.step``), oldest first."""
+
+    def step(self, details: dict[str, Any], status: str = "completed") -> dict[str, Any]:
+        """Add a step of this run (``step_details``), as the service returns it."""
+        now = int(time.time())
+        run = self.run
+        self.steps.append({
+            "id": _id("step"), "object": "thread.run.step", "created_at": now,
+            "run_id": run["id"], "assistant_id": run["assistant_id"],
+            "thread_id": run["thread_id"], "type": details["type"], "status": status,
+            "cancelled_at": None, "completed_at": now if status == "completed" else None,
+            "expired_at": None, "failed_at": None, "last_error": None,
+            "step_details": details, "usage": None, "metadata": {}})
+        return self.steps[-1]
+
+    def end_steps(self, status: str) -> None:
+        """The run ended ``status`` (expired, cancelled, failed): so do its open steps."""
+        for step in self.steps:
+            if step["status"] == "in_progress":
+                step["status"] = status
+                step[f"{status}_at"] = int(time.time())
 
 
 class EmulatedService:
@@ -98,6 +120,7 @@ class EmulatedService:
         if run["status"] in ("queued", "in_progress", "requires_action") and (
                 time.time() >= state.deadline):
             run["status"], run["required_action"] = "expired", None
+            state.end_steps("expired")
             self._thread(run["thread_id"]).active_run = None
             return [("thread.run.expired", copy.deepcopy(run))]
         return []
@@ -237,6 +260,16 @@ class EmulatedService:
             events += self._advance(state, to_stop=True)
         return copy.deepcopy(run), events
 
+    def list_runs(self, thread_id: str, query: Mapping[str, str]) -> dict[str, Any]:
+        self._thread(thread_id)
+        runs = [self._run(thread_id, r) for r, s in self.runs.items()
+                if s.run["thread_id"] == thread_id]
+        return list_page([copy.deepcopy(s.run) for s in runs], query)
+
+    def list_steps(self, thread_id: str, run_id: str, query: Mapping[str, str]
+                   ) -> dict[str, Any]:
+        return list_page(copy.deepcopy(self._run(thread_id, run_id).steps), query)
+
     def get_run(self, thread_id: str, run_id: str) -> dict[str, Any]:
         state = self._run(thread_id, run_id)
         if state.run["status"] in ("queued", "in_progress"):
@@ -271,6 +304,7 @@ class EmulatedService:
             except ScriptError as exc:
                 run.update(status="failed", failed_at=int(time.time()), last_error={
                     "code": "server_error", "message": f"emulator script error: {exc}"})
+                state.end_steps("failed")
                 thread.active_run = None
                 return [("thread.run.failed", copy.deepcopy(run))]
         if state.queue:
@@ -280,6 +314,10 @@ class EmulatedService:
             run["required_action"] = {"type": "submit_tool_outputs", "submit_tool_outputs": {
                 "tool_calls": [{"id": c.id, "type": "function", "function": {
                     "name": c.name, "arguments": c.arguments_text}} for c in asked]}}
+            state.step({"type": "tool_calls", "tool_calls": [
+                {"id": c.id, "type": "function", "function": {
+                    "name": c.name, "arguments": c.arguments_text, "output": None}}
+                for c in asked]}, "in_progress")
             return [("thread.run.requires_action", copy.deepcopy(run))]
         return self._complete(state, thread)
 
@@ -293,6 +331,8 @@ class EmulatedService:
                    "completed_at": None}
         delta = {"id": message["id"], "object": "thread.message.delta", "delta": {
             "content": [{"index": 0, **copy.deepcopy(message["content"][0])}]}}
+        state.step({"type": "message_creation",
+                    "message_creation": {"message_id": message["id"]}})
         run.update(status="completed", completed_at=int(time.time()), usage={
             "prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20})
         thread.active_run = None
@@ -316,6 +356,12 @@ class EmulatedService:
         assert thread.model is not None
         for output in outputs:  # a repeated id's outputs go to its calls in order
             thread.model.record(output["output"], output["tool_call_id"])
+        for step in state.steps:
+            if step["status"] == "in_progress":
+                given = {o["tool_call_id"]: o["output"] for o in outputs}
+                for call in step["step_details"]["tool_calls"]:
+                    call["function"]["output"] = given.get(call["id"])
+                step.update(status="completed", completed_at=int(time.time()))
         run.update(status="queued", required_action=None)
         events: list[Event] = [("thread.run.queued", copy.deepcopy(run))]
         if stream:
@@ -351,5 +397,6 @@ class EmulatedService:
         if run["status"] not in ("queued", "in_progress", "requires_action"):
             raise ApiError(400, f"Cannot cancel run with status '{run['status']}'.")
         run.update(status="cancelled", cancelled_at=int(time.time()), required_action=None)
+        state.end_steps("cancelled")
         self._thread(thread_id).active_run = None
         return copy.deepcopy(run)

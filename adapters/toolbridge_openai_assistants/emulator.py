@@ -89,6 +89,8 @@ class AssistantsEmulator(Emulator):
             return s.create_message(r.path_params["thread_id"], b)
 
         async def create_run(r: Any, b: dict[str, Any]) -> Any:
+            if r.method == "GET":
+                return s.list_runs(r.path_params["thread_id"], r.query_params)
             run, events = s.create_run(r.path_params["thread_id"], b, bool(b.get("stream")))
             return events if b.get("stream") else run
 
@@ -99,6 +101,10 @@ class AssistantsEmulator(Emulator):
             run, events = s.submit(r.path_params["thread_id"], r.path_params["run_id"], b,
                                    bool(b.get("stream")))
             return events if b.get("stream") else run
+
+        async def steps(r: Any, b: dict[str, Any]) -> Any:
+            return s.list_steps(r.path_params["thread_id"], r.path_params["run_id"],
+                                r.query_params)
 
         async def cancel(r: Any, b: dict[str, Any]) -> Any:
             return s.cancel(r.path_params["thread_id"], r.path_params["run_id"])
@@ -115,10 +121,11 @@ class AssistantsEmulator(Emulator):
                 ("/threads", threads, ["GET", "POST"] if form == "foundry" else ["POST"]),
                 ("/threads/{thread_id}", get_thread, ["GET"]),
                 ("/threads/{thread_id}/messages", messages, ["GET", "POST"]),
-                ("/threads/{thread_id}/runs", create_run, ["POST"]),
+                ("/threads/{thread_id}/runs", create_run, ["GET", "POST"]),
                 ("/threads/{thread_id}/runs/{run_id}", get_run, ["GET"]),
                 ("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", submit, ["POST"]),
                 ("/threads/{thread_id}/runs/{run_id}/cancel", cancel, ["POST"]),
+                ("/threads/{thread_id}/runs/{run_id}/steps", steps, ["GET"]),
             ]
             if form == "foundry":  # the project's deployments (azure-ai-projects)
                 table.append(("/deployments", deployments, ["GET"]))

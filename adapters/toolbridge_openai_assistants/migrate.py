@@ -3,6 +3,7 @@ workload (`read_workload`) for `toolbridge.migration`."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,15 +22,19 @@ __all__ = ["read_workload", "tools_from_assistant"]
 
 
 def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | None = None,
-                  thread_ids: Sequence[str] | None = None) -> Workload:
+                  thread_ids: Sequence[str] | None = None, wait_runs: float | None = None
+                  ) -> Workload:
     """A `toolbridge.migration.Workload` read from a live endpoint: the assistants
     (``assistant_ids``, else every one listed), the threads (``thread_ids``; else, on Foundry
-    classic agents, every one listed: OpenAI has no list-threads call) and all their
-    messages, oldest first (read with ``order=asc``). On Foundry classic agents the
-    project's deployments are listed too, so that each assistant's deployment name resolves
-    to its model."""
+    classic agents, every one listed: OpenAI has no list-threads call), all their
+    messages, oldest first (read with ``order=asc``), and their runs with each run's steps
+    (the tool exchanges). A thread with a run still queued, in progress or waiting for tool
+    outputs is held back (`Workload.unfinished`) unless ``wait_runs`` seconds (shared by all
+    the threads) see every such run end first. On Foundry classic agents the project's
+    deployments are listed too, so that each assistant's deployment name resolves to its
+    model."""
     from toolbridge import UsageError
-    from toolbridge.migration import Workload
+    from toolbridge.migration import UNFINISHED_RUNS, Workload
 
     workload = Workload()
     assistants = ([client.retrieve_assistant(a) for a in assistant_ids] if assistant_ids
@@ -43,13 +48,39 @@ def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | No
         threads = list(client.iterate("/threads", "list threads"))
     else:
         threads = [client.retrieve_thread(t) for t in thread_ids]
+    deadline = None if wait_runs is None else time.monotonic() + wait_runs
     for thread in threads:
-        workload.add(thread, f"thread {thread.get('id')}")
-        messages = list(client.iterate(f"/threads/{thread['id']}/messages", "list messages"))
-        workload.add_sequence(messages, f"thread {thread['id']} messages", "asc")
+        tid = str(thread["id"])
+        workload.add(thread, f"thread {tid}")
+        runs = [_ended(client, run, deadline)
+                for run in client.iterate(f"/threads/{tid}/runs", "list runs")]
+        messages = list(client.iterate(f"/threads/{tid}/messages", "list messages"))
+        workload.add_sequence(messages, f"thread {tid} messages", "asc")
+        live = [r for r in runs if r.get("status") in UNFINISHED_RUNS]
+        if live:
+            workload.unfinished[tid] = ", ".join(f"run {r['id']} is {r['status']}"
+                                                 for r in live)
+        for run in runs:
+            workload.add(run, f"thread {tid} run {run.get('id')}")
+            for step in client.iterate(f"/threads/{tid}/runs/{run['id']}/steps",
+                                       "list run steps"):
+                workload.add(step, f"thread {tid} run {run['id']} step {step.get('id')}")
     if client.foundry:  # assistants name deployments: what model each serves
         workload.deployments = client.list_deployments()
     return workload.finish()
+
+
+def _ended(client: AssistantsClient, run: dict[str, Any], deadline: float | None
+           ) -> dict[str, Any]:
+    """``run`` read again until it ends or ``deadline`` passes (``None``: not waited for);
+    the last state read."""
+    from toolbridge.migration import UNFINISHED_RUNS
+
+    while deadline is not None and run.get("status") in UNFINISHED_RUNS and (
+            time.monotonic() < deadline):
+        time.sleep(min(client.poll_delay(), max(deadline - time.monotonic(), 0)))
+        run = client.retrieve_run(str(run["thread_id"]), str(run["id"]))
+    return run
 
 
 def tools_from_assistant(assistant: Any) -> list[ToolDefinition]:

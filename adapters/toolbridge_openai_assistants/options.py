@@ -7,6 +7,7 @@ from typing import Any
 from toolbridge import ToolChoice
 from toolbridge.emulation import EmulatorOptions, StreamFaults
 from toolbridge.http import RetryPolicy, Secret
+from toolbridge.migration import DEFAULT_MODEL
 from toolbridge.plugin import ServeOptions
 
 from .wire import DIALECT
@@ -47,8 +48,9 @@ class AssistantsOptions(ServeOptions):
     """Serving: the run to serve."""
     assistant_id: str | None = None
     """The assistant to run (else one is created with the toolbox's tools)."""
-    model: str = "gpt-4o"
-    """The model of a created assistant (on Azure: the deployment name)."""
+    model: str = DEFAULT_MODEL
+    """The model of a created assistant (on Azure: the deployment name). Default: a current
+    model (``toolbridge.migration.DEFAULT_MODEL``)."""
     instructions: str | None = None
     """The instructions of a created assistant."""
     tool_choice: ToolChoice | str | None = None

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge import ToolChoice, Transcript
+from toolbridge.migration import DEFAULT_MODEL
 from toolbridge.serve import DriverSettings, aconverse, aserve, converse, serve
 
 from .client import AsyncAssistantsClient
@@ -51,7 +52,7 @@ def serve_run(toolbox: Any, **options: Any) -> Transcript:
 
 
 async def arun_conversation(
-    toolbox: Any, messages: Sequence[str], *, model: str = "gpt-4o",
+    toolbox: Any, messages: Sequence[str], *, model: str = DEFAULT_MODEL,
     instructions: str | None = None, tool_choice: ToolChoice | None = None,
     stream: bool = True, **options: Any,
 ) -> Transcript:

@@ -8,6 +8,7 @@ from pydantic import SecretStr
 
 from toolbridge.emulation import EmulatorOptions, StreamFaults
 from toolbridge.http import RetryPolicy
+from toolbridge.migration import DEFAULT_MODEL
 from toolbridge.plugin import ServeOptions
 
 from .wire import DIALECT
@@ -27,8 +28,9 @@ class ChatServeOptions(ServeOptions):
     """Azure deployment name (the path's ``/deployments/{name}``)."""
     api_version: str | None = None
     """Azure ``api-version`` (e.g. ``2024-10-21``)."""
-    model: str | None = "gpt-4o"
-    """Model name (Azure: defaults to the deployment)."""
+    model: str | None = DEFAULT_MODEL
+    """Model name (Azure: defaults to the deployment). Default: a current model
+    (``toolbridge.migration.DEFAULT_MODEL``)."""
     instructions: str | None = None
     """A system message opening the conversation."""
     conversation: str | None = None

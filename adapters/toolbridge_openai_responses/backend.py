@@ -34,6 +34,7 @@ class ResponsesConnection(Connection):
 
         self.options = options
         self.definitions = get_dialect(DIALECT).render_tools(tools).definitions
+        self.fields = options.request_fields(self.definitions)
         credential: Any = options.credential
         self._owned_credential = None
         if credential is None and options.azure_credential:
@@ -72,12 +73,8 @@ class ResponsesConnection(Connection):
         async with self._agent_lock:
             if self._agent_saved:
                 return
-            options = self.options
-            definition: dict[str, Any] = {"kind": "prompt", "model": options.model,
-                                          "tools": self.definitions}
-            if options.instructions:
-                definition["instructions"] = options.instructions
-            version = await self.client.create_agent_version(str(options.agent),
+            definition = self.options.agent_definition(self.definitions)
+            version = await self.client.create_agent_version(str(self.options.agent),
                                                              definition=definition)
             self.client.config.agent = {"type": "agent_reference", "name": version["name"],
                                         "version": version["version"]}
@@ -109,11 +106,7 @@ class ResponsesBackend(Backend):
     # ------------------------------------------------------------------ requests
     def _fields(self) -> dict[str, Any]:
         options = self.connection.options
-        fields: dict[str, Any] = {}
-        if not options.agent:
-            fields.update(model=options.model, tools=self.connection.definitions)
-        if options.instructions:
-            fields["instructions"] = options.instructions
+        fields = dict(self.connection.fields)  # the per-request configuration
         if options.background:
             fields["background"] = True
         return fields

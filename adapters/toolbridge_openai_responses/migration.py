@@ -32,6 +32,7 @@ from toolbridge.migration import (
     thread_metadata,
 )
 
+from ._migration_items import held_item, message_item, step_items
 from .client import ResponsesClient
 from .wire import DIALECT
 
@@ -138,7 +139,12 @@ class ConversationsTarget:
         items: list[dict[str, Any]] = []
         expected: list[tuple[str, str]] = []
         for message in messages:
-            item, text = _item(message, f"{tid}.{message.get('id')}", fates)
+            if message.get("object") == "thread.run.step":
+                for exchanged, seen in step_items(message, tid, fates):
+                    items.append(exchanged)
+                    expected.append(seen)
+                continue
+            item, text = message_item(message, f"{tid}.{message.get('id')}", fates)
             if item is not None:
                 role = str(item["role"])
                 fates += message_fates(tid, message, f"as {'an' if role == 'assistant' else 'a'}"
@@ -151,11 +157,22 @@ class ConversationsTarget:
                                   "a conversation has no tool resources: add "
                                   f"{json.dumps(resource, sort_keys=True)} to the {kind} tool "
                                   "sent with its requests"))
+        calls = sum(i["type"] == "function_call" for i in items)
         fates.append(Fate("thread", tid, "carried",
-                          f"a conversation with {len(items)} message item(s)"))
+                          f"a conversation with {len(items) - 2 * calls} message item(s)"
+                          + (f" and {calls} function call(s) with their outputs" if calls
+                             else "")))
         metadata = thread_metadata(thread, agent.source_id if agent else None, fates)
         return ThreadPlan(tid, agent.source_id if agent else None, metadata, [], items,
                           expected, fates)
+
+    def held_agent(self, plan: AgentPlan, target_id: str) -> Mapping[str, Any]:
+        """The configuration file as written (what `load_config` gives the application)."""
+        try:
+            data = json.loads(Path(target_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, Mapping) else {}
 
     def find_thread(self, plan: ThreadPlan) -> str | None:
         return None  # conversations cannot be listed
@@ -169,8 +186,9 @@ class ConversationsTarget:
         self.client.add_items(target_id, items)
 
     def held(self, target_id: str) -> list[tuple[str, str]]:
-        return [(str(i.get("role")), _item_text(i)) for i in self.client.all_items(target_id)
-                if i.get("type") == "message"]
+        """Messages as (role, text); function calls and outputs as (type, text)."""
+        return [seen for seen in map(held_item, self.client.all_items(target_id))
+                if seen is not None]
 
     def missing_models(self, models: Sequence[str]) -> list[str]:
         """None on OpenAI: a configuration file is not a server object (a wrong model fails
@@ -242,6 +260,14 @@ class FoundryTarget(ConversationsTarget):
             if (version.get("metadata") or {}).get("migration_key") == plan.key:
                 return f"{plan.name}:{version['version']}"
         return None
+
+    def held_agent(self, plan: AgentPlan, target_id: str) -> Mapping[str, Any]:
+        """The agent version as the project returns it (what ``agent_reference`` runs)."""
+        name, _, number = target_id.rpartition(":")
+        for version in self.client.list_agent_versions(name):
+            if str(version.get("version")) == number:
+                return version
+        return {}
 
     def create_agent(self, plan: AgentPlan) -> str:
         body = dict(plan.body)
@@ -320,50 +346,3 @@ def _text_format(response_format: Any) -> dict[str, Any] | None:
         return {"type": "json_schema", **{k: spec[k] for k in (
             "name", "schema", "strict", "description") if k in spec}}
     return None
-
-
-def _item(message: Mapping[str, Any], where: str, fates: list[Fate]
-          ) -> tuple[dict[str, Any] | None, str]:
-    """The conversation item of one message, and its text."""
-    role = "assistant" if message.get("role") == "assistant" else "user"
-    parts: list[dict[str, Any]] = []
-    texts: list[str] = []
-    for i, part in enumerate(message.get("content") or []):
-        kind = part.get("type") if isinstance(part, Mapping) else None
-        if kind == "text":
-            text = part.get("text")
-            value = str(text.get("value", "")) if isinstance(text, Mapping) else str(text)
-            texts.append(value)
-            parts.append({"type": "output_text" if role == "assistant" else "input_text",
-                          "text": value, **({"annotations": []} if role == "assistant"
-                                            else {})})
-            if isinstance(text, Mapping) and text.get("annotations"):
-                fates.append(Fate("message", f"{where}.content[{i}].annotations", "dropped",
-                                  "citations need a filename lookup; the cited text stays"))
-        elif kind == "refusal" and role == "assistant":
-            texts.append(str(part.get("refusal", "")))
-            parts.append({"type": "refusal", "refusal": str(part.get("refusal", ""))})
-        elif kind in ("image_file", "image_url") and role == "user":
-            spec = part.get(kind) or {}
-            ref = {"file_id": spec.get("file_id")} if kind == "image_file" else {
-                "image_url": spec.get("url")}
-            parts.append({"type": "input_image", "detail": spec.get("detail") or "auto", **ref})
-        else:
-            fates.append(Fate("message", f"{where}.content[{i}]", "dropped",
-                              f"{kind} in a {role} message: no item part holds it"))
-    if message.get("attachments"):
-        fates.append(Fate("message", f"{where}.attachments", "dropped",
-                          "items have no attachments: add the files to the file_search "
-                          "vector store or the code_interpreter container"))
-    if not parts:
-        fates.append(Fate("message", where, "dropped", "no content an item can hold"))
-        return None, ""
-    return {"type": "message", "role": role, "content": parts}, "".join(texts)
-
-
-def _item_text(item: Mapping[str, Any]) -> str:
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(str(p.get("text", p.get("refusal", ""))) for p in content or []
-                   if isinstance(p, Mapping))

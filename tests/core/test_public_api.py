@@ -77,7 +77,8 @@ EXPECTED: dict[str, set[str]] = {
         "serve", "sse_frames", "strict_schema_problem", "wrong_type",
     },
     "toolbridge.migration": {
-        "CURRENT_MODELS", "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind",
+        "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",
+        "AgentPlan", "Fate", "FateKind",
         "FileRecords", "Ledger", "MigrationReport", "MigrationTarget", "ModelChoice",
         "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash",
         "delete_orphans", "message_fates", "message_text", "migrate", "orphan_lines",

@@ -81,3 +81,25 @@ class Credential:
     def get_token_info(self, *scopes: str, options: Any = None) -> AccessTokenInfo:
         self.scopes.append(scopes)
         return AccessTokenInfo("entra-token", int(time.time()) + 3600)
+
+
+TOOL_SCRIPT = {"turns": [{"rounds": [[{"name": "get_customer",
+                                       "arguments": {"customer_id": "7"}}]],
+                          "reply": "Customer 7 is Ada."}]}
+"""The source's model: one call of the function, then a reply."""
+
+
+def make_runs(client: Any, assistant_id: str) -> dict[str, Any]:
+    """Two threads run on the Assistants emulator (with `TOOL_SCRIPT`): one whose run called
+    the function and completed, one whose run still waits for the output."""
+    done = client.create_thread(messages=[{"role": "user", "content": "Who is customer 7?"}])
+    run = client.poll_run(done["id"], client.create_run(done["id"], assistant_id)["id"])
+    [call] = run["required_action"]["submit_tool_outputs"]["tool_calls"]
+    client.submit_tool_outputs(done["id"], run["id"], {"tool_outputs": [
+        {"tool_call_id": call["id"], "output": '{"id": "7", "name": "Ada"}'}]})
+    assert client.poll_run(done["id"], run["id"])["status"] == "completed"
+    live = client.create_thread(messages=[{"role": "user", "content": "Who is customer 7?"}])
+    waiting = client.poll_run(live["id"], client.create_run(live["id"], assistant_id)["id"])
+    assert waiting["status"] == "requires_action"
+    return {"done": done["id"], "call": call["id"], "live": live["id"],
+            "live_run": waiting["id"]}

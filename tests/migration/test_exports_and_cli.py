@@ -53,7 +53,8 @@ def test_the_three_layouts_read_the_same(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("content", "error"), [
     ('{"toolbridge_export": 2}', "version 2 is not supported"),
-    ('{"object": "thread.run", "id": "run_1"}', "unknown object 'thread.run'"),
+    ('{"object": "thread.run", "id": "run_1"}', "thread.run run_1 has no 'thread_id'"),
+    ('{"object": "thread.run.delta", "id": "x"}', "unknown object 'thread.run.delta'"),
     ('{"assistants": [{"object": "assistant"}]}', "assistants[0]: the assistant has no 'id'"),
     ('{"messages": [{"object": "thread.message", "id": "m"}]}', "has no 'thread_id'"),
     ("{not json", "cannot read"),

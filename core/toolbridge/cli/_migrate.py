@@ -48,7 +48,11 @@ def _source(args: argparse.Namespace) -> Any:
             raise UsageError("read exports or a live endpoint (--source-option), not both")
         options = parse_key_values(args.source_option, "source option")
         return _live_source(args.source).open(options, assistant_ids=args.assistant,
-                                              thread_ids=args.thread)
+                                              thread_ids=args.thread,
+                                              wait_runs=args.wait_runs)
+    if args.wait_runs is not None:
+        raise UsageError("--wait-runs waits on a live source (--source-option); an export's "
+                         "unfinished runs cannot end")
     if not args.exports:
         raise UsageError("give export files or folders, or a live endpoint with "
                          "--source-option base_url=... (and --thread ID)")
@@ -165,6 +169,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--thread", action="append", default=None, metavar="ID",
                    help="live source: a thread to migrate (default: all listed, where the "
                    "endpoint can list threads)")
+    p.add_argument("--wait-runs", type=float, default=None, metavar="SECONDS",
+                   help="live source: wait up to SECONDS for runs still queued, in progress or "
+                   "waiting for tool outputs to end (default: such threads are reported and "
+                   "skipped)")
     p.add_argument("--name", default="default",
                    help="the migration's name: its ledger namespace (default: default)")
     p.add_argument("--store", metavar="URL",

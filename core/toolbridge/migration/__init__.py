@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from ._engine import delete_orphans, migrate, orphan_lines
 from ._ledger import FileRecords, Ledger
-from ._models import CURRENT_MODELS, RETIRED_MODELS, ModelChoice, remapped, resolve_model
+from ._models import (
+    CURRENT_MODELS,
+    DEFAULT_MODEL,
+    RETIRED_MODELS,
+    ModelChoice,
+    remapped,
+    resolve_model,
+)
 from ._plan import (
     AgentPlan,
     MigrationTarget,
@@ -22,12 +29,12 @@ from ._plan import (
     thread_metadata,
 )
 from ._report import Fate, FateKind, MigrationReport, ThreadOutcome, Verification
-from ._workload import EXPORT_VERSION, Workload, read_export
+from ._workload import EXPORT_VERSION, UNFINISHED_RUNS, Workload, read_export
 
 __all__ = [
-    "CURRENT_MODELS", "EXPORT_VERSION", "RETIRED_MODELS", "AgentPlan", "Fate", "FateKind",
-    "FileRecords", "Ledger", "MigrationReport", "MigrationTarget", "ModelChoice",
-    "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash", "delete_orphans",
-    "message_fates", "message_text", "migrate", "orphan_lines", "read_export", "remapped",
-    "resolve_model", "setting_fates", "thread_metadata",
+    "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",
+    "AgentPlan", "Fate", "FateKind", "FileRecords", "Ledger", "MigrationReport", "MigrationTarget",
+    "ModelChoice", "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash",
+    "delete_orphans", "message_fates", "message_text", "migrate", "orphan_lines",
+    "read_export", "remapped", "resolve_model", "setting_fates", "thread_metadata",
 ]

@@ -61,12 +61,27 @@ def migrate(workload: Workload, target: MigrationTarget, ledger: Ledger, *,
     for source_id, agent_plan in plans.items():
         report.agents[source_id] = None if dry_run else _agent(agent_plan, target, ledger,
                                                                report)
+        if not dry_run:
+            report.fates.append(_agent_check(agent_plan, target, str(report.agents[source_id])))
     total = len(workload.threads)
     for done, thread in enumerate(workload.threads, 1):
         tid = str(thread["id"])
         assistant_id = workload.assistant_of(thread)
         agent = plans.get(assistant_id) if assistant_id else None
-        plan = target.plan_thread(thread, workload.thread_messages(tid), agent)
+        if tid in workload.unfinished:
+            why = (f"{workload.unfinished[tid]}: not migrated (answer or cancel it where it "
+                   "lives, or read the source with --wait-runs; then run again)")
+            log.warning("%s: %s", tid, why)
+            report.fates.append(Fate("thread", tid, "dropped", why))
+            report.threads.append(ThreadOutcome(tid, None, "skipped"))
+            if progress is not None:
+                progress(done, total)
+            continue
+        plan = target.plan_thread(thread, workload.thread_history(tid), agent)
+        plan.fates += [Fate("run", f"{tid}.{run['id']}", "dropped",
+                            f"{run.get('status')} in the export (it cannot end now): its "
+                            "pending calls are not migrated, having no outputs")
+                       for run in workload.unfinished_runs(tid)]
         if tid in workload.order_notes:
             plan.fates.append(Fate("thread", f"{tid}.order", "approximated",
                                    workload.order_notes[tid]))
@@ -144,6 +159,18 @@ def _agent(plan: AgentPlan, target: MigrationTarget, ledger: Ledger,
     created = target.create_agent(plan)
     ledger.put("agent", plan.source_id, state="done", target_id=created, key=plan.key)
     return created
+
+
+def _agent_check(plan: AgentPlan, target: MigrationTarget, agent_id: str) -> Fate:
+    """Whether the target's agent (or configuration file) holds the plan, read back."""
+    missing = _differences(plan.body, target.held_agent(plan, agent_id))
+    subject = f"{plan.source_id}.agent"
+    if missing:
+        log.warning("%s: %s does not hold %s", subject, agent_id, ", ".join(missing))
+        return Fate("agent", subject, "dropped", f"{agent_id} does not hold what was "
+                    f"written: {', '.join(missing)}")
+    return Fate("agent", subject, "carried", f"{agent_id} holds the configuration, read "
+                "back: continue its conversations with it")
 
 
 def _thread(plan: ThreadPlan, agent_id: str | None, target: MigrationTarget, ledger: Ledger
@@ -262,3 +289,19 @@ def _verify(plan: ThreadPlan, held: Sequence[tuple[str, str]]) -> Verification:
         note = (note + "; " if note else "") + f"{extra} later message(s) on the target"
     return Verification(len(expected), len(ours), last_source[:200], last_target[:200], ok,
                         note)
+
+
+def _differences(wanted: Any, held: Any, path: str = "") -> list[str]:
+    """Where ``held`` lacks or changes what ``wanted`` sets (fields the service adds are
+    not differences): one dotted path each."""
+    if isinstance(wanted, Mapping):
+        if not isinstance(held, Mapping):
+            return [path or "<agent>"]
+        return [d for key, value in wanted.items() for d in _differences(
+            value, held.get(key), f"{path}.{key}" if path else str(key))]
+    if isinstance(wanted, list):
+        if not isinstance(held, list) or len(held) != len(wanted):
+            return [path]
+        return [d for i, (w, h) in enumerate(zip(wanted, held, strict=True))
+                for d in _differences(w, h, f"{path}[{i}]")]
+    return [] if wanted == held else [path]

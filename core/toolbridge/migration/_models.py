@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CURRENT_MODELS", "RETIRED_MODELS", "ModelChoice", "family_of", "remapped",
-           "resolve_model"]
+__all__ = ["CURRENT_MODELS", "DEFAULT_MODEL", "RETIRED_MODELS", "ModelChoice", "family_of",
+           "remapped", "resolve_model"]
 
 _DEPRECATIONS = "OpenAI deprecations"
 _ROWS: dict[str, tuple[str, str]] = {
@@ -69,6 +69,10 @@ replacement is a choice where OpenAI's own is retired too; the source of each ro
 CURRENT_MODELS = frozenset({"gpt-5.1", "gpt-5.1-mini", "gpt-5.1-nano", "gpt-5.2",
                             "gpt-5.4", "gpt-5.4-mini", "gpt-5.5"})
 """Families that are served today: carried as they are."""
+
+DEFAULT_MODEL = RETIRED_MODELS["gpt-4o"]
+"""The model serve options default to: the table's replacement of ``gpt-4o``, the former
+default (so it follows the table, and is always one of `CURRENT_MODELS`)."""
 
 _DATE = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
 

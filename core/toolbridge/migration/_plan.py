@@ -112,7 +112,8 @@ class AgentPlan:
 class ThreadPlan:
     """One thread as the target will hold it: ``create_items`` go with the create,
     ``append_items`` are appended after it (in order, found by listing before each append);
-    ``expected`` is the (role, text) of each message the target should then hold."""
+    ``expected`` is the (role, text) of each message the target should then hold, with the
+    (type, text) of each tool item (a run step's function call and output) in its place."""
 
     source_id: str
     agent_source_id: str | None
@@ -138,7 +139,10 @@ class MigrationTarget(Protocol):
     def plan_agent(self, assistant: Mapping[str, Any], model: str) -> AgentPlan: ...
 
     def plan_thread(self, thread: Mapping[str, Any], messages: Sequence[Mapping[str, Any]],
-                    agent: AgentPlan | None) -> ThreadPlan: ...
+                    agent: AgentPlan | None) -> ThreadPlan:
+        """The thread's plan; ``messages`` is its history (`Workload.thread_history`):
+        ``thread.message`` objects with ``thread.run.step`` objects in their places."""
+        ...
 
     def find_agent(self, plan: AgentPlan) -> str | None: ...
 
@@ -150,8 +154,16 @@ class MigrationTarget(Protocol):
 
     def append(self, target_id: str, items: Sequence[Mapping[str, Any]]) -> None: ...
 
+    def held_agent(self, plan: AgentPlan, target_id: str) -> Mapping[str, Any]:
+        """What the target holds for the agent ``target_id``, read back in the shape of
+        ``plan.body`` (verified to hold every field of it: the conversations continued
+        after the migration run with that agent or configuration)."""
+        ...
+
     def held(self, target_id: str) -> list[tuple[str, str]]:
-        """(role, text) of each message the target holds, oldest first."""
+        """(role, text) of each message the target holds, oldest first, and (type, text)
+        of each tool item it holds (``function_call``: ``name arguments``), as ``expected``
+        names them."""
         ...
 
     def missing_models(self, models: Sequence[str]) -> list[str]:

@@ -20,7 +20,8 @@ class Fate:
     ``carried``, ``approximated`` (``how``), ``dropped`` (``how`` says why) or ``unknown``."""
 
     kind: str
-    """``setting``, ``tool``, ``tool_resource``, ``thread`` or ``message``."""
+    """``setting``, ``tool``, ``tool_resource``, ``thread``, ``message``, ``tool_call`` (a
+    run step's) or ``agent`` (the written agent, read back)."""
     subject: str
     fate: FateKind
     how: str = ""
@@ -42,8 +43,8 @@ class Verification:
 class ThreadOutcome:
     """Where one thread went: ``status`` is ``planned`` (dry run), ``created``, ``resumed``
     (continued after an interrupted run), ``recreated`` (an interrupted run's object could
-    not be found: made again, the first kept as a possible orphan) or ``done`` (finished by
-    an earlier run)."""
+    not be found: made again, the first kept as a possible orphan), ``done`` (finished by
+    an earlier run) or ``skipped`` (a run of the thread is unfinished: not migrated)."""
 
     source_id: str
     target_id: str | None
@@ -79,16 +80,20 @@ class MigrationReport:
                 "carried": fates["carried"], "approximated": fates["approximated"],
                 "dropped": fates["dropped"], "unknown": fates["unknown"],
                 "remapped_models": len(self.remaps),
+                "skipped": sum(t.status == "skipped" for t in self.threads),
                 "verified": sum(v.ok for v in verified),
                 "mismatched": sum(not v.ok for v in verified),
                 "possible_orphans": len(self.possible_orphans)}
 
     @property
     def ok(self) -> bool:
-        """Every thread migrated and verified (or planned, on a dry run)."""
+        """Every thread migrated and verified (or planned, on a dry run), but those skipped
+        for an unfinished run (reported, and migrated by a later run)."""
         if self.dry_run:
             return True
-        return all(t.verification is not None and t.verification.ok for t in self.threads)
+        return all(t.verification is not None and t.verification.ok for t in self.threads
+                   if t.status != "skipped") and not any(
+            f.kind == "agent" and f.fate == "dropped" for f in self.fates)
 
     def to_dict(self) -> dict[str, Any]:
         return {"migration": self.migration, "target": self.target, "dry_run": self.dry_run,

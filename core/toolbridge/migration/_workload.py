@@ -4,12 +4,15 @@ Export layout, version 1 (every object as the Assistants API returned it; a list
 ``{"object": "list", "data": [...]}`` is accepted wherever a list is):
 
 - a JSON document ``{"toolbridge_export": 1, "assistants": [...], "threads": [...],
-  "messages": {"<thread id>": [...]}}`` (``messages`` may also be one flat list, each message
-  naming its ``thread_id``);
-- a folder with ``assistants.json``, ``threads.json`` and ``messages/<thread id>.json``
-  (or ``<thread id>.jsonl``), any of them optional;
+  "messages": {"<thread id>": [...]}, "runs": [...], "steps": [...]}`` (``messages`` may also
+  be one flat list, each message naming its ``thread_id``; runs and steps name theirs);
+- a folder with ``assistants.json``, ``threads.json``, ``runs.json``, ``steps.json`` and
+  ``messages/<thread id>.json`` (or ``<thread id>.jsonl``), any of them optional;
 - JSON Lines: one API object per line, told apart by its ``object`` field (``assistant``,
-  ``thread``, ``thread.message``, or a ``list`` page of them).
+  ``thread``, ``thread.message``, ``thread.run``, ``thread.run.step``, or a ``list`` page).
+
+Run steps put the tool exchanges in the history (`Workload.thread_history`); a run left
+unfinished in an export has its pending calls reported dropped (`Workload.unfinished_runs`).
 
 Messages are put oldest first by ``created_at``; messages of the same second keep the order
 of their listing, a newest-first one (the API's default) reversed. A page's order is its
@@ -29,11 +32,14 @@ from typing import Any, Literal, cast
 
 from ..errors import UsageError
 
-__all__ = ["EXPORT_VERSION", "Workload", "read_export"]
+__all__ = ["EXPORT_VERSION", "UNFINISHED_RUNS", "Workload", "read_export"]
 
 EXPORT_VERSION = 1
 """The version of the export layout this module reads (``toolbridge_export``)."""
 
+
+UNFINISHED_RUNS = frozenset({"queued", "in_progress", "requires_action", "cancelling"})
+"""Run statuses that hold a thread back from migration."""
 
 Order = Literal["asc", "desc"] | None
 """A sequence's order: oldest first, newest first (the API's default), or unknown."""
@@ -52,6 +58,15 @@ class Workload:
     messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     deployments: dict[str, str] = field(default_factory=dict)
     order_notes: dict[str, str] = field(default_factory=dict)
+    runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Runs by thread id (``thread.run`` objects): an unfinished one holds its thread back."""
+    steps: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Run steps by thread id (``thread.run.step``): the tool exchanges of the history."""
+    unfinished: dict[str, str] = field(default_factory=dict)
+    """Thread id -> why it is not migrated yet: on a live source, a run still queued, in
+    progress or waiting for tool outputs (it can still end: migrate the thread after it).
+    An export's unfinished runs cannot end: their threads are migrated without the pending
+    calls (`unfinished_runs`)."""
     _ranks: dict[tuple[str, str], tuple[int, Order]] = field(default_factory=dict, repr=False)
 
     def add(self, obj: Any, where: str, order: Order = None) -> None:
@@ -73,15 +88,19 @@ class Workload:
             self.assistants.append(dict(obj))
         elif kind == "thread":
             self.threads.append(dict(obj))
-        elif kind == "thread.message":
+        elif kind in ("thread.message", "thread.run", "thread.run.step"):
             thread_id = obj.get("thread_id")
             if not isinstance(thread_id, str) or not thread_id:
-                raise UsageError(f"{where}: message {obj['id']} has no 'thread_id'")
-            self.messages.setdefault(thread_id, []).append(dict(obj))
-            self._ranks.setdefault((thread_id, obj["id"]), (len(self._ranks), order))
+                raise UsageError(f"{where}: {kind} {obj['id']} has no 'thread_id'")
+            held = self.messages if kind == "thread.message" else (
+                self.runs if kind == "thread.run" else self.steps)
+            held.setdefault(thread_id, []).append(dict(obj))
+            if kind == "thread.message":
+                self._ranks.setdefault((thread_id, obj["id"]), (len(self._ranks), order))
         else:
             raise UsageError(f"{where}: unknown object {kind!r} (expected 'assistant', 'thread', "
-                             "'thread.message' or a 'list' page)")
+                             "'thread.message', 'thread.run', 'thread.run.step' or a 'list' "
+                             "page)")
 
     def add_sequence(self, items: Sequence[Any], where: str, order: Order = None) -> None:
         """Objects in the order a listing gave them; ``order`` unknown: read from the
@@ -115,7 +134,48 @@ class Workload:
             if thread_id not in known:
                 self.threads.append({"id": thread_id, "object": "thread", "metadata": {}})
                 known.add(thread_id)
+        for thread_id, steps in self.steps.items():
+            self.steps[thread_id] = sorted(_unique(steps), key=lambda s: _number(
+                s.get("created_at")))
+        for thread_id, runs in self.runs.items():
+            self.runs[thread_id] = _unique(runs)
         return self
+
+    def unfinished_runs(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's runs still queued, in progress or waiting for tool outputs."""
+        return [r for r in self.runs.get(thread_id, []) if r.get("status") in UNFINISHED_RUNS]
+
+    def thread_history(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's messages with its run steps in their places, oldest first: a run's
+        tool steps before the message its next ``message_creation`` step made, else after
+        the last message created before them."""
+        before: dict[str, list[dict[str, Any]]] = {}
+        loose: list[dict[str, Any]] = []
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for step in self.steps.get(thread_id, []):
+            runs.setdefault(str(step.get("run_id")), []).append(step)
+        for steps in runs.values():
+            waiting: list[dict[str, Any]] = []
+            for step in steps:
+                made = (step.get("step_details") or {}).get("message_creation") or {}
+                if step.get("type") == "message_creation" and made.get("message_id"):
+                    before.setdefault(str(made["message_id"]), []).extend(waiting)
+                    waiting = []
+                elif step.get("type") != "message_creation":
+                    waiting.append(step)
+            loose += waiting
+        history: list[dict[str, Any]] = []
+        for message in self.thread_messages(thread_id):
+            history += before.pop(str(message["id"]), [])
+            history.append(message)
+        loose += [s for steps in before.values() for s in steps]  # their message is absent
+        for step in sorted(loose, key=lambda s: _number(s.get("created_at"))):
+            at = len(history)
+            while at > 0 and _number(history[at - 1].get("created_at")) > _number(
+                    step.get("created_at")):
+                at -= 1
+            history.insert(at, step)
+        return history
 
     def thread_messages(self, thread_id: str) -> list[dict[str, Any]]:
         return self.messages.get(thread_id, [])
@@ -220,6 +280,8 @@ def _document(data: Any, where: str, workload: Workload) -> None:
         return
     _listed(data.get("assistants", []), "assistant", f"{where}: assistants", workload)
     _listed(data.get("threads", []), "thread", f"{where}: threads", workload)
+    _listed(data.get("runs", []), "thread.run", f"{where}: runs", workload)
+    _listed(data.get("steps", []), "thread.run.step", f"{where}: steps", workload)
     messages = data.get("messages", [])
     if isinstance(messages, Mapping) and "data" not in messages:
         for thread_id, page in messages.items():
@@ -244,7 +306,8 @@ def read_export(*paths: str | Path) -> Workload:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for name, kind in (("assistants.json", "assistant"), ("threads.json", "thread")):
+            for name, kind in (("assistants.json", "assistant"), ("threads.json", "thread"),
+                               ("runs.json", "thread.run"), ("steps.json", "thread.run.step")):
                 if (path / name).exists():
                     _listed(_load(path / name), kind, str(path / name), workload)
             folder = path / "messages"

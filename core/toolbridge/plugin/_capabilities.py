@@ -132,8 +132,9 @@ class MigrationSourceCapability(Protocol):
     @property
     def summary(self) -> str: ...
     def open(self, options: Mapping[str, Any], *, assistant_ids: Sequence[str] | None = None,
-             thread_ids: Sequence[str] | None = None) -> Any:
-        """A `toolbridge.migration.Workload` read with client ``options``."""
+             thread_ids: Sequence[str] | None = None, wait_runs: float | None = None) -> Any:
+        """A `toolbridge.migration.Workload` read with client ``options`` (``wait_runs``:
+        seconds to wait for unfinished runs to end)."""
         ...
 
 
@@ -204,7 +205,8 @@ class MigratesTo:
 @dataclass(frozen=True)
 class MigratesFrom:
     """Declares a live migration source ``name``: ``open`` references
-    ``f(options, *, assistant_ids, thread_ids)`` returning the `toolbridge.migration.Workload`."""
+    ``f(options, *, assistant_ids, thread_ids, wait_runs)`` returning the
+    `toolbridge.migration.Workload`."""
 
     name: str
     dialect: str
@@ -212,9 +214,9 @@ class MigratesFrom:
     summary: str = ""
 
     def open(self, options: Mapping[str, Any], *, assistant_ids: Sequence[str] | None = None,
-             thread_ids: Sequence[str] | None = None) -> Any:
+             thread_ids: Sequence[str] | None = None, wait_runs: float | None = None) -> Any:
         return resolve(self.open_ref)(dict(options), assistant_ids=assistant_ids,
-                                      thread_ids=thread_ids)
+                                      thread_ids=thread_ids, wait_runs=wait_runs)
 
 
 _KINDS: dict[str, tuple[str, type]] = {
