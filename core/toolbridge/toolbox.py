@@ -111,7 +111,8 @@ class Toolbox:
         side_effects: bool = False, timeout: float | None = None, defer_loading: bool = False,
         strict: bool | None = None, inline: bool = False,
         vendor_extras: Mapping[str, dict[str, Any]] | None = None,
-        retry: ToolRetry | None = None,
+        retry: ToolRetry | None = None, idempotent: bool = False,
+        needs_approval: NeedsApproval = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -119,7 +120,8 @@ class Toolbox:
         description: str | None = None, side_effects: bool = False,
         timeout: float | None = None, defer_loading: bool = False, strict: bool | None = None,
         inline: bool = False, vendor_extras: Mapping[str, dict[str, Any]] | None = None,
-        retry: ToolRetry | None = None,
+        retry: ToolRetry | None = None, idempotent: bool = False,
+        needs_approval: NeedsApproval = False,
     ) -> Any:
         """Register a sync or async function as a tool; use bare or with options.
 
@@ -128,6 +130,11 @@ class Toolbox:
 
         ``inline=True`` runs a sync handler in the caller's thread (on the event loop, under
         ``ahandle``) instead of a worker thread: only for cheap, non-blocking handlers.
+
+        ``idempotent=True``: the handler passes `ToolContext.idempotency_key` downstream, so
+        a side effect left started by a dead worker is run again with the same key.
+        ``needs_approval``: ``True``, or a predicate over the `ToolCall`, for calls a person
+        must approve first (docs/approvals.md).
         """
 
         def register(f: F) -> F:
@@ -139,8 +146,11 @@ class Toolbox:
                 parameters=signature.parameters, returns=signature.returns,
                 side_effects=side_effects, timeout=timeout, defer_loading=defer_loading,
                 strict=strict, vendor_extras=dict(vendor_extras or {}), retry=retry,
+                idempotent=idempotent,
             )
-            self._insert(RegisteredTool.from_function(definition, f, signature, inline))
+            tool = RegisteredTool.from_function(definition, f, signature, inline)
+            tool.needs_approval = needs_approval
+            self._insert(tool)
             return f
 
         return register(func) if func is not None else register

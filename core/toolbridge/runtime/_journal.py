@@ -62,7 +62,8 @@ class Journal:
         """Whether writes wait for the next commit."""
         self.owners: set[str] = set()
         self.reconciling = False
-        """Whether a claim took over a side effect whose handler a gone worker had entered."""
+        """Whether a claim took over a side effect whose handler a gone worker had entered
+        (one to reconcile: not declared ``idempotent``)."""
         self._lock = threading.Lock()
         self._cond: threading.Condition | None = None  # made by the first thread that waits
         self._started: list[PlannedCall] = []
@@ -110,7 +111,7 @@ class Journal:
                     owners.add(owner)
                 if answer[2]:
                     pc.resumed = answer[2]
-                    if pc.tool.side_effects:
+                    if pc.tool.reconciles:
                         reconcile.append(pc)
                         self.reconciling = True
                     else:

@@ -122,7 +122,7 @@ class Pipeline:
             while True:
                 if journal.reconciling:  # settle those first; the others have no result yet
                     for pc in run:
-                        if pc.resumed and pc.tool.side_effects:
+                        if pc.resumed and pc.tool.reconciles:
                             reconcile(pc)
                     run = [pc for pc in run if pc.result is None]
                 if run:
@@ -165,7 +165,7 @@ class Pipeline:
             run, held = await self._aclaim(journal, planned)
             waited, delay = 0.0, 0.002
             while True:
-                reconciling = [pc for pc in run if pc.resumed and pc.tool.side_effects]
+                reconciling = [pc for pc in run if pc.resumed and pc.tool.reconciles]
                 for pc in reconciling:
                     await _threads.CALLS.run(threads, reconcile, pc)
                 if len(reconciling) < len(run):

@@ -234,7 +234,7 @@ class PostgresStore(ResultStore):
         """The claim's work in its transaction. With every call's lock taken (the usual
         case) the new calls are inserted first: if that was all, nothing is read."""
         now = time.time()
-        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
+        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
         if calls and all(got):
             columns = [list(column) for column in zip(*[(*c[0], c[1]) for c in calls],
                                                       strict=True)]

@@ -197,9 +197,13 @@ class RegisteredTool:
     """The definition's flag, read on every call (a plain attribute reads faster)."""
     timeout: float | None = field(init=False, default=None)
     """The definition's timeout, read on every call."""
+    reconciles: bool = field(init=False, default=False)
+    """Whether a call a gone worker had entered is reconciled, not run again: side effects
+    whose downstream does not honour the idempotency key."""
 
     def __post_init__(self) -> None:
         self.side_effects = self.definition.side_effects
+        self.reconciles = self.side_effects and not self.definition.idempotent
         self.timeout = self.definition.timeout
 
     @classmethod
