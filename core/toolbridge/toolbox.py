@@ -10,10 +10,10 @@ from pydantic import ValidationError
 from .errors import ToolDefinitionError, UsageError, validation_text
 from .model import ToolCall, ToolDefinition, ToolResult, ToolRetry
 from .plugin import Dialect, LossPolicy, RenderedTools, get_dialect
-from .runtime import Executor, Pipeline, SizePolicy
+from .runtime import Approvals, Executor, Pipeline, SizePolicy
 from .runtime._output import default_error_formatter
 from .store import ResultStore, open_store
-from .tools import RegisteredTool, inspect_function
+from .tools import NeedsApproval, RegisteredTool, inspect_function
 
 __all__ = ["Toolbox"]
 
@@ -53,6 +53,8 @@ class Toolbox:
     when a side-effecting tool runs on a store a restart forgets); ``oversize`` is the
     `SizePolicy` for results over the dialect's limit; ``executor`` decides where handlers run
     (a `toolbridge.runtime.Executor`; default: `toolbridge.runtime.ThreadExecutor`).
+    ``approval_expiry`` is how many seconds a call's approval request waits for a decision
+    (``None``: no limit; docs/approvals.md).
 
     `close` (or leaving a ``with Toolbox(...) as toolbox:`` block) closes a store the toolbox
     opened from a URL; a `ResultStore` passed in stays open, its owner closes it.
@@ -67,6 +69,7 @@ class Toolbox:
         store: ResultStore | str | None = DEFAULT_STORE,
         oversize: SizePolicy = "error",
         executor: Executor | None = None,
+        approval_expiry: float | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise UsageError("max_concurrency must be at least 1")
@@ -76,7 +79,8 @@ class Toolbox:
         self._tools: dict[str, RegisteredTool] = {}
         self._pipeline = Pipeline(
             self._tools, store=None, max_concurrency=max_concurrency, timeout=timeout,
-            error_formatter=error_formatter, oversize=oversize, executor=executor)
+            error_formatter=error_formatter, oversize=oversize, executor=executor,
+            approval_expiry=approval_expiry)
         if store is DEFAULT_STORE:
             self._pipeline.store = open_store(store)
         else:
@@ -98,6 +102,12 @@ class Toolbox:
         if store is not None:
             store.warned_side_effects = True
         self._pipeline.store = store
+
+    @property
+    def approvals(self) -> Approvals:
+        """The calls of this toolbox's store that wait for a person, and the decisions on
+        them (`toolbridge.runtime.Approvals`; docs/approvals.md)."""
+        return Approvals(self._pipeline.store, self._tools)
 
     oversize: SizePolicy = _setting("oversize", "What to do with results over the limit.")
     executor: Executor | None = _setting("executor", "Where handlers run (None: the default).")
@@ -157,15 +167,16 @@ class Toolbox:
 
     def add(
         self, definition: ToolDefinition | Mapping[str, Any], handler: Callable[..., Any], *,
-        inline: bool = False
+        inline: bool = False, needs_approval: NeedsApproval = False
     ) -> ToolDefinition:
         """Register a hand-written definition (a `ToolDefinition` or its JSON object);
-        ``handler`` gets the arguments as keywords.
+        ``handler`` gets the arguments as keywords (``needs_approval``: see `tool`).
 
         The handler must take the schema's properties (or ``**kwargs``) and require only
         required ones; `ToolDefinitionError` names the tool and the parameter otherwise.
         """
         tool = RegisteredTool.from_definition(definition, handler, inline)
+        tool.needs_approval = needs_approval
         self._insert(tool)
         return tool.definition
 

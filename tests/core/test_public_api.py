@@ -40,19 +40,20 @@ EXPECTED: dict[str, set[str]] = {
         "tools_from_openapi", "unwrap_arguments",
     },
     "toolbridge.tools": {
-        "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
+        "FunctionSignature", "HeartbeatHook", "NeedsApproval", "RegisteredTool", "ToolContext",
+        "ToolRetry",
         "heartbeats",
         "inspect_function",
         "schema_validator",
     },
     "toolbridge.runtime": {
-        "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline", "PlannedCall",
-        "SizePolicy", "ThreadExecutor", "output_text",
+        "Approvals", "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline",
+        "PlannedCall", "SizePolicy", "ThreadExecutor", "output_text",
     },
     "toolbridge.store": {
-        "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore",
-        "SqliteStore", "StoreCall", "StoreClaim", "StoreCompletion", "StoreKey", "StoredResult",
-        "end_owner", "fingerprint", "new_owner",
+        "ApprovalRequest", "Decision", "MemoryRecords", "MemoryStore", "PostgresStore",
+        "Records", "ResultStore", "SqliteStore", "StoreCall", "StoreClaim", "StoreCompletion",
+        "StoreKey", "StoredResult", "end_owner", "fingerprint", "idempotency_key", "new_owner",
         "open_store", "owner_alive",
     },
     "toolbridge.http": {

@@ -16,8 +16,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..model import ToolCall, ToolResult, new_result
-from ..store import StoreCall, StoreClaim, StoreCompletion, StoredResult, StoreKey, end_owner
+from ..store import (
+    ApprovalRequest,
+    StoreCall,
+    StoreClaim,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+    end_owner,
+)
 from . import _threads
+from ._approvals import expire
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
@@ -37,8 +46,12 @@ class PlannedCall(Protocol):
     result: ToolResult | None
     text: str | None
     recorded: bool
+    approval: str | None
+    awaiting: str | None
 
     def failed(self, error: str) -> None: ...
+
+    def decided(self, decision: str) -> bool: ...
 
 
 C = TypeVar("C", bound=PlannedCall)
@@ -83,7 +96,8 @@ class Journal:
             effect = next((pc for pc in planned if pc.tool.side_effects), None)
             if effect is not None:
                 _warn_side_effects(store, effect)
-        return [_new_tuple(StoreCall, (pc.key, pc.call.name, pc.arguments)) for pc in planned]
+        return [_new_tuple(StoreCall, (pc.key, pc.call.name, pc.arguments, pc.approval))
+                for pc in planned]
 
     def claimed(self, planned: Sequence[C], answers: Sequence[StoreClaim]
                 ) -> tuple[list[C], list[C], list[C]]:
@@ -109,6 +123,8 @@ class Journal:
                 pc.owner = owner = answer[1]
                 if owner not in owners:
                     owners.add(owner)
+                if answer[5] is not None and not pc.decided(answer[5]):
+                    continue  # denied or answered (or edited arguments refused): settled
                 if answer[2]:
                     pc.resumed = answer[2]
                     if pc.tool.reconciles:
@@ -123,6 +139,13 @@ class Journal:
                 assert stored is not None
                 pc.result = new_result(pc.call, stored[0], stored[1], stored[2])
                 pc.recorded = True
+            elif state == "awaiting":
+                request = ApprovalRequest.from_json(answer[4] or "")
+                if request.expired():  # denied now; the next claim answers it
+                    expire(self.store, request.key, request)
+                    held.append(pc)
+                else:
+                    pc.awaiting = answer[4]
             elif state == "reused":
                 pc.failed(f"call id {pc.call.id!r} was already used in this turn for a different "
                           "call (another tool or other arguments); this call was not run")

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from ._postgres import PostgresStore
 
 __all__ = [
-    "ApprovalRequest", "Decision", "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore", "SqliteStore",
-    "StoreCall", "StoreClaim",
+    "ApprovalRequest", "Decision", "MemoryRecords", "MemoryStore", "PostgresStore", "Records",
+    "ResultStore", "SqliteStore", "StoreCall", "StoreClaim",
     "StoreCompletion", "StoreKey", "StoredResult", "end_owner", "fingerprint", "idempotency_key",
     "new_owner",
     "open_store", "owner_alive",
