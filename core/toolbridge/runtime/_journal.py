@@ -107,7 +107,7 @@ class Journal:
         """
         first = answers[0] if answers else None
         if first is not None and first[0] == "claimed" and not first[2] and (
-                answers.count(first) == len(answers)):  # all new, claimed at once: in bulk
+                first[5] is None and answers.count(first) == len(answers)):  # all new: in bulk
             owner = first[1]
             self.owners.add(owner)
             for pc in planned:
