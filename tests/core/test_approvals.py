@@ -22,6 +22,7 @@ import pytest
 
 from toolbridge import ArgumentError, ToolCall, Toolbox, UsageError
 from toolbridge.errors import AwaitingApproval
+from toolbridge.runtime._approvals import GRANTS
 from toolbridge.store import MemoryStore, ResultStore, SqliteStore, StoreKey
 
 WORKER = Path(__file__).parent / "workers" / "approval_worker.py"
@@ -43,6 +44,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ResultStor
 
         made = PostgresStore(f"{url}{'&' if '?' in url else '?'}table=t{os.getpid()}_"
                              f"{abs(hash(str(tmp_path))) % 10**8}")
+        records = made.records()  # one records table per schema: forget earlier tests' grants
+        for key in records.list(GRANTS):
+            records.delete(GRANTS, key)
     yield made
     made.close()
 

@@ -10,6 +10,7 @@ settles it (denied, answered) without running it.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -59,7 +60,9 @@ class PlannedCall(Protocol):
 
 
 def grant_key(dialect: str, conversation: str, tool: str) -> str:
-    return f"{dialect}\0{conversation}\0{tool}"
+    """The record key of a tool's standing decision in a conversation (JSON: no NUL, which
+    PostgreSQL text cannot hold)."""
+    return json.dumps([dialect, conversation, tool], separators=(",", ":"), ensure_ascii=False)
 
 
 def prepare(planned: Sequence[PlannedCall], store: ResultStore | None,
