@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from toolbridge import ArgumentError, ToolCall, Toolbox, UsageError
+from toolbridge import ArgumentError, Toolbox, ToolCall, UsageError
 from toolbridge.errors import AwaitingApproval
 from toolbridge.runtime._approvals import GRANTS
 from toolbridge.store import MemoryStore, ResultStore, SqliteStore, StoreKey

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from toolbridge import ToolCall, ToolContext, Toolbox
+from toolbridge import Toolbox, ToolCall, ToolContext
 from toolbridge.store import SqliteStore, StoreKey, idempotency_key
 
 WORKER = Path(__file__).parent / "workers" / "approval_worker.py"

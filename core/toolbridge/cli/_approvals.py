@@ -104,7 +104,8 @@ def cmd_decide(args: argparse.Namespace) -> int:
             approvals.deny(request, args.message, scope=args.scope, by=args.by)
     finally:
         _close(approvals)
-    print(f"{'approved' if args.command_name == 'approve' else 'denied'} call {request.key.call_id} ({request.tool})"
+    done = "approved" if args.command_name == "approve" else "denied"
+    print(f"{done} call {request.key.call_id} ({request.tool})"
           + (" and the tool's later calls in this conversation" if args.scope == "tool"
              else ""))
     return EXIT_OK

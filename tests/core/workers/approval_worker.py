@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from toolbridge import ToolCall, ToolContext, Toolbox
+from toolbridge import Toolbox, ToolCall, ToolContext
 from toolbridge.errors import AwaitingApproval
 
 db, runs, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
