@@ -17,9 +17,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..errors import BackendError, ReplyLostError, ServeError, UsageError
+from ..errors import AwaitingApproval, BackendError, ReplyLostError, ServeError, UsageError
 from ..model import ToolCall, ToolResult
 from ..plugin import Backend, Step, StreamingBackend
+from ._approvals import answered, awaiting_step
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
@@ -236,8 +237,12 @@ class Conversation:
     async def _answer(self, calls: list[ToolCall]) -> None:
         """Run a batch through the toolbox; then submit, if nothing else is submitting."""
         started = time.perf_counter()
+        waiting = None
         try:
             results = await self.toolbox.aexecute(calls, **self.settings.context)
+        except AwaitingApproval as exc:  # the turn ends once the others are answered
+            waiting, results = exc, answered(exc)
+            self._calls.dropped(calls)
         except Exception as exc:
             self._calls.dropped(calls)
             self._tasks.fail(exc)
@@ -247,6 +252,8 @@ class Conversation:
             self._record.result(result, seconds)
         self._calls.take(results)
         await self._submitter.submit(self.turn_index)
+        if waiting is not None:
+            self._tasks.end(awaiting_step(waiting))
 
     # ------------------------------------------------------------------ recovery
     async def _recover(self, error: BaseException) -> Step | None:
