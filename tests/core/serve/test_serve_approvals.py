@@ -65,7 +65,7 @@ def test_the_turn_ends_awaiting_approval_and_resumes_when_decided(kind: str, tmp
         return first, await hold(resumed, b, None, FAST)
 
     first, again = asyncio.run(asyncio.wait_for(scenario(), 20))
-    assert "charge (call" in (first.error and str(first.error) or "")
+    assert "charge (call" in str(first.error)
     assert again.status == "completed", again.render()
     assert runs == {"lookup:b": 1, "charge": 1}
     assert again.reply is not None and "charged 2" in again.reply
