@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..errors import AwaitingApproval, BackendError, ReplyLostError, ServeError, UsageError
 from ..model import ToolCall, ToolResult
 from ..plugin import Backend, Step, StreamingBackend
-from ._approvals import answered, awaiting_step
+from ._approvals import answered, awaiting_step, keeps
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
@@ -300,7 +300,7 @@ class Conversation:
     async def _settle(self, final: Step) -> Step:
         """Let calls in flight finish (their results are stored) before the turn ends."""
         await self._tasks.settle()
-        if final.status == "completed" or not self.backend.lists_pending:
+        if final.status == "completed" or not (self.backend.lists_pending or keeps(final)):
             await self.checkpoints.done(self.backend)
         return final
 
