@@ -255,3 +255,13 @@ def test_the_cli_denies_with_the_message(tmp_path: Path) -> None:
     assert toolbox.execute([call()])[0].error == "ask finance" and ran == []
     assert _cli("list", "--store", f"sqlite:///{db}").stdout.strip() == (
         "no call awaits approval")
+
+
+async def test_an_expired_request_is_denied_on_the_async_path_too(store: ResultStore) -> None:
+    ran: list[Any] = []
+    toolbox = payments(store, ran, toolbox={"approval_expiry": 0.05})
+    with pytest.raises(AwaitingApproval):
+        await toolbox.aexecute([call()])
+    time.sleep(0.1)
+    [result] = await toolbox.aexecute([call()])
+    assert not result.success and "expired at" in (result.error or "") and ran == []

@@ -26,7 +26,7 @@ from ..store import (
     end_owner,
 )
 from . import _threads
-from ._approvals import expire
+from ._approvals import expire as deny_expired
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
@@ -87,6 +87,8 @@ class Journal:
         self._gathering = 0  # the generation new writes join
         self._written = -1  # the last generation written
         self._errors: dict[int, Exception] = {}
+        self.expired: list[ApprovalRequest] = []
+        """Requests a claim found past their expiry, to deny (`expire`) before claiming again."""
 
     # ------------------------------------------------------------------ claims
     def requests(self, planned: Sequence[PlannedCall]) -> list[StoreCall]:
@@ -141,8 +143,8 @@ class Journal:
                 pc.recorded = True
             elif state == "awaiting":
                 request = ApprovalRequest.from_json(answer[4] or "")
-                if request.expired():  # denied now; the next claim answers it
-                    expire(self.store, request.key, request)
+                if request.expired():  # denied by `expire`; the next claim answers it
+                    self.expired.append(request)
                     held.append(pc)
                 else:
                     pc.awaiting = answer[4]
@@ -153,6 +155,12 @@ class Journal:
             else:
                 held.append(pc)
         return run, reconcile, held
+
+    def expire(self) -> None:
+        """Deny the expired requests the last claims found (their calls claim again)."""
+        expired, self.expired = self.expired, []
+        for request in expired:
+            deny_expired(self.store, request.key, request)
 
     def unclaimed(self, planned: Sequence[PlannedCall], exc: Exception) -> list[PlannedCall]:
         """The claim failed: side-effecting calls are not run; the rest run unrecorded."""

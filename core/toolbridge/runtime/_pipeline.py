@@ -216,7 +216,10 @@ class Pipeline:
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.result is None], []
-        return _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        if journal.expired:
+            journal.expire()
+        return ordered
 
     @staticmethod
     async def _aclaim(journal: Journal, planned: list[PlannedCall]
@@ -233,7 +236,13 @@ class Pipeline:
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.result is None], []
-        return _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        if journal.expired:
+            if journal.store.blocking:
+                await _threads.CALLS.run(journal.threads, journal.expire)
+            else:
+                journal.expire()
+        return ordered
 
 
 def _ordered(planned: list[PlannedCall], keyed: list[PlannedCall], run: list[PlannedCall],
