@@ -6,6 +6,7 @@ run again with the same key; without the flag it goes to reconciliation ("outcom
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -43,6 +44,10 @@ def test_the_key_is_the_store_key_rule_stable_and_distinct(tmp_path: Path) -> No
     assert seen[0] == seen[1] == seen[2] == idempotency_key(StoreKey("demo", "c", "t", "call_1"))
     assert len(set(seen[2:])) == 5  # distinct between calls
     assert seen[0].startswith("tb_") and len(seen[0]) == 35
+    # what a fleet activity (and each of its retries) gets: the call as JSON, rebuilt
+    rebuilt = ToolCall.model_validate(json.loads(json.dumps(first.model_dump(mode="json"))))
+    toolbox.execute([rebuilt])
+    assert seen[-1] == seen[0]
 
 
 def _killed_mid_run(tmp_path: Path, mode: str) -> tuple[Path, Path]:
