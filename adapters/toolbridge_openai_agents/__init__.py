@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolbridge import ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    ApprovesItems,
     Demos,
     Dialect,
     DialectLimits,
@@ -180,3 +181,9 @@ def toolbridge_demos() -> list[Demos]:
 def toolbridge_migration_targets() -> list[MigratesTo]:
     return [MigratesTo("openai-agents", DIALECT, _migration_target,
                        summary="Agents API: saved agents and sessions")]
+
+
+@hookimpl
+def toolbridge_approval_items() -> list[ApprovesItems]:
+    return [ApprovesItems(DIALECT, f"{__name__}.approvals:read_approval",
+                          f"{__name__}.approvals:answer_approval")]

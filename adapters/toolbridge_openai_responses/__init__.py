@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolbridge import ToolCall, ToolChoice, ToolDefinition, ToolResult
 from toolbridge.plugin import (
+    ApprovesItems,
     Demos,
     Dialect,
     DialectLimits,
@@ -218,3 +219,9 @@ def toolbridge_migration_targets() -> list[MigratesTo]:
                        summary="Responses + Conversations: configuration files and conversations"),
             MigratesTo("azure-foundry", DIALECT, _foundry_target,
                        summary="Foundry Agent Service: saved agent versions and conversations")]
+
+
+@hookimpl
+def toolbridge_approval_items() -> list[ApprovesItems]:
+    return [ApprovesItems(DIALECT, f"{__name__}.approvals:read_approval",
+                          f"{__name__}.approvals:answer_approval")]

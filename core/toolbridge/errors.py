@@ -10,6 +10,7 @@
     ├── ArgumentError               tool arguments do not fit the tool's schema
     ├── WireFormatError             a backend payload does not have the dialect's shape
     ├── PluginError                 a plugin failed to load or broke the hook contract
+    ├── AwaitingApproval            calls of a batch wait for a person's decision
     ├── BackendError                a backend answered an HTTP error we could not recover from
     │   └── ServeError              a served conversation did not complete (transcript attached)
     │       ├── ReplyLostError      a processed request's reply, carrying the next step, was lost
@@ -27,6 +28,7 @@ from typing import Any
 
 __all__ = [
     "ArgumentError",
+    "AwaitingApproval",
     "BackendError",
     "PluginError",
     "ReplyLostError",
@@ -160,3 +162,15 @@ def validation_text(exc: Any) -> str:
         message = str(error["msg"]).removeprefix("Value error, ")
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts) or "invalid value"
+
+
+class AwaitingApproval(ToolbridgeError):
+    """`Toolbox.execute` (or ``aexecute``) answered every call it could, but some wait for a
+    person's decision (docs/approvals.md): ``results`` has one entry per call, ``None`` for
+    each awaiting one, and ``requests`` their `toolbridge.store.ApprovalRequest` objects."""
+
+    def __init__(self, results: Sequence[Any], requests: Sequence[Any]) -> None:
+        self.results = list(results)
+        self.requests = list(requests)
+        names = ", ".join(f"{r.tool} (call {r.key.call_id})" for r in self.requests)
+        super().__init__(f"{len(self.requests)} call(s) await approval: {names}")

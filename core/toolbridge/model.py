@@ -86,6 +86,10 @@ class ToolDefinition(_Frozen):
     """Hide the tool until the model finds it with tool search (where the dialect has it)."""
     side_effects: bool = False
     """The tool changes the world: its result is stored and it never runs twice for one call."""
+    idempotent: bool = False
+    """What the tool calls honours `toolbridge.tools.ToolContext.idempotency_key`: a side
+    effect whose worker died after entering it is run again with the same key, instead of
+    going to ``toolbridge_reconcile_call``."""
     timeout: float | None = None
     """Seconds a call may run; ``None`` uses the toolbox default."""
     retry: ToolRetry | None = None

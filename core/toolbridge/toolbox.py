@@ -11,11 +11,11 @@ from pydantic import ValidationError
 from .errors import ToolDefinitionError, UsageError, validation_text
 from .model import ToolCall, ToolDefinition, ToolResult, ToolRetry
 from .plugin import Dialect, LossPolicy, PendingCalls, RenderedTools, get_dialect
-from .runtime import Executor, Pipeline, SizePolicy
+from .runtime import Approvals, Executor, Pipeline, SizePolicy
 from .runtime._output import default_error_formatter
 from .runtime._pipeline import read_pending
 from .store import ResultStore, open_store
-from .tools import RegisteredTool, inspect_function
+from .tools import NeedsApproval, RegisteredTool, inspect_function
 
 __all__ = ["Toolbox"]
 
@@ -55,6 +55,8 @@ class Toolbox:
     when a side-effecting tool runs on a store a restart forgets); ``oversize`` is the
     `SizePolicy` for results over the dialect's limit; ``executor`` decides where handlers run
     (a `toolbridge.runtime.Executor`; default: `toolbridge.runtime.ThreadExecutor`).
+    ``approval_expiry`` is how many seconds a call's approval request waits for a decision
+    (``None``: no limit; docs/approvals.md).
 
     `close` (or leaving a ``with Toolbox(...) as toolbox:`` block) closes a store the toolbox
     opened from a URL; a `ResultStore` passed in stays open, its owner closes it.
@@ -69,6 +71,7 @@ class Toolbox:
         store: ResultStore | str | None = DEFAULT_STORE,
         oversize: SizePolicy = "error",
         executor: Executor | None = None,
+        approval_expiry: float | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise UsageError("max_concurrency must be at least 1")
@@ -78,7 +81,8 @@ class Toolbox:
         self._tools: dict[str, RegisteredTool] = {}
         self._pipeline = Pipeline(
             self._tools, store=None, max_concurrency=max_concurrency, timeout=timeout,
-            error_formatter=error_formatter, oversize=oversize, executor=executor)
+            error_formatter=error_formatter, oversize=oversize, executor=executor,
+            approval_expiry=approval_expiry)
         if store is DEFAULT_STORE:
             self._pipeline.store = open_store(store)
         else:
@@ -101,6 +105,12 @@ class Toolbox:
             store.warned_side_effects = True
         self._pipeline.store = store
 
+    @property
+    def approvals(self) -> Approvals:
+        """The calls of this toolbox's store that wait for a person, and the decisions on
+        them (`toolbridge.runtime.Approvals`; docs/approvals.md)."""
+        return Approvals(self._pipeline.store, self._tools)
+
     oversize: SizePolicy = _setting("oversize", "What to do with results over the limit.")
     executor: Executor | None = _setting("executor", "Where handlers run (None: the default).")
 
@@ -113,7 +123,8 @@ class Toolbox:
         side_effects: bool = False, timeout: float | None = None, defer_loading: bool = False,
         strict: bool | None = None, inline: bool = False,
         vendor_extras: Mapping[str, dict[str, Any]] | None = None,
-        retry: ToolRetry | None = None,
+        retry: ToolRetry | None = None, idempotent: bool = False,
+        needs_approval: NeedsApproval = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -121,7 +132,8 @@ class Toolbox:
         description: str | None = None, side_effects: bool = False,
         timeout: float | None = None, defer_loading: bool = False, strict: bool | None = None,
         inline: bool = False, vendor_extras: Mapping[str, dict[str, Any]] | None = None,
-        retry: ToolRetry | None = None,
+        retry: ToolRetry | None = None, idempotent: bool = False,
+        needs_approval: NeedsApproval = False,
     ) -> Any:
         """Register a sync or async function as a tool; use bare or with options.
 
@@ -130,6 +142,11 @@ class Toolbox:
 
         ``inline=True`` runs a sync handler in the caller's thread (on the event loop, under
         ``ahandle``) instead of a worker thread: only for cheap, non-blocking handlers.
+
+        ``idempotent=True``: the handler passes `ToolContext.idempotency_key` downstream, so
+        a side effect left started by a dead worker is run again with the same key.
+        ``needs_approval``: ``True``, or a predicate over the `ToolCall`, for calls a person
+        must approve first (docs/approvals.md).
         """
 
         def register(f: F) -> F:
@@ -141,23 +158,27 @@ class Toolbox:
                 parameters=signature.parameters, returns=signature.returns,
                 side_effects=side_effects, timeout=timeout, defer_loading=defer_loading,
                 strict=strict, vendor_extras=dict(vendor_extras or {}), retry=retry,
+                idempotent=idempotent,
             )
-            self._insert(RegisteredTool.from_function(definition, f, signature, inline))
+            tool = RegisteredTool.from_function(definition, f, signature, inline)
+            tool.needs_approval = needs_approval
+            self._insert(tool)
             return f
 
         return register(func) if func is not None else register
 
     def add(
         self, definition: ToolDefinition | Mapping[str, Any], handler: Callable[..., Any], *,
-        inline: bool = False
+        inline: bool = False, needs_approval: NeedsApproval = False
     ) -> ToolDefinition:
         """Register a hand-written definition (a `ToolDefinition` or its JSON object);
-        ``handler`` gets the arguments as keywords.
+        ``handler`` gets the arguments as keywords (``needs_approval``: see `tool`).
 
         The handler must take the schema's properties (or ``**kwargs``) and require only
         required ones; `ToolDefinitionError` names the tool and the parameter otherwise.
         """
         tool = RegisteredTool.from_definition(definition, handler, inline)
+        tool.needs_approval = needs_approval
         self._insert(tool)
         return tool.definition
 

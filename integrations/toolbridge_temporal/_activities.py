@@ -28,9 +28,10 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from toolbridge import BackendError, ToolCall, ToolResult, UsageError
-from toolbridge.errors import ReplyLostError
+from toolbridge.errors import AwaitingApproval, ReplyLostError
 from toolbridge.plugin import Backend, Step, StreamingBackend
 from toolbridge.serve import refuse_late, tool_timeout
+from toolbridge.store import Decision, StoreKey
 from toolbridge.tools import ToolRetry, heartbeats
 
 from ._backends import Backends
@@ -239,6 +240,8 @@ class Activities:
     async def call(self, request: CallRequest) -> dict[str, Any]:
         """Answer one call through the pipeline (the store decides whether it runs)."""
         call = ToolCall.model_validate(request.call)
+        if request.decision is not None:
+            _store_decision(self.toolbox, call, request.decision)
         async with _heartbeating():
             with heartbeats(_heartbeat_hook()):
                 running = asyncio.ensure_future(
@@ -251,4 +254,21 @@ class Activities:
                     # next attempt is answered from the store, not left waiting on a claim.
                     await asyncio.gather(running, return_exceptions=True)
                     raise
+                except AwaitingApproval as waiting:  # the workflow waits for its signal
+                    raise ApplicationError(str(waiting), waiting.requests[0].to_json(),
+                                           type=AWAITING, non_retryable=True) from None
         return results[0].model_dump(mode="json")
+
+
+AWAITING = "AwaitingApproval"
+"""The failure type of a call activity whose call waits for a person's decision."""
+
+
+def _store_decision(toolbox: Toolbox, call: ToolCall, decision: Mapping[str, Any]) -> None:
+    """Store a decision the workflow was signalled, once: a repeated attempt finds it
+    decided (or consumed) already, which is no error."""
+    key = StoreKey(call.dialect, call.conversation, call.turn, call.id)
+    try:
+        toolbox.approvals.decide(key, Decision(**decision))
+    except UsageError as exc:
+        activity.logger.info("call %s: the signalled decision was not stored: %s", call.id, exc)

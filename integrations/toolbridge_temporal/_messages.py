@@ -96,6 +96,9 @@ class CallRequest:
     dialect: str
     call: dict[str, Any]
     context: dict[str, Any] = field(default_factory=dict)
+    decision: dict[str, Any] | None = None
+    """A decision on the call's approval request, from the workflow's ``approval`` signal:
+    stored (once) before the call is answered."""
 
 
 @dataclass

@@ -27,6 +27,7 @@ continues as new between two steps, carrying the turn, the step and the cursor.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, NoReturn
@@ -53,6 +54,7 @@ __all__ = ["ConversationWorkflow"]
 
 _CONVERSATION = "toolbridge.conversation"
 _CALL = "toolbridge.call"
+_AWAITING = "AwaitingApproval"  # the call activity's failure type (`_activities.AWAITING`)
 _ONCE = RetryPolicy(maximum_attempts=1)
 _SUBMITTED_KEPT = 512
 
@@ -70,6 +72,12 @@ class _Failed(Exception):
 
 
 _RECOVERABLE = ("Retryable", "Lost")
+
+
+def _awaiting(error: ActivityError) -> bool:
+    """Whether the call activity failed because its call waits for a person."""
+    cause = error.cause
+    return isinstance(cause, ApplicationError) and cause.type == _AWAITING
 
 
 def _failure(error: ActivityError) -> _Failed:
@@ -97,6 +105,15 @@ class ConversationWorkflow:
         self._token = ""
         self._lists_pending = True
         self._recoveries = 0
+        self._decisions: dict[str, dict[str, Any] | None] = {}
+
+    @workflow.signal
+    def approval(self, call_id: str, decision: dict[str, Any] | None = None) -> None:
+        """A call waits no more: ``decision`` (a `toolbridge.store.Decision`'s fields, e.g.
+        ``{"kind": "deny", "message": "..."}``) is stored and the call answered again; without
+        one, the call is answered again after a decision taken elsewhere
+        (``toolbox.approvals``, ``toolbridge approvals``)."""
+        self._decisions[call_id] = decision
 
     @workflow.signal
     def cancel(self) -> None:
@@ -245,20 +262,48 @@ class ConversationWorkflow:
         settings = given.settings
         timeout = step.timeouts.get(call["id"], settings.call_timeout) + settings.call_grace
         attempts, backoff, longest = step.retries.get(call["id"], [5, 1.0, 30.0])
+        decision: dict[str, Any] | None = None
         try:
-            answer: dict[str, Any] = await workflow.execute_activity(
-                _CALL, CallRequest(given.dialect, call, given.context), result_type=dict,
-                start_to_close_timeout=timedelta(seconds=timeout),
-                heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout),
-                retry_policy=RetryPolicy(
-                    maximum_attempts=int(attempts), initial_interval=timedelta(seconds=backoff),
-                    maximum_interval=timedelta(seconds=longest)))
-            return answer
+            while True:
+                try:
+                    answer: dict[str, Any] = await workflow.execute_activity(
+                        _CALL, CallRequest(given.dialect, call, given.context, decision),
+                        result_type=dict, start_to_close_timeout=timedelta(seconds=timeout),
+                        heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout),
+                        retry_policy=RetryPolicy(
+                            maximum_attempts=int(attempts),
+                            initial_interval=timedelta(seconds=backoff),
+                            maximum_interval=timedelta(seconds=longest),
+                            non_retryable_error_types=[_AWAITING]))
+                    return answer
+                except ActivityError as exc:
+                    if not _awaiting(exc):
+                        raise
+                    decision = await self._decision(call["id"], exc)
         except ActivityError as exc:  # attempts used up: this call fails, not the others
             failed = ToolResult.failed(ToolCall.model_validate(call), (
                 f"{call['name']} (call {call['id']}) could not be answered after "
                 f"{int(attempts)} attempt(s): {_failure(exc)}; it may or may not have run"))
             return failed.model_dump(mode="json")
+
+    async def _decision(self, call_id: str, waiting: ActivityError) -> dict[str, Any] | None:
+        """Wait for the ``approval`` signal of ``call_id`` (or its request's expiry, after
+        which the call is answered as expired); the decision it carried, if any."""
+        self._status = "awaiting_approval"
+        cause = waiting.cause
+        details = cause.details if isinstance(cause, ApplicationError) else ()
+        expires = json.loads(details[0]).get("expires_at") if details else None
+        timeout = None if expires is None else max(0.0, expires - workflow.now().timestamp())
+        try:
+            await workflow.wait_condition(
+                lambda: call_id in self._decisions or self._cancelling,
+                timeout=None if timeout is None else timedelta(seconds=timeout))
+        except asyncio.TimeoutError:
+            return None  # expired: answered again, the store denies it as expired
+        if call_id not in self._decisions:
+            raise _Ended("cancelled", "cancelled by a signal while a call awaited approval")
+        self._status = "answering"
+        return self._decisions.pop(call_id)
 
     async def _submit(self, step: StepData, results: list[dict[str, Any]]) -> StepData:
         """Submit the step's results; recover as the driver does when that fails."""

@@ -21,7 +21,8 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.plugin": {
         "MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES",
-        "Arguments", "Backend", "Capabilities", "Connection", "DemoCapability", "Demos",
+        "ApprovalItemsCapability", "ApprovesItems", "Arguments", "Backend", "BackendApproval",
+        "Capabilities", "Connection", "DemoCapability", "Demos",
         "Dialect", "DialectLimits", "DialectOptions", "DialectRegistry",
         "DiscoveringConnection", "Emulates",
         "EmulatorCapability", "ImportedTools", "LossPolicy", "MigratesFrom", "MigratesTo",
@@ -40,19 +41,20 @@ EXPECTED: dict[str, set[str]] = {
         "to_json_schema", "tools_from_openapi", "unwrap_arguments",
     },
     "toolbridge.tools": {
-        "FunctionSignature", "HeartbeatHook", "RegisteredTool", "ToolContext", "ToolRetry",
+        "FunctionSignature", "HeartbeatHook", "NeedsApproval", "RegisteredTool", "ToolContext",
+        "ToolRetry",
         "heartbeats",
         "inspect_function", "read_function_tool",
         "schema_validator",
     },
     "toolbridge.runtime": {
-        "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline", "PlannedCall",
-        "SizePolicy", "ThreadExecutor", "output_is_json", "output_text",
+        "Approvals", "Executor", "InlineExecutor", "LoopExecutor", "Oversize", "Pipeline",
+        "PlannedCall", "SizePolicy", "ThreadExecutor", "output_is_json", "output_text",
     },
     "toolbridge.store": {
-        "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore",
-        "SqliteStore", "StoreCall", "StoreClaim", "StoreCompletion", "StoreKey", "StoredResult",
-        "end_owner", "fingerprint", "new_owner",
+        "ApprovalRequest", "Decision", "MemoryRecords", "MemoryStore", "PostgresStore",
+        "Records", "ResultStore", "SqliteStore", "StoreCall", "StoreClaim", "StoreCompletion",
+        "StoreKey", "StoredResult", "end_owner", "fingerprint", "idempotency_key", "new_owner",
         "open_store", "owner_alive",
     },
     "toolbridge.http": {

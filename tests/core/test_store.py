@@ -238,7 +238,7 @@ def test_sqlite_uses_wal_and_the_documented_table(tmp_path: Path) -> None:
                        "FROM toolbridge_calls").fetchone()
     assert row == ("echo", "conv-1", "", "call-1", "claimed", "charge")
     assert conn.execute("SELECT version FROM toolbridge_schema WHERE name = 'toolbridge_calls'"
-                        ).fetchone() == (1,)
+                        ).fetchone() == (2,)
 
 
 def test_prune_drops_old_completed_calls(tmp_path: Path) -> None:

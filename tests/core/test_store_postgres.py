@@ -380,9 +380,47 @@ def test_a_version_0_table_is_migrated_in_place(store_url: str, pg_url: str) -> 
     assert store.claim_one(other, "charge", {}).state == "claimed"  # the new states fit
     versions = store._run("SELECT version FROM toolbridge_schema WHERE name = %s",
                           (table,)).fetchone()
-    assert versions == (1,)
+    assert versions == (2,)
     store.close()
     PostgresStore(store_url).close()  # opening again changes nothing
+
+
+def test_a_version_1_table_gains_the_awaiting_state_in_place(store_url: str, pg_url: str
+                                                             ) -> None:
+    import psycopg
+
+    from toolbridge.store import ApprovalRequest, StoreCall
+
+    table = store_url.rsplit("=", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"""CREATE TABLE "{table}" (
+            dialect TEXT NOT NULL, conversation TEXT NOT NULL, turn TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('claimed', 'started', 'completed')),
+            tool TEXT NOT NULL, fingerprint TEXT, owner TEXT NOT NULL,
+            claimed_at DOUBLE PRECISION NOT NULL, started_at DOUBLE PRECISION,
+            completed_at DOUBLE PRECISION, result TEXT,
+            PRIMARY KEY (dialect, conversation, turn, call_id))""")
+        conn.execute("CREATE TABLE IF NOT EXISTS toolbridge_schema "
+                     "(name TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO toolbridge_schema VALUES (%s, 1) ON CONFLICT (name) DO "
+                     "UPDATE SET version = 1", (table,))
+        conn.execute(f'INSERT INTO "{table}" VALUES (%s, %s, %s, %s, \'completed\', '
+                     "'charge', NULL, 'nohost:1:tok:0', 1, 1, 2, %s)",
+                     (*KEY, StoredResult(True, "charged 5").to_json()))
+    store = PostgresStore(store_url)
+    try:
+        replay = store.claim_one(KEY, "charge", {"amount": 5})
+        assert replay.state == "completed" and replay.result == StoredResult(True, "charged 5")
+        other = KEY._replace(call_id="new")
+        request = ApprovalRequest.of(other, "charge", {})
+        [answer] = store.claim([StoreCall(other, "charge", {}, request.to_json())])
+        assert answer.state == "awaiting"  # the new state fits the altered table
+        versions = store._run("SELECT version FROM toolbridge_schema WHERE name = %s",
+                              (table,)).fetchone()
+        assert versions == (2,)
+    finally:
+        store.close()
 
 
 def test_a_newer_version_is_refused_with_the_fix(store_url: str) -> None:

@@ -192,3 +192,29 @@ def test_every_served_turn_is_the_parent_of_its_calls(recorded: Recorded, dialec
         assert span.context.trace_id == turn.context.trace_id
         assert span.parent is not None and span.parent.span_id == turn.context.span_id
         assert span.attributes["toolbridge.dialect"] == dialect
+
+
+def test_a_call_that_needed_approval_says_its_decision(recorded: Recorded) -> None:
+    toolbox = Toolbox(store="memory://")
+
+    @toolbox.tool(needs_approval=True)
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key.upper()
+
+    session = {"id": "sess_ap", "status": "requires_action", "required_actions": [
+        {"type": "function_call", "turn_id": "turn_1", "call_id": call_id, "name": "lookup",
+         "arguments": {"key": call_id}} for call_id in ("call_a", "call_b", "call_c")]}
+    toolbox.handle("openai-agents", session)
+    waiting = recorded.finished("execute_tool")
+    assert [s.attributes["toolbridge.approval.decision"] for s in waiting] == ["awaiting"] * 3
+    a, b, c = toolbox.approvals.pending()
+    toolbox.approvals.approve(a)
+    toolbox.approvals.deny(b, "not this one")
+    toolbox.approvals.answer(c, "given by hand")
+    recorded.spans.clear()
+    toolbox.handle("openai-agents", session)
+    spans = {s.attributes["gen_ai.tool.call.id"]: s for s in recorded.finished("execute_tool")}
+    assert {k: s.attributes["toolbridge.approval.decision"] for k, s in spans.items()} == {
+        "call_a": "approved", "call_b": "denied", "call_c": "answered"}
+    assert spans["call_b"].status.status_code is StatusCode.ERROR

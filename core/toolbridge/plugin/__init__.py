@@ -4,9 +4,9 @@ A dialect plugin subclasses `Dialect` (its translations: the core contract), reg
 instance from its `toolbridge_register_dialects` hook (marked with `hookimpl`) and is found
 through the ``toolbridge`` entry-point group, or registered at run time with `register_plugin`.
 What else it can do it declares through capability hooks (`Serves`, `Emulates`, `Demos`,
-`MigratesTo`, `MigratesFrom`; `capabilities` collects them). Every hook is declared in
-`toolbridge.plugin.hookspecs`. To be served by the core driver a dialect gives a `Connection`
-and a per-conversation `Backend` (their contract: docs/serving.md, and the `Backend`
+`MigratesTo`, `MigratesFrom`, `ApprovesItems`; `capabilities` collects them). Every hook is
+declared in `toolbridge.plugin.hookspecs`. To be served by the core driver a dialect gives a
+`Connection` and a per-conversation `Backend` (their contract: docs/serving.md, and the `Backend`
 docstrings), configured by its typed `ServeOptions`; argument text is decoded with the bounded
 `read_arguments`. A new dialect's guide is docs/plugins.md; the conformance kit
 (`toolbridge.testing.check_dialect`, `toolbridge.testing.check_backend`) checks it.
@@ -15,6 +15,7 @@ docstrings), configured by its typed `ServeOptions`; argument text is decoded wi
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes, lazy_module, lazy_options
+from ._approval_items import ApprovalItemsCapability, ApprovesItems, BackendApproval
 from ._capabilities import (
     Capabilities,
     DemoCapability,
@@ -57,8 +58,11 @@ __all__ = [
     "MAX_ARGUMENT_BYTES",
     "MAX_NESTING_DEPTH",
     "MAX_PAYLOAD_BYTES",
+    "ApprovalItemsCapability",
+    "ApprovesItems",
     "Arguments",
     "Backend",
+    "BackendApproval",
     "Capabilities",
     "Connection",
     "DemoCapability",

@@ -86,9 +86,10 @@ __all__ = ["Backend", "Connection", "DiscoveringConnection", "Step", "StepStatus
            "StreamingBackend", "Translations"]
 
 StepStatus = Literal["requires_action", "completed", "failed", "expired", "cancelled",
-                     "incomplete"]
+                     "incomplete", "awaiting_approval"]
 """``requires_action``: calls are pending. The others end the turn (``completed`` with a
-reply; ``incomplete``: the backend stopped short, e.g. a Responses ``incomplete`` response)."""
+reply; ``incomplete``: the backend stopped short, e.g. a Responses ``incomplete`` response;
+``awaiting_approval``: calls wait for a person's decision, docs/approvals.md)."""
 
 
 class Translations(Protocol):

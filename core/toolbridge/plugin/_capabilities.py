@@ -13,6 +13,7 @@ hook                                   returns                         used by
 ``toolbridge_demos``                   `Demos`                         ``toolbridge demo``
 ``toolbridge_migration_targets``       `MigratesTo`                    ``migrate --to``
 ``toolbridge_migration_sources``       `MigratesFrom`                  ``migrate --from``
+``toolbridge_approval_items``          `ApprovesItems`                 docs/approvals.md
 =====================================  ==============================  =====================
 
 Each capability is a small protocol; the classes here implement them with lazy references
@@ -22,12 +23,13 @@ what every installed plugin declares.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import PluginError, UsageError
+from ._approval_items import ApprovalItemsCapability
+from ._refs import Ref, resolve
 
 if TYPE_CHECKING:
     from ..model import ToolDefinition
@@ -48,20 +50,6 @@ __all__ = [
     "ServeCapability",
     "Serves",
 ]
-
-Ref = str | Callable[..., Any]
-"""An object, or ``"package.module:name"`` naming it (imported on first use)."""
-
-
-def resolve(ref: Any) -> Any:
-    """The object ``ref`` names (``"package.module:name"``), or ``ref`` itself."""
-    if not isinstance(ref, str):
-        return ref
-    module, sep, name = ref.partition(":")
-    if not sep:
-        raise PluginError(f"capability reference {ref!r} must look like 'package.module:name'")
-    return getattr(importlib.import_module(module), name)
-
 
 @runtime_checkable
 class ServeCapability(Protocol):
@@ -226,6 +214,7 @@ _KINDS: dict[str, tuple[str, type]] = {
     "toolbridge_demos": ("demo", DemoCapability),
     "toolbridge_migration_targets": ("migration target", MigrationTargetCapability),
     "toolbridge_migration_sources": ("migration source", MigrationSourceCapability),
+    "toolbridge_approval_items": ("approval items", ApprovalItemsCapability),
 }
 """Every capability hook. Serve backends, emulators and demos are keyed by dialect;
 migration targets and sources by their own name."""
@@ -273,6 +262,10 @@ class Capabilities:
     def migration_source(self, name: str) -> MigrationSourceCapability:
         """The migration source ``name``; `UsageError` lists the declared ones."""
         return self._get("toolbridge_migration_sources", name)  # type: ignore[no-any-return]
+
+    def approval_items(self, dialect: str) -> ApprovalItemsCapability | None:
+        """``dialect``'s approval items on its wire, if its backend asks for approvals."""
+        return self._found["toolbridge_approval_items"].get(dialect)
 
     def serve_backends(self) -> list[ServeCapability]:
         return self._all("toolbridge_serve_backends")

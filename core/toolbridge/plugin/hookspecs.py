@@ -13,6 +13,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from ..model import ToolCall, ToolDefinition, ToolResult
+    from ._approval_items import ApprovalItemsCapability
     from ._capabilities import (
         DemoCapability,
         EmulatorCapability,
@@ -83,6 +84,17 @@ def toolbridge_migration_sources() -> Sequence[MigrationSourceCapability]:
     "my-dialect", "my_pkg.migration:read", summary="...")]``, where ``read(options, *,
     assistant_ids, thread_ids)`` returns the `toolbridge.migration.Workload` it reads with the
     ``--source-option KEY=VALUE`` client options.
+    """
+    return []
+
+
+@hookspec
+def toolbridge_approval_items() -> Sequence[ApprovalItemsCapability]:
+    """Approval items on a dialect's wire: ``[ApprovesItems("my-dialect",
+    "my_pkg.translate:read_approval", "my_pkg.translate:answer_approval")]``, where
+    ``read(action)`` makes a `BackendApproval` of an unhandled pending action (``None`` for
+    anything else) and ``answer(approval, approve, reason)`` writes the wire's answer. See
+    docs/approvals.md.
     """
     return []
 

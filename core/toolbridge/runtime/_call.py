@@ -20,6 +20,7 @@ from .._redact import redact_text
 from ..errors import ToolError
 from ..model import ToolCall, ToolDefinition, ToolResult
 from . import _threads
+from ._approvals import apply as apply_decision
 from ._limits import SizePolicy, enforce_limits
 from ._output import _message, default_error_formatter, shape
 from ._steps import OVERDUE, within
@@ -83,9 +84,9 @@ class Payload:
 class PlannedCall:
     """A call whose tool and arguments are known, on its way through the pipeline."""
 
-    __slots__ = ("arguments", "call", "dialect", "failure", "index", "inline", "is_async", "key",
-                 "kwargs", "owner", "payload", "recorded", "result", "resumed", "sure", "text",
-                 "timeout", "tool")
+    __slots__ = ("approval", "arguments", "awaiting", "call", "decision", "dialect", "failure",
+                 "index", "inline", "is_async", "key", "kwargs", "owner", "payload", "recorded",
+                 "result", "resumed", "sure", "text", "timeout", "tool")
 
     def __init__(self, payload: Payload, index: int, call: ToolCall, tool: RegisteredTool,
                  kwargs: dict[str, Any], arguments: dict[str, Any], dialect: Dialect | None,
@@ -117,6 +118,12 @@ class PlannedCall:
         self.failure: str | None = None
         """Why the run failed, for telemetry's ``error.type``: the exception's type, or
         ``timeout``."""
+        self.approval: str | None = None
+        """The call's approval request (JSON) when a person must decide on it first."""
+        self.awaiting: str | None = None
+        """The stored request (JSON) when the call waits for a decision (it has no result)."""
+        self.decision = ""
+        """``approved``, ``denied`` or ``answered`` when a decision answered the call."""
 
     # ------------------------------------------------------------------ what executors read
     @property
@@ -197,6 +204,10 @@ class PlannedCall:
     def failed(self, error: str) -> None:
         """Settle an error result (a call that could not be run)."""
         self.settle(ToolResult.failed(self.call, error))
+
+    def decided(self, decision: str) -> bool:
+        """Apply the approval decision (JSON) the claim consumed; whether to run the call."""
+        return apply_decision(self, decision)
 
     # ------------------------------------------------------------------ internals
     def _call_sync(self) -> Shaped:

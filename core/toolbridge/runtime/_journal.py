@@ -16,8 +16,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..model import ToolCall, ToolResult, new_result
-from ..store import StoreCall, StoreClaim, StoreCompletion, StoredResult, StoreKey, end_owner
+from ..store import (
+    ApprovalRequest,
+    StoreCall,
+    StoreClaim,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+    end_owner,
+)
 from . import _threads
+from ._approvals import expire as deny_expired
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
@@ -37,8 +46,12 @@ class PlannedCall(Protocol):
     result: ToolResult | None
     text: str | None
     recorded: bool
+    approval: str | None
+    awaiting: str | None
 
     def failed(self, error: str) -> None: ...
+
+    def decided(self, decision: str) -> bool: ...
 
 
 C = TypeVar("C", bound=PlannedCall)
@@ -62,7 +75,8 @@ class Journal:
         """Whether writes wait for the next commit."""
         self.owners: set[str] = set()
         self.reconciling = False
-        """Whether a claim took over a side effect whose handler a gone worker had entered."""
+        """Whether a claim took over a side effect whose handler a gone worker had entered
+        (one to reconcile: not declared ``idempotent``)."""
         self._lock = threading.Lock()
         self._cond: threading.Condition | None = None  # made by the first thread that waits
         self._started: list[PlannedCall] = []
@@ -73,6 +87,8 @@ class Journal:
         self._gathering = 0  # the generation new writes join
         self._written = -1  # the last generation written
         self._errors: dict[int, Exception] = {}
+        self.expired: list[ApprovalRequest] = []
+        """Requests a claim found past their expiry, to deny (`expire`) before claiming again."""
 
     # ------------------------------------------------------------------ claims
     def requests(self, planned: Sequence[PlannedCall]) -> list[StoreCall]:
@@ -82,7 +98,8 @@ class Journal:
             effect = next((pc for pc in planned if pc.tool.side_effects), None)
             if effect is not None:
                 _warn_side_effects(store, effect)
-        return [_new_tuple(StoreCall, (pc.key, pc.call.name, pc.arguments)) for pc in planned]
+        return [_new_tuple(StoreCall, (pc.key, pc.call.name, pc.arguments, pc.approval))
+                for pc in planned]
 
     def claimed(self, planned: Sequence[C], answers: Sequence[StoreClaim]
                 ) -> tuple[list[C], list[C], list[C]]:
@@ -92,7 +109,7 @@ class Journal:
         """
         first = answers[0] if answers else None
         if first is not None and first[0] == "claimed" and not first[2] and (
-                answers.count(first) == len(answers)):  # all new, claimed at once: in bulk
+                first[5] is None and answers.count(first) == len(answers)):  # all new: in bulk
             owner = first[1]
             self.owners.add(owner)
             for pc in planned:
@@ -108,9 +125,11 @@ class Journal:
                 pc.owner = owner = answer[1]
                 if owner not in owners:
                     owners.add(owner)
+                if answer[5] is not None and not pc.decided(answer[5]):
+                    continue  # denied or answered (or edited arguments refused): settled
                 if answer[2]:
                     pc.resumed = answer[2]
-                    if pc.tool.side_effects:
+                    if pc.tool.reconciles:
                         reconcile.append(pc)
                         self.reconciling = True
                     else:
@@ -122,6 +141,13 @@ class Journal:
                 assert stored is not None
                 pc.result = new_result(pc.call, stored[0], stored[1], stored[2])
                 pc.recorded = True
+            elif state == "awaiting":
+                request = ApprovalRequest.from_json(answer[4] or "")
+                if request.expired():  # denied by `expire`; the next claim answers it
+                    self.expired.append(request)
+                    held.append(pc)
+                else:
+                    pc.awaiting = answer[4]
             elif state == "reused":
                 pc.failed(f"call id {pc.call.id!r} was already used in this turn for a different "
                           "call (another tool or other arguments); this call was not run")
@@ -129,6 +155,12 @@ class Journal:
             else:
                 held.append(pc)
         return run, reconcile, held
+
+    def expire(self) -> None:
+        """Deny the expired requests the last claims found (their calls claim again)."""
+        expired, self.expired = self.expired, []
+        for request in expired:
+            deny_expired(self.store, request.key, request)
 
     def unclaimed(self, planned: Sequence[PlannedCall], exc: Exception) -> list[PlannedCall]:
         """The claim failed: side-effecting calls are not run; the rest run unrecorded."""

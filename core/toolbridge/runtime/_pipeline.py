@@ -13,9 +13,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import AwaitingApproval
 from ..model import ToolCall, ToolResult
 from ..plugin import Dialect, PendingCalls, get_dialect, plugin_manager
+from ..store import ApprovalRequest
 from ..telemetry._state import active as telemetry_active
+from . import _approvals as approvals
 from . import _threads
 from ._call import Payload, PlannedCall
 from ._executors import Executor, ThreadExecutor
@@ -47,7 +50,8 @@ class Pipeline:
     def __init__(self, tools: Mapping[str, RegisteredTool], *, store: ResultStore | None = None,
                  max_concurrency: int = 16, timeout: float | None = None,
                  error_formatter: Callable[[BaseException], str] = default_error_formatter,
-                 oversize: SizePolicy = "error", executor: Executor | None = None) -> None:
+                 oversize: SizePolicy = "error", executor: Executor | None = None,
+                 approval_expiry: float | None = None) -> None:
         self.tools = tools
         self.store = store
         self.max_concurrency = max_concurrency
@@ -56,6 +60,8 @@ class Pipeline:
         self.oversize: SizePolicy = oversize
         self.executor = executor
         """``None``: `ThreadExecutor`."""
+        self.approval_expiry = approval_expiry
+        """Seconds an approval request waits for a decision; ``None``: no limit."""
 
     # ------------------------------------------------------------------ entry points
     def handle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any],
@@ -80,12 +86,12 @@ class Pipeline:
             dialect: Dialect | None = None) -> list[ToolResult]:
         """Answer ``calls``, one result each, in order."""
         no_running_loop()
-        return self._run(calls, extra, dialect)[0]
+        return _every_one(*self._run(calls, extra, dialect))
 
     async def arun(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
                    dialect: Dialect | None = None) -> list[ToolResult]:
         """`run` on the running event loop."""
-        return (await self._arun(calls, extra, dialect))[0]
+        return _every_one(*await self._arun(calls, extra, dialect))
 
     # ------------------------------------------------------------------ the steps
     def _payload(self, extra: Mapping[str, Any], dialect: Dialect | None = None) -> Payload:
@@ -112,17 +118,21 @@ class Pipeline:
         executor = self.executor or _DEFAULT_EXECUTOR
         concurrency = self.max_concurrency
         store = self.store
+        todo = planned
+        if any(pc.tool.needs_approval is not False for pc in planned):
+            approvals.prepare(planned, store, self.approval_expiry)
+            todo = [pc for pc in planned if pc.result is None]
         if store is None:
-            executor.run(planned, concurrency)
+            executor.run(todo, concurrency)
             return _results(results, planned), planned
         journal = payload.journal = Journal(store, concurrency)
         try:
-            run, held = self._claim(journal, planned)
+            run, held = self._claim(journal, todo)
             waited, delay = 0.0, 0.002
             while True:
                 if journal.reconciling:  # settle those first; the others have no result yet
                     for pc in run:
-                        if pc.resumed and pc.tool.side_effects:
+                        if pc.resumed and pc.tool.reconciles:
                             reconcile(pc)
                     run = [pc for pc in run if pc.result is None]
                 if run:
@@ -155,17 +165,25 @@ class Pipeline:
         executor = self.executor or _DEFAULT_EXECUTOR
         concurrency = self.max_concurrency
         store = self.store
+        todo = planned
+        if any(pc.tool.needs_approval is not False for pc in planned):
+            if store is not None and store.blocking:
+                await _threads.CALLS.run(concurrency, approvals.prepare, planned, store,
+                                         self.approval_expiry)
+            else:
+                approvals.prepare(planned, store, self.approval_expiry)
+            todo = [pc for pc in planned if pc.result is None]
         if store is None:
-            await executor.arun(planned, concurrency)
+            await executor.arun(todo, concurrency)
             return _results(results, planned), planned
         threads = concurrency
         journal = payload.journal = Journal(store, threads)
         blocking = store.blocking
         try:
-            run, held = await self._aclaim(journal, planned)
+            run, held = await self._aclaim(journal, todo)
             waited, delay = 0.0, 0.002
             while True:
-                reconciling = [pc for pc in run if pc.resumed and pc.tool.side_effects]
+                reconciling = [pc for pc in run if pc.resumed and pc.tool.reconciles]
                 for pc in reconciling:
                     await _threads.CALLS.run(threads, reconcile, pc)
                 if len(reconciling) < len(run):
@@ -198,7 +216,10 @@ class Pipeline:
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.result is None], []
-        return _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        if journal.expired:
+            journal.expire()
+        return ordered
 
     @staticmethod
     async def _aclaim(journal: Journal, planned: list[PlannedCall]
@@ -215,7 +236,13 @@ class Pipeline:
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.result is None], []
-        return _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
+        if journal.expired:
+            if journal.store.blocking:
+                await _threads.CALLS.run(journal.threads, journal.expire)
+            else:
+                journal.expire()
+        return ordered
 
 
 def _ordered(planned: list[PlannedCall], keyed: list[PlannedCall], run: list[PlannedCall],
@@ -225,7 +252,8 @@ def _ordered(planned: list[PlannedCall], keyed: list[PlannedCall], run: list[Pla
     if len(keyed) == len(planned) and not reconciling:
         return run, held
     waiting = {id(pc) for pc in held}
-    return [pc for pc in planned if pc.result is None and id(pc) not in waiting], held
+    return [pc for pc in planned if pc.result is None and id(pc) not in waiting
+            and pc.awaiting is None], held
 
 
 def _given_up(held: list[PlannedCall], waited: float) -> list[PlannedCall]:
@@ -237,6 +265,15 @@ def _given_up(held: list[PlannedCall], waited: float) -> list[PlannedCall]:
         else:
             kept.append(pc)
     return kept
+
+
+def _every_one(results: list[ToolResult], planned: list[PlannedCall]) -> list[ToolResult]:
+    """``results``, unless calls await approval (their entries are ``None``): then
+    `AwaitingApproval` carries them with the requests."""
+    if None in results:
+        raise AwaitingApproval(results, [ApprovalRequest.from_json(pc.awaiting)
+                                         for pc in planned if pc.awaiting is not None])
+    return results
 
 
 def _results(results: list[ToolResult | None], planned: list[PlannedCall]) -> list[ToolResult]:
@@ -276,6 +313,10 @@ def _read(dialect: str | Dialect, payload: Any, conversation: str | None
 def _write(dialect: Dialect, results: list[ToolResult], planned: list[PlannedCall]
            ) -> dict[str, Any]:
     """The dialect's body; outputs already encoded as JSON are not encoded again."""
+    if None in results:  # calls awaiting approval: no result is invented for them
+        log.info("%s: %d call(s) await approval and were not answered", dialect.name,
+                 results.count(None))  # type: ignore[arg-type]
+        results = [r for r in results if r is not None]
     if not (planned and planned[0].payload.distinct_ids):
         results = answered_once(dialect.limits, results)
     known = {}

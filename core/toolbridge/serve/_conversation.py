@@ -17,9 +17,17 @@ import time
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendError, ReplyLostError, ServeError, TurnTimeoutError, UsageError
+from ..errors import (
+    AwaitingApproval,
+    BackendError,
+    ReplyLostError,
+    ServeError,
+    TurnTimeoutError,
+    UsageError,
+)
 from ..model import ToolCall
 from ..plugin import Backend, Step, StreamingBackend
+from ._approvals import answered, awaiting_step, keeps
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
@@ -268,8 +276,12 @@ class Conversation:
     async def _answer(self, calls: list[ToolCall]) -> None:
         """Run a batch through the toolbox; then submit, if nothing else is submitting."""
         started = time.perf_counter()
+        waiting = None
         try:
             results = await self.toolbox.aexecute(calls, context=self.settings.context)
+        except AwaitingApproval as exc:  # the turn ends once the others are answered
+            waiting, results = exc, answered(exc)
+            self._calls.dropped(calls)
         except Exception as exc:
             self._calls.dropped(calls)
             self._tasks.fail(exc)
@@ -277,6 +289,8 @@ class Conversation:
         self._record.ran(results, (time.perf_counter() - started) / max(len(calls), 1))
         self._calls.take(results)
         await self._submitter.submit(self.turn_index)
+        if waiting is not None:
+            self._tasks.end(awaiting_step(waiting))
 
     # ------------------------------------------------------------------ recovery
     async def _recover(self, error: BaseException) -> Step | None:
@@ -323,7 +337,7 @@ class Conversation:
     async def _settle(self, final: Step) -> Step:
         """Let calls in flight finish (their results are stored) before the turn ends."""
         await self._tasks.settle()
-        if final.status == "completed" or not self.backend.lists_pending:
+        if final.status == "completed" or not (self.backend.lists_pending or keeps(final)):
             await self.checkpoints.done(self.backend)
         return final
 

@@ -11,7 +11,8 @@ from ..errors import BackendError, ServeError
 __all__ = ["EntryKind", "Status", "Transcript", "TranscriptEntry"]
 
 EntryKind = Literal["tools", "user", "call", "result", "reply", "note"]
-Status = Literal["in_progress", "completed", "failed", "expired", "cancelled", "incomplete"]
+Status = Literal["in_progress", "completed", "failed", "expired", "cancelled", "incomplete",
+                 "awaiting_approval"]
 """``completed``: every turn ended with a reply. ``failed``: the backend failed it or it could
 not go on (`Transcript.error` says why). ``expired``, ``cancelled``: the backend's own ends.
 ``incomplete``: it stopped short (a Responses ``incomplete`` response, a round bound, actions

@@ -8,13 +8,16 @@ one machine; `PostgresStore` is shared by several machines (loaded on first use:
 ``toolbridge[postgres]``). `open_store` builds any of them from a URL; `fingerprint`,
 `new_owner`, `end_owner` and `owner_alive` are what a store implementation keeps and checks.
 `ResultStore.records` gives the `Records` beside a store's calls (key/value text in the same
-database: the serve driver's checkpoints, the migration ledger).
+database: the serve driver's checkpoints, the migration ledger). A call a person must approve
+waits in the state ``awaiting`` with its `ApprovalRequest`; `ResultStore.decide` stores the
+`Decision` its next claim consumes.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._approvals import ApprovalRequest, Decision
 from ._base import (
     ResultStore,
     StoreCall,
@@ -23,6 +26,7 @@ from ._base import (
     StoredResult,
     StoreKey,
     fingerprint,
+    idempotency_key,
 )
 from ._memory import MemoryStore
 from ._open import open_store
@@ -34,9 +38,10 @@ if TYPE_CHECKING:
     from ._postgres import PostgresStore
 
 __all__ = [
-    "MemoryRecords", "MemoryStore", "PostgresStore", "Records", "ResultStore", "SqliteStore",
-    "StoreCall", "StoreClaim",
-    "StoreCompletion", "StoreKey", "StoredResult", "end_owner", "fingerprint", "new_owner",
+    "ApprovalRequest", "Decision", "MemoryRecords", "MemoryStore", "PostgresStore", "Records",
+    "ResultStore", "SqliteStore", "StoreCall", "StoreClaim",
+    "StoreCompletion", "StoreKey", "StoredResult", "end_owner", "fingerprint", "idempotency_key",
+    "new_owner",
     "open_store", "owner_alive",
 ]
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from pydantic_core import to_json
 
+from ..errors import UsageError
 from ..model import Content
 from ._owners import owner_alive
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ResultStore", "StoreCall", "StoreClaim", "StoreCompletion", "StoreKey", "StoredResult",
-    "fingerprint",
+    "fingerprint", "idempotency_key",
 ]
 
 
@@ -80,6 +81,18 @@ class StoreKey(NamedTuple):
     call_id: str
 
 
+def idempotency_key(key: StoreKey) -> str:
+    """The call's idempotency key: the same for every delivery, retry, worker and resumed
+    conversation of the call (it is made of its store key alone), distinct between calls.
+
+    ``tb_`` and 32 hex digits (a 128-bit BLAKE2b digest of the key's four parts), short and
+    plain enough for any downstream API's ``Idempotency-Key`` header.
+    """
+    hashed = hashlib.blake2b("\0".join(key).encode(), digest_size=16,
+                             person=b"toolbridge-idem")
+    return "tb_" + hashed.hexdigest()
+
+
 class StoredResult(NamedTuple):
     """A completed call's answer, without the call (the replay attaches the current one)."""
 
@@ -121,6 +134,9 @@ class StoreCall(NamedTuple):
     tool: str
     arguments: Mapping[str, Any]
     """The decoded arguments; a store keeps their `fingerprint` (or what makes it)."""
+    approval: str | None = None
+    """The call's `ApprovalRequest` as JSON when a person must approve it first: a new call
+    is then stored ``awaiting`` with it, not claimed (a store with `ResultStore.approvals`)."""
 
 
 class StoreCompletion(NamedTuple):
@@ -134,7 +150,7 @@ class StoreCompletion(NamedTuple):
     keeps JSON text may use it instead of encoding again)."""
 
 
-State = Literal["claimed", "completed", "running", "abandoned", "reused"]
+State = Literal["claimed", "completed", "running", "abandoned", "reused", "awaiting"]
 
 
 class StoreClaim(NamedTuple):
@@ -145,6 +161,7 @@ class StoreClaim(NamedTuple):
     taken over from it). ``completed``: ``result`` answers it. ``running``: another live
     worker holds it. ``abandoned`` (seen by `lookup` only): held by a worker that is gone.
     ``reused``: the key holds another call (another tool or other arguments).
+    ``awaiting``: the call waits for a person's decision on ``request``.
     """
 
     state: State
@@ -152,6 +169,10 @@ class StoreClaim(NamedTuple):
     started_at: float = 0.0
     """When the handler was entered (a Unix time), 0 if it never was."""
     result: StoredResult | None = None
+    request: str | None = None
+    """The call's approval request (JSON), when it has one."""
+    decision: str | None = None
+    """``claimed``: the decision this claim consumed (JSON), when the call awaited one."""
 
 
 Owned = tuple[StoreKey, str]
@@ -169,6 +190,10 @@ class ResultStore(abc.ABC):
     """Whether results survive the process."""
     blocking: ClassVar[bool] = False
     """Whether methods do I/O (the async runtime then calls them in a worker thread)."""
+    approvals: ClassVar[bool] = False
+    """Whether the store keeps approval requests and decisions (`decide`, `awaiting`, and
+    claims of calls with `StoreCall.approval`); calls that need approval are refused on a
+    store that does not."""
     warned_side_effects: bool = False
     """Whether the warning that a side-effecting tool runs on this store although it is not
     `durable` is settled: the runtime warns once per store, and `toolbridge.Toolbox` sets it
@@ -207,6 +232,17 @@ class ResultStore(abc.ABC):
         then keeps its checkpoints in memory and warns)."""
         return None
 
+    # ------------------------------------------------------------------ approvals
+    def decide(self, key: StoreKey, digest: str, decision: str) -> bool:
+        """Store ``decision`` (JSON) for the awaiting call ``key`` whose fingerprint digest is
+        ``digest``, atomically; ``False`` when the call does not await one (decided already,
+        or another call)."""
+        raise UsageError(f"{type(self).__name__} keeps no approvals")
+
+    def awaiting(self) -> list[tuple[str, str | None]]:
+        """Every awaiting call's request and decision (JSON; ``None``: undecided)."""
+        raise UsageError(f"{type(self).__name__} keeps no approvals")
+
     # ------------------------------------------------------------------ one call at a time
     def claim_one(self, key: StoreKey, tool: str, arguments: Mapping[str, Any]) -> StoreClaim:
         """`claim` of one call."""
@@ -230,9 +266,12 @@ class ResultStore(abc.ABC):
 
     @staticmethod
     def _seen(state: str, owner: str, started_at: float | None,
-              result: StoredResult | None) -> StoreClaim:
-        """A stored row as an outsider sees it: completed, or running / abandoned by owner."""
+              result: StoredResult | None, request: str | None = None) -> StoreClaim:
+        """A stored row as an outsider sees it: completed, awaiting, or running / abandoned
+        by its owner."""
         started = started_at or 0.0
+        if state == "awaiting":
+            return StoreClaim("awaiting", request=request)
         if state == "completed":
             return StoreClaim("completed", owner, started, result)
         return StoreClaim("running" if owner_alive(owner) else "abandoned", owner, started)

@@ -21,6 +21,7 @@ from ._base import (
     StoreKey,
     fingerprint,
 )
+from ._base import digest as digest_of
 from ._owners import new_owner, owner_alive
 from ._records import MemoryRecords
 
@@ -80,41 +81,58 @@ class MemoryStore(ResultStore):
         self._completed: deque[Key] = deque()
         self._completed_at: deque[float] = deque()  # when each of `_completed` completed
         self._records: MemoryRecords | None = None
+        self._approvals: dict[Key, tuple[str, str | None]] = {}
+        """By key, the request and decision of a call that awaits (or awaited) approval."""
+
+    approvals = True
 
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
-        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
+        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
         stored = self._calls
         keys = tuple([tuple(call[0]) for call in calls])
         with self._lock:
-            if stored.keys().isdisjoint(keys):  # all new, the usual case: one record
+            if stored.keys().isdisjoint(keys) and not any(  # all new, the usual case
+                    len(c) > 3 and c[3] for c in calls):  # (none awaiting): one record
                 batch = _Batch(owner, keys, tuple([c[1] for c in calls]),
                                to_json([c[2] for c in calls]))
                 stored.update(dict.fromkeys(keys, batch))
                 if len(stored) > self.max_entries:
                     self._evict()
                 return [ours] * len(calls)
-            answers = [self._claim_one(key, call[1], call[2], owner, ours)
+            answers = [self._claim_one(key, call[1], call[2], owner, ours,
+                                       call[3] if len(call) > 3 else None)
                        for key, call in zip(keys, calls, strict=True)]
             if len(stored) > self.max_entries:
                 self._evict()
         return answers
 
-    def _claim_one(self, key: Key, tool: str, arguments: Any, owner: str, ours: StoreClaim
-                   ) -> StoreClaim:
+    def _claim_one(self, key: Key, tool: str, arguments: Any, owner: str, ours: StoreClaim,
+                   request: str | None) -> StoreClaim:
         stored = self._calls
         entry = self._entry(key)
         if entry is None:
+            if request is not None:
+                stored[key] = ("awaiting", "", 0.0, tool, to_json(arguments), None)
+                self._approvals[key] = (request, None)
+                return StoreClaim("awaiting", request=request)
             stored[key] = ("claimed", owner, 0.0, tool, to_json(arguments), None)
             return ours
         if entry[4] != fingerprint(tool, arguments):
             return StoreClaim("reused")
         if entry[0] == "completed":
             return StoreClaim("completed", entry[1], entry[2], _result(entry))
+        approval = self._approvals.get(key)
+        if entry[0] == "awaiting":
+            assert approval is not None
+            if approval[1] is None:
+                return StoreClaim("awaiting", request=approval[0])
+            stored[key] = ("claimed", owner, 0.0, *entry[3:])  # the decision is consumed
+            return StoreClaim("claimed", owner, 0.0, None, *approval)
         if owner_alive(entry[1]):
             return StoreClaim("running", entry[1], entry[2])
         stored[key] = (entry[0], owner, *entry[2:])  # its worker is gone: ours now, as it was
-        return StoreClaim("claimed", owner, entry[2])
+        return StoreClaim("claimed", owner, entry[2], None, *(approval or (None, None)))
 
     def write(self, *, started: Sequence[Owned] = (),
               completed: Sequence[StoreCompletion] = (),
@@ -145,6 +163,7 @@ class MemoryStore(ResultStore):
                     applied.append(False)
                     continue
                 stored[key] = ("completed", owner, value[2], value[3], value[4], kept)
+                self._approvals.pop(key, None)
                 finished.append(tuple(key))  # the queue keeps plain tuples
                 applied.append(True)
             if completed:
@@ -152,15 +171,34 @@ class MemoryStore(ResultStore):
             for key, owner in released:
                 entry = self._entry(key)
                 if entry is not None and entry[1] == owner and entry[0] != "completed":
-                    del stored[key]
+                    if key in self._approvals:  # decided, never run: it awaits its claim again
+                        stored[key] = ("awaiting", "", 0.0, *entry[3:])
+                    else:
+                        del stored[key]
             if len(stored) > self.max_entries:
                 self._evict()
         return applied
 
     def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
         with self._lock:
-            found = [self._entry(key) for key in keys]
-        return [None if e is None else self._seen(e[0], e[1], e[2], _result(e)) for e in found]
+            found = [(self._entry(key), self._approvals.get(tuple(key))) for key in keys]
+        return [None if e is None else self._seen(e[0], e[1], e[2], _result(e),
+                                                  a and a[0]) for e, a in found]
+
+    def decide(self, key: StoreKey, digest: str, decision: str) -> bool:
+        with self._lock:
+            entry = self._entry(key)
+            approval = self._approvals.get(tuple(key))
+            if entry is None or entry[0] != "awaiting" or approval is None or (
+                    approval[1] is not None or digest_of(entry[4]) != digest):
+                return False
+            self._approvals[tuple(key)] = (approval[0], decision)
+            return True
+
+    def awaiting(self) -> list[tuple[str, str | None]]:
+        with self._lock:
+            return [approval for key, approval in self._approvals.items()
+                    if (entry := self._entry(key)) is not None and entry[0] == "awaiting"]
 
     def prune(self, older_than: float) -> int:
         cutoff, dropped = time.time() - older_than, 0

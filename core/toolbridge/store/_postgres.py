@@ -46,7 +46,7 @@ _new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _KEY = "dialect = %s AND conversation = %s AND turn = %s AND call_id = %s"
-_ROW = "state, fingerprint, owner, started_at, result"
+_ROW = "state, fingerprint, owner, started_at, result, approval, decision"
 _LOCKED = (
     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
@@ -234,8 +234,8 @@ class PostgresStore(ResultStore):
         """The claim's work in its transaction. With every call's lock taken (the usual
         case) the new calls are inserted first: if that was all, nothing is read."""
         now = time.time()
-        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
-        if calls and all(got):
+        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
+        if calls and all(got) and not any(c.approval for c in calls):
             columns = [list(column) for column in zip(*[(*c[0], c[1]) for c in calls],
                                                       strict=True)]
             if conn.execute(self._insert_new, (owner, now, *columns, digests)
@@ -248,12 +248,15 @@ class PostgresStore(ResultStore):
             row = found.get(call.key)
             if row is None:
                 if locked:
-                    inserts.append((*call.key, call.tool, text, owner, now))
-                    answers.append(ours)
+                    waits = call.approval is not None
+                    inserts.append((*call.key, "awaiting" if waits else "claimed", call.tool,
+                                    text, "" if waits else owner, now, call.approval))
+                    answers.append(StoreClaim("awaiting", request=call.approval) if waits
+                                   else ours)
                 else:  # another worker is claiming it this moment
                     answers.append(StoreClaim("running"))
                 continue
-            state, stored, holder, started_at, result = row
+            state, stored, holder, started_at, result, request, decision = row
             if holder == owner:
                 answers.append(ours)
             elif stored is not None and stored != text:  # NULL: migrated from schema 0
@@ -263,16 +266,20 @@ class PostgresStore(ResultStore):
                                           _result(result)))
             elif not locked:
                 answers.append(StoreClaim("running", holder, started_at or 0.0))
-            else:  # its lock was free: its worker is gone; ours now, as it was
-                conn.execute(f"UPDATE {self._table} SET owner = %s WHERE {_KEY} AND owner = %s",
-                             (owner, *call.key, holder))
-                answers.append(StoreClaim("claimed", owner, started_at or 0.0))
+            elif state == "awaiting" and decision is None:
+                answers.append(StoreClaim("awaiting", request=request))
+            else:  # its worker is gone (its lock was free), or decided: ours now, as it was
+                conn.execute(f"UPDATE {self._table} SET owner = %s, state = CASE WHEN state = "
+                             f"'awaiting' THEN 'claimed' ELSE state END WHERE {_KEY}",
+                             (owner, *call.key))
+                answers.append(StoreClaim("claimed", owner, started_at or 0.0, None, request,
+                                          decision))
         if inserts:
             with conn.cursor() as cursor:
                 cursor.executemany(
                     f"INSERT INTO {self._table} (dialect, conversation, turn, call_id, state, "
-                    "tool, fingerprint, owner, claimed_at) VALUES (%s, %s, %s, %s, 'claimed', "
-                    "%s, %s, %s, %s)", inserts)
+                    "tool, fingerprint, owner, claimed_at, approval) VALUES (%s, %s, %s, %s, "
+                    "%s, %s, %s, %s, %s, %s)", inserts)
         return answers
 
     def _rows(self, conn: psycopg.Connection[Any], keys: list[StoreKey]
@@ -311,10 +318,14 @@ class PostgresStore(ResultStore):
                         "state != 'completed'", rows)
                     if cursor.rowcount != len(rows):
                         applied = [self._holds_result(conn, c) for c in completed]
-                if released:
+                if released:  # a decided call never run awaits its claim again
+                    freed = [(*key, owner) for key, owner in released]
                     cursor.executemany(
                         f"DELETE FROM {table} WHERE {_KEY} AND owner = %s AND "
-                        "state != 'completed'", [(*key, owner) for key, owner in released])
+                        "state != 'completed' AND decision IS NULL", freed)
+                    cursor.executemany(
+                        f"UPDATE {table} SET state = 'awaiting', owner = '' WHERE {_KEY} AND "
+                        "owner = %s AND state != 'completed' AND decision IS NOT NULL", freed)
             return applied
 
         try:
@@ -335,9 +346,11 @@ class PostgresStore(ResultStore):
         row = self._run(f"SELECT {_ROW} FROM {{table}} WHERE {_KEY}", tuple(key)).fetchone()
         if row is None:
             return None
-        state, _, owner, started_at, result = row
+        state, _, owner, started_at, result, request, _ = row
         if state == "completed":
             return StoreClaim("completed", owner, started_at or 0.0, _result(result))
+        if state == "awaiting":
+            return StoreClaim("awaiting", request=request)
         lock_id = _lock_id(self.table, *key)
         with self._guard:
             holder = self._held.get(lock_id)
@@ -348,6 +361,18 @@ class PostgresStore(ResultStore):
             locked = self._run(_LOCKED, (high, low)).fetchone()
             alive = bool(locked and locked[0])
         return StoreClaim("running" if alive else "abandoned", owner, started_at or 0.0)
+
+    approvals = True
+
+    def decide(self, key: StoreKey, digest: str, decision: str) -> bool:
+        return bool(self._run(
+            f"UPDATE {{table}} SET decision = %s WHERE {_KEY} AND state = 'awaiting' AND "
+            "decision IS NULL AND fingerprint = %s", (decision, *key, digest)).rowcount == 1)
+
+    def awaiting(self) -> list[tuple[str, str | None]]:
+        return [(r[0], r[1]) for r in self._run(
+            "SELECT approval, decision FROM {table} WHERE state = 'awaiting' ORDER BY "
+            "claimed_at", ()).fetchall()]
 
     def prune(self, older_than: float) -> int:
         return int(self._run(

@@ -1,7 +1,8 @@
 """The PostgreSQL store's table and its schema version (the same versions as SQLite's).
 
 The version of each toolbridge table lives in ``toolbridge_schema`` in the table's own
-schema. Version 0 (toolbridge 0.1) recorded none.
+schema. Version 0 (toolbridge 0.1) recorded none; version 2 added the ``awaiting`` state and
+the ``approval`` and ``decision`` columns.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ CREATE TABLE {table} (
     conversation TEXT NOT NULL,
     turn         TEXT NOT NULL,
     call_id      TEXT NOT NULL,
-    state        TEXT NOT NULL CHECK (state IN ('claimed', 'started', 'completed')),
+    state        TEXT NOT NULL CHECK (state IN ('claimed', 'started', 'completed',
+                                                'awaiting')),
     tool         TEXT NOT NULL,
     fingerprint  TEXT,
     owner        TEXT NOT NULL,
@@ -30,6 +32,8 @@ CREATE TABLE {table} (
     started_at   DOUBLE PRECISION,
     completed_at DOUBLE PRECISION,
     result       TEXT,
+    approval     TEXT,
+    decision     TEXT,
     PRIMARY KEY (dialect, conversation, turn, call_id)
 )"""
 _V0_COLUMNS = {"dialect", "conversation", "turn", "call_id", "state", "tool", "fingerprint",
@@ -59,7 +63,9 @@ def prepare(conn: psycopg.Connection[Any], names: list[str], lock_id: int) -> No
                     f"toolbridge; this one knows versions up to {SCHEMA_VERSION}. Upgrade "
                     "toolbridge in every worker that uses it, or give this one another table "
                     "(?table=...)")
-            _migrate_from_0(conn, quoted, name)
+            if version is None:
+                _migrate_from_0(conn, quoted, name)
+            _migrate_from_1(conn, quoted)
         else:
             conn.execute(_CREATE.format(table=quoted))
         conn.execute(f"INSERT INTO {versions} (name, version) VALUES (%s, %s) ON CONFLICT "
@@ -84,5 +90,14 @@ def _migrate_from_0(conn: psycopg.Connection[Any], quoted: str, name: str) -> No
     conn.execute(f"ALTER TABLE {quoted} ADD COLUMN claimed_at DOUBLE PRECISION, "
                  "ALTER COLUMN started_at DROP NOT NULL, ALTER COLUMN fingerprint DROP NOT NULL")
     conn.execute(f"UPDATE {quoted} SET claimed_at = started_at, fingerprint = NULL")
-    conn.execute(f"ALTER TABLE {quoted} ALTER COLUMN claimed_at SET NOT NULL, "
-                 "ADD CHECK (state IN ('claimed', 'started', 'completed'))")
+    conn.execute(f"ALTER TABLE {quoted} ALTER COLUMN claimed_at SET NOT NULL")
+
+
+def _migrate_from_1(conn: psycopg.Connection[Any], quoted: str) -> None:
+    """Alter a version-1 table in place: the ``awaiting`` state and the approval columns."""
+    for (constraint,) in conn.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'c'",
+            (quoted,)).fetchall():
+        conn.execute(f'ALTER TABLE {quoted} DROP CONSTRAINT "{constraint}"')
+    conn.execute(f"ALTER TABLE {quoted} ADD COLUMN approval TEXT, ADD COLUMN decision TEXT, "
+                 "ADD CHECK (state IN ('claimed', 'started', 'completed', 'awaiting'))")

@@ -33,16 +33,26 @@ T = TypeVar("T")
 _new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
 
 _KEY = "dialect = ? AND conversation = ? AND turn = ? AND call_id = ?"
-_SELECT = "SELECT state, fingerprint, owner, started_at, result FROM toolbridge_calls WHERE "
-_INSERT = ("INSERT INTO toolbridge_calls (dialect, conversation, turn, call_id, state, tool, "
-           "fingerprint, owner, claimed_at) VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)")
+_SELECT = ("SELECT state, fingerprint, owner, started_at, result, approval, decision FROM "
+           "toolbridge_calls WHERE ")
+_INSERT = ("INSERT INTO toolbridge_calls (dialect, conversation, turn, call_id, tool, "
+           "fingerprint, owner, claimed_at, approval, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+           "CASE WHEN ?9 IS NULL THEN 'claimed' ELSE 'awaiting' END)")
 _INSERT_NEW = _INSERT + " ON CONFLICT DO NOTHING"  # the rows changed: how many were new
 _TAKE_OVER = f"UPDATE toolbridge_calls SET owner = ? WHERE {_KEY} AND owner = ?"
 _START = (f"UPDATE toolbridge_calls SET state = 'started', started_at = ? WHERE {_KEY} "
           "AND owner = ? AND state = 'claimed'")
 _COMPLETE = ("UPDATE toolbridge_calls SET state = 'completed', result = ?, completed_at = ? "
              f"WHERE {_KEY} AND owner = ? AND state != 'completed'")
-_RELEASE = f"DELETE FROM toolbridge_calls WHERE {_KEY} AND owner = ? AND state != 'completed'"
+_RELEASE = (f"DELETE FROM toolbridge_calls WHERE {_KEY} AND owner = ? AND state != 'completed' "
+            "AND decision IS NULL")
+_RELEASE_DECIDED = (  # decided, never run: it awaits its claim again, with its decision
+    f"UPDATE toolbridge_calls SET state = 'awaiting', owner = '' WHERE {_KEY} AND owner = ? "
+    "AND state != 'completed' AND decision IS NOT NULL")
+_CONSUME = ("UPDATE toolbridge_calls SET state = 'claimed', owner = ?, claimed_at = ? WHERE "
+            f"{_KEY} AND state = 'awaiting'")
+_DECIDE = (f"UPDATE toolbridge_calls SET decision = ? WHERE {_KEY} AND state = 'awaiting' AND "
+           "decision IS NULL AND fingerprint = ?")
 _CHUNK = 200  # keys per SELECT ... IN (...), well under SQLite's bound on parameters
 _UPSERT = (3, 24)  # the SQLite that has INSERT ... ON CONFLICT DO NOTHING
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
@@ -152,8 +162,8 @@ class SqliteStore(ResultStore):
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
         now = time.time()
-        rows = [(*call[0], call[1], fingerprint_digest(call[1], call[2]), owner, now)
-                for call in calls]
+        rows = [(*call[0], call[1], fingerprint_digest(call[1], call[2]), owner, now,
+                 call[3] if len(call) > 3 else None) for call in calls]
         try:
             answers = self._in_transaction(lambda conn: _claim(conn, calls, rows, owner))
         except BaseException:
@@ -177,7 +187,9 @@ class SqliteStore(ResultStore):
             if rows and conn.executemany(_COMPLETE, rows).rowcount != len(rows):
                 applied = [_holds_result(conn, c) for c in completed]
             if released:
-                conn.executemany(_RELEASE, [(*key, owner) for key, owner in released])
+                freed = [(*key, owner) for key, owner in released]
+                conn.executemany(_RELEASE, freed)
+                conn.executemany(_RELEASE_DECIDED, freed)
             return applied
 
         return self._in_transaction(work)
@@ -189,8 +201,23 @@ class SqliteStore(ResultStore):
 
         with self._lock:
             rows = self._retry(attempt)
-        return [None if row is None else self._seen(row[0], row[2], row[3], _result(row[4]))
-                for row in rows]
+        return [None if row is None else self._seen(row[0], row[2], row[3], _result(row[4]),
+                                                    row[5]) for row in rows]
+
+    approvals = True
+
+    def decide(self, key: StoreKey, digest: str, decision: str) -> bool:
+        return self._in_transaction(
+            lambda conn: conn.execute(_DECIDE, (decision, *key, digest)).rowcount == 1)
+
+    def awaiting(self) -> list[tuple[str, str | None]]:
+        def attempt() -> list[tuple[str, str | None]]:
+            return [(row[0], row[1]) for row in self._connection().execute(
+                "SELECT approval, decision FROM toolbridge_calls WHERE state = 'awaiting' "
+                "ORDER BY claimed_at")]
+
+        with self._lock:
+            return self._retry(attempt)
 
     def prune(self, older_than: float) -> int:
         cutoff = time.time() - older_than
@@ -228,10 +255,11 @@ def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], rows: list[tupl
     """
     import sqlite3
 
-    ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None))
+    ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
     if (sqlite3.sqlite_version_info >= _UPSERT  # else: read first, then insert the new
             and conn.executemany(_INSERT_NEW, rows).rowcount == len(rows)):
-        return [ours] * len(rows)
+        return [ours if new[8] is None else StoreClaim("awaiting", request=new[8])
+                for new in rows]
     found = _rows(conn, [call[0] for call in calls])  # what this claim inserted holds `owner`
     answers: list[StoreClaim] = []
     inserts: list[tuple[Any, ...]] = []
@@ -239,21 +267,28 @@ def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], rows: list[tupl
         row = found.get(call[0])
         if row is None:
             inserts.append(new)
-            answers.append(ours)
+            answers.append(ours if new[8] is None else StoreClaim("awaiting", request=new[8]))
             continue
-        state, stored, holder, started_at, result = row
+        state, stored, holder, started_at, result, request, decision = row
         if holder == owner:
-            answers.append(ours)
+            answers.append(ours if new[8] is None else StoreClaim("awaiting", request=new[8]))
             continue
         if stored is not None and stored != new[5]:  # NULL: migrated from schema 0, unknown
             answers.append(StoreClaim("reused"))
         elif state == "completed":
             answers.append(StoreClaim("completed", holder, started_at or 0.0, _result(result)))
+        elif state == "awaiting":
+            if decision is None:
+                answers.append(StoreClaim("awaiting", request=request))
+            else:  # decided: the decision is consumed by this claim
+                conn.execute(_CONSUME, (owner, new[7], *call[0]))
+                answers.append(StoreClaim("claimed", owner, 0.0, None, request, decision))
         elif owner_alive(holder):
             answers.append(StoreClaim("running", holder, started_at or 0.0))
         else:
             conn.execute(_TAKE_OVER, (owner, *call[0], holder))
-            answers.append(StoreClaim("claimed", owner, started_at or 0.0))
+            answers.append(StoreClaim("claimed", owner, started_at or 0.0, None, request,
+                                      decision))
     if inserts:
         conn.executemany(_INSERT, inserts)
     return answers
@@ -268,7 +303,8 @@ def _rows(conn: sqlite3.Connection, keys: list[StoreKey]) -> dict[StoreKey, tupl
     for turn, ids in turns.items():
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start:start + _CHUNK]
-            sql = ("SELECT call_id, state, fingerprint, owner, started_at, result FROM "
+            sql = ("SELECT call_id, state, fingerprint, owner, started_at, result, approval, "
+                   "decision FROM "
                    "toolbridge_calls WHERE dialect = ? AND conversation = ? AND turn = ? AND "
                    f"call_id IN ({', '.join('?' * len(chunk))})")
             for call_id, *row in conn.execute(sql, (*turn, *chunk)):

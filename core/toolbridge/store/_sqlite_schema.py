@@ -3,8 +3,10 @@
 Version 0 (toolbridge 0.1, no version recorded): states ``started`` / ``completed``, the
 fingerprint a digest of the raw argument text. Version 1: states ``claimed`` / ``started`` /
 ``completed``, the fingerprint a digest of the decoded arguments' canonical JSON (``NULL`` for
-rows migrated from version 0, whose digest cannot be recomputed). ``toolbridge_schema`` holds
-the version of each toolbridge table in the file.
+rows migrated from version 0, whose digest cannot be recomputed). Version 2: the state
+``awaiting`` (a call waiting for a person's decision), with the ``approval`` request and its
+``decision`` (JSON text). ``toolbridge_schema`` holds the version of each toolbridge table in
+the file.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "prepare"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TABLE = "toolbridge_calls"
 
 _CREATE = """
@@ -27,7 +29,8 @@ CREATE TABLE {name} (
     conversation TEXT NOT NULL,
     turn         TEXT NOT NULL,
     call_id      TEXT NOT NULL,
-    state        TEXT NOT NULL CHECK (state IN ('claimed', 'started', 'completed')),
+    state        TEXT NOT NULL CHECK (state IN ('claimed', 'started', 'completed',
+                                                'awaiting')),
     tool         TEXT NOT NULL,
     fingerprint  TEXT,
     owner        TEXT NOT NULL,
@@ -35,6 +38,8 @@ CREATE TABLE {name} (
     started_at   REAL,
     completed_at REAL,
     result       TEXT,
+    approval     TEXT,
+    decision     TEXT,
     PRIMARY KEY (dialect, conversation, turn, call_id)
 ) WITHOUT ROWID
 """
@@ -42,6 +47,9 @@ _VERSIONS = ("CREATE TABLE IF NOT EXISTS toolbridge_schema "
              "(name TEXT PRIMARY KEY, version INTEGER NOT NULL)")
 _V0_COLUMNS = {"dialect", "conversation", "turn", "call_id", "state", "tool", "fingerprint",
                "owner", "started_at", "completed_at", "result"}
+_V1_COLUMNS = [
+    "dialect", "conversation", "turn", "call_id", "state", "tool", "fingerprint", "owner",
+    "claimed_at", "started_at", "completed_at", "result"]
 
 
 def _state(conn: sqlite3.Connection) -> tuple[bool, int | None]:
@@ -74,6 +82,8 @@ def prepare(conn: sqlite3.Connection, path: str) -> None:
             conn.execute(_CREATE.format(name=TABLE))
         elif version is None:
             _migrate_from_0(conn, path)
+        elif version == 1:
+            _migrate_from_1(conn)
         conn.execute(_VERSIONS)
         conn.execute("INSERT OR REPLACE INTO toolbridge_schema (name, version) VALUES (?, ?)",
                      (TABLE, SCHEMA_VERSION))
@@ -102,3 +112,12 @@ def _migrate_from_0(conn: sqlite3.Connection, path: str) -> None:
         "turn, call_id, state, tool, NULL, owner, started_at, started_at, completed_at, result "
         f"FROM {TABLE}_v0")
     conn.execute(f"DROP TABLE {TABLE}_v0")
+
+
+def _migrate_from_1(conn: sqlite3.Connection) -> None:
+    """Rebuild a version-1 table with the ``awaiting`` state and the approval columns."""
+    columns = ", ".join(_V1_COLUMNS)
+    conn.execute(f"ALTER TABLE {TABLE} RENAME TO {TABLE}_v1")
+    conn.execute(_CREATE.format(name=TABLE))
+    conn.execute(f"INSERT INTO {TABLE} ({columns}) SELECT {columns} FROM {TABLE}_v1")
+    conn.execute(f"DROP TABLE {TABLE}_v1")

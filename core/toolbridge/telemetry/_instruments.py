@@ -82,13 +82,19 @@ class CallSpans:
         self.spans[pc.index][2] = time.time_ns()
         context.detach(token)
 
-    def finish(self, results: Sequence[ToolResult], planned: Sequence[PlannedCall]) -> None:
+    def finish(self, results: Sequence[ToolResult | None], planned: Sequence[PlannedCall]) -> None:
         """End every call's span with its result (a call never run gets a span now: replayed
         from the store, reconciled, refused), and record the durations of those that ran."""
         by_index = {pc.index: pc for pc in planned}
         ended = time.time_ns()
         for index, result in enumerate(results):
             pc = by_index.get(index)
+            if result is None:  # awaiting a person's decision: nothing ran
+                assert pc is not None
+                span = self._span(pc.call, pc.definition.description, ended)
+                span.set_attribute("toolbridge.approval.decision", "awaiting")
+                span.end(end_time=ended)
+                continue
             found = self.spans.get(index)
             if found is None:
                 description = pc.definition.description if pc is not None else ""
@@ -114,9 +120,11 @@ class CallSpans:
 
     def _end(self, span: Any, result: ToolResult, pc: PlannedCall | None, started: int,
              ended: int, ran: bool) -> None:
-        state = ("reconciled" if pc is not None and pc.resumed and pc.tool.side_effects
+        state = ("reconciled" if pc is not None and pc.resumed and pc.tool.reconciles
                  else "replayed" if not ran and pc is not None and pc.recorded else "new")
         span.set_attribute("toolbridge.store.state", state)
+        if pc is not None and pc.decision:
+            span.set_attribute("toolbridge.approval.decision", pc.decision)
         error = None
         if not result.success:
             error = (pc.failure if pc is not None and pc.failure else "tool_error")

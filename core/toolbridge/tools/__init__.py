@@ -9,12 +9,13 @@ and the `ToolContext` a handler may ask for (`heartbeats` routes its `ToolContex
 from ..model import ToolRetry
 from ._context import HeartbeatHook, ToolContext, heartbeats
 from ._openai import read_function_tool
-from ._registered import RegisteredTool, schema_validator
+from ._registered import NeedsApproval, RegisteredTool, schema_validator
 from ._signature import FunctionSignature, inspect_function
 
 __all__ = [
     "FunctionSignature",
     "HeartbeatHook",
+    "NeedsApproval",
     "RegisteredTool",
     "ToolContext",
     "ToolRetry",

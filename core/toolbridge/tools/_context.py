@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import ToolCall, ToolDefinition
+from ..store import StoreKey, idempotency_key
 
 __all__ = ["HeartbeatHook", "ToolContext", "heartbeats"]
 
@@ -60,6 +61,15 @@ class ToolContext:
     def conversation(self) -> str:
         """The session or thread of the call."""
         return self.call.conversation
+
+    @property
+    def idempotency_key(self) -> str:
+        """A key to hand to the API the handler calls (a payment API's ``Idempotency-Key``):
+        the same across re-delivery, driver retries, a resumed conversation, another worker
+        and fleet retries of this call, distinct between calls. Derived from the call's store
+        key (dialect, conversation, turn, call id; `toolbridge.store.idempotency_key`)."""
+        call = self.call
+        return idempotency_key(StoreKey(call.dialect, call.conversation, call.turn, call.id))
 
     def heartbeat(self, *details: Any) -> None:
         """Say the call is still making progress (a long tool, now and then).

@@ -13,12 +13,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ArgumentError, SchemaConversionError, ToolDefinitionError, validation_text
-from ..model import ToolDefinition
+from ..model import ToolCall, ToolDefinition
 from ._context import ToolContext
 from ._handlers import handler_mismatches
 from ._signature import FunctionSignature, validation_message
 
-__all__ = ["RegisteredTool", "schema_validator"]
+__all__ = ["NeedsApproval", "RegisteredTool", "schema_validator"]
 
 log = logging.getLogger("toolbridge.runtime")
 
@@ -179,6 +179,10 @@ def _context_param(handler: Callable[..., Any]) -> str | None:
     return None
 
 
+
+NeedsApproval = bool | Callable[[ToolCall], bool]
+"""A tool's ``needs_approval``: always, never, or a predicate over the call."""
+
 @dataclass
 class RegisteredTool:
     """A tool definition and its handler, with the argument check compiled once."""
@@ -197,9 +201,15 @@ class RegisteredTool:
     """The definition's flag, read on every call (a plain attribute reads faster)."""
     timeout: float | None = field(init=False, default=None)
     """The definition's timeout, read on every call."""
+    needs_approval: NeedsApproval = field(init=False, default=False)
+    """Whether a person must approve a call first: ``True``, or a predicate over the call."""
+    reconciles: bool = field(init=False, default=False)
+    """Whether a call a gone worker had entered is reconciled, not run again: side effects
+    whose downstream does not honour the idempotency key."""
 
     def __post_init__(self) -> None:
         self.side_effects = self.definition.side_effects
+        self.reconciles = self.side_effects and not self.definition.idempotent
         self.timeout = self.definition.timeout
 
     @classmethod
