@@ -112,6 +112,11 @@ class EchoFilesTarget:
         conversation["messages"] += [dict(item) for item in items]
         _write(path, conversation)
 
+    def held_agent(self, plan: AgentPlan, target_id: str) -> Mapping[str, Any]:
+        """The agent file as written, without the keys it is found again by."""
+        agent = _read(self.agents / f"{target_id}.json")
+        return {k: v for k, v in agent.items() if k not in ("source_id", "key")}
+
     def held(self, target_id: str) -> list[tuple[str, str]]:
         messages = _read(self.conversations / f"{target_id}.json")["messages"]
         return [(str(m["role"]), str(m["text"])) for m in messages]
