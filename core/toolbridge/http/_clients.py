@@ -11,24 +11,22 @@ once per setting and shared by every client of the process.
 
 from __future__ import annotations
 
-import functools
-import os
 import ssl
 import urllib.request
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_url
 from ..errors import UsageError
 from ._retries import Secret
+from ._tls import CertFiles, tls_context
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["NETWORK_OPTIONS", "Network"]
 
-CertFiles = str | tuple[str, str] | tuple[str, str, str]
 NETWORK_OPTIONS = ("trust_env", "proxy", "verify", "cert", "http2")
 """The client keywords a `Network` takes (`Network.take` removes them from a client's)."""
 
@@ -71,14 +69,6 @@ class Network:
         """The network settings among a client's keyword ``options``, removed from them."""
         return cls(**{k: options.pop(k) for k in NETWORK_OPTIONS if k in options})
 
-    @classmethod
-    def of(cls, options: Mapping[str, Any]) -> dict[str, Any]:
-        """The network keywords of a dialect's serve options that differ from the defaults,
-        to pass to its client (``proxy`` as a `Secret`)."""
-        default = cls()
-        return {k: options[k] for k in NETWORK_OPTIONS
-                if k in options and options[k] is not None and options[k] != getattr(default, k)}
-
     def __repr__(self) -> str:
         url = self.proxy_url()
         proxy = redact_url(url) if url is not None else None
@@ -93,17 +83,7 @@ class Network:
 
     def ssl_context(self) -> ssl.SSLContext:
         """The TLS context of these settings (one per distinct setting, shared)."""
-        if isinstance(self.verify, ssl.SSLContext):
-            return self.verify
-        cafile = capath = None
-        if isinstance(self.verify, str):
-            cafile, capath = (None, self.verify) if os.path.isdir(self.verify) else (
-                self.verify, None)
-        elif self.verify and self.trust_env:
-            cafile = os.environ.get("SSL_CERT_FILE") or None
-            capath = None if cafile else os.environ.get("SSL_CERT_DIR") or None
-        cert = (self.cert,) if isinstance(self.cert, str) else self.cert
-        return _context(bool(self.verify), cafile, capath, cert)
+        return tls_context(self.verify, self.cert, trust_env=self.trust_env)
 
     def proxy_url(self) -> str | None:
         """The proxy's URL, credentials included (for httpx only; never logged)."""
@@ -140,29 +120,3 @@ def environment_proxies() -> dict[str, str]:
     if any(host.strip() == "*" for host in found.get("no", "").split(",")):
         return {}
     return {k: v for k, v in found.items() if k in ("http", "https", "all") and v}
-
-
-@functools.lru_cache(maxsize=32)
-def _context(verify: bool, cafile: str | None, capath: str | None,
-             cert: tuple[str, ...] | None) -> ssl.SSLContext:
-    if not verify:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    else:
-        if cafile is None and capath is None:
-            import certifi
-
-            cafile = certifi.where()
-        try:
-            context = ssl.create_default_context(cafile=cafile, capath=capath)
-        except (OSError, ssl.SSLError) as exc:
-            raise UsageError(f"network option verify: cannot load CAs from "
-                             f"{cafile or capath}: {exc.strerror or exc}") from None
-    if cert is not None:
-        try:
-            context.load_cert_chain(*cert)
-        except (OSError, ssl.SSLError) as exc:
-            raise UsageError(f"network option cert: cannot load {cert[0]}: "
-                             f"{getattr(exc, 'strerror', None) or exc}") from None
-    return context

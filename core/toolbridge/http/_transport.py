@@ -22,6 +22,7 @@ import httpcore
 import httpx
 
 from ._network import network_backend
+from ._tls import tls_context
 
 __all__ = ["exclusive_transport"]
 
@@ -58,10 +59,7 @@ class ExclusiveTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, keep: int, keepalive_expiry: float,
                  verify: ssl.SSLContext | bool | str) -> None:
-        from ._clients import Network
-
-        self._ssl = verify if isinstance(verify, ssl.SSLContext) else (
-            Network(verify=verify).ssl_context())
+        self._ssl = tls_context(verify)
         self.keep = keep
         self.keepalive_expiry = keepalive_expiry
         self._idle: list[httpcore.AsyncHTTPConnection] = []
