@@ -147,7 +147,7 @@ class Stream(httpcore.AsyncNetworkStream):
         except asyncio.TimeoutError:
             raise httpcore.ConnectTimeout("TLS handshake timed out") from None
         except (OSError, ssl.SSLError) as exc:
-            raise httpcore.ConnectError(str(exc)) from None
+            raise httpcore.ConnectError(str(exc)) from exc  # the cause: an untrusted cert?
         if upgraded is None:
             raise httpcore.ConnectError("the connection closed during the TLS handshake")
         assert isinstance(upgraded, asyncio.Transport)
