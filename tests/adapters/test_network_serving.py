@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-import toolbridge
 from network_support import (
     PATHS,
     Certificates,
@@ -22,6 +20,8 @@ from network_support import (
     certificates,
     forward_proxy,
 )
+
+import toolbridge
 from toolbridge import BackendError
 from toolbridge.http import Network
 from toolbridge.plugin import capabilities
