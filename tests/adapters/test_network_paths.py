@@ -7,6 +7,8 @@ What the emulator received is read from its journal."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,3 +137,16 @@ def test_a_missing_ca_file_is_a_usage_error_naming_the_option(tmp_path: Path) ->
 
     with pytest.raises(UsageError, match="verify"):
         call_sync("openai-chat", "https://127.0.0.1:9", verify=str(tmp_path / "none.pem"))
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to hash a CA dir")
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_https_is_trusted_through_ssl_cert_dir(mode: str, certs: Certificates, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    subject = subprocess.run(["openssl", "x509", "-hash", "-noout", "-in", str(certs.ca)],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (tmp_path / f"{subject}.0").write_bytes(certs.ca.read_bytes())
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
+    with emulator("openai-agents", tls=certs.server) as emu:
+        run("openai-agents", mode, emu.base_url)
+        assert emu.journal.entries(contains=PATHS["openai-agents"])
