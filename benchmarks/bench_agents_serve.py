@@ -19,8 +19,14 @@ turn), so SESSIONS sessions are at work at once for the whole measurement.
   MEMORY_SPREAD seconds) are each waiting in a handler at once, every stream open, over its
   RSS with the sessions created but not yet served.
 
+The toolbox (both sides) is ``noop`` plus, with ``--tools 8`` (the default), seven realistic
+tools (strings, enums, numbers, nested objects, lists), declared in every session. ``--entry``
+says how toolbridge serves: ``worker`` (one `Worker`, the default) or ``conversation`` (the
+per-conversation entry point, `toolbridge.serve.aconverse`, one task per session).
+
     .venv/bin/python benchmarks/bench_agents_serve.py [--sessions 1,20,200] [--rounds 3]
-        [--spread 5] [--duration 5] [--memory 1000] [--repeat 1]
+        [--spread 5] [--duration 5] [--memory 1000] [--repeat 1] [--tools 8]
+        [--entry worker|conversation]
 """
 
 from __future__ import annotations
@@ -39,7 +45,9 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 SIDES = ("toolbridge", "sdk-helper")
 MEMORY_SPREAD = 10.0
@@ -137,9 +145,74 @@ async def _sessions(base_url: str, count: int) -> list[str]:
         return list(await asyncio.gather(*(one() for _ in range(count))))
 
 
+TOOLS = int(os.environ.get("BENCH_TOOLS", "8"))
+ENTRY = os.environ.get("BENCH_ENTRY", "worker")
+
+
+class Address(BaseModel):
+    street: str
+    city: str
+    postcode: str
+    country: str = "GB"
+
+
+class Line(BaseModel):
+    sku: str
+    quantity: int
+    note: str | None = None
+
+
+async def get_weather(city: str, unit: Literal["celsius", "fahrenheit"] = "celsius") -> str:
+    """Current weather for a city."""
+    return city
+
+
+async def lookup_order(order_id: str, include_history: bool = False) -> dict[str, Any]:
+    """An order's status, items and (optionally) its history."""
+    return {}
+
+
+async def create_ticket(subject: str, body: str,
+                        priority: Literal["low", "normal", "high", "urgent"] = "normal",
+                        tags: list[str] | None = None) -> str:
+    """Open a support ticket."""
+    return subject
+
+
+async def update_address(customer_id: str, address: Address) -> bool:
+    """Replace a customer's delivery address."""
+    return True
+
+
+async def place_order(customer_id: str, lines: list[Line], express: bool = False) -> str:
+    """Place an order of several lines."""
+    return customer_id
+
+
+async def refund(order_id: str, amount: float, reason: str) -> str:
+    """Refund part or all of an order."""
+    return order_id
+
+
+async def search_docs(query: str, limit: int = 5, language: str = "en") -> list[str]:
+    """Search the help centre."""
+    return []
+
+
+REALISTIC = (get_weather, lookup_order, create_ticket, update_address, place_order, refund,
+             search_docs)
+"""Seven tools of a support desk, as a real toolbox has them (never called here)."""
+
+
+def realistic_tools(box: Any) -> None:
+    for tool in REALISTIC[:max(TOOLS - 1, 0)]:
+        box.tool(tool)
+
+
 def toolbox(toolbridge: Any, gate: asyncio.Event | None = None, seen: list[int] | None = None,
             count: int = 0) -> Any:
     box = toolbridge.Toolbox()
+    realistic_tools(box)
 
     @box.tool
     async def noop(n: int) -> int:
@@ -160,6 +233,9 @@ async def run_toolbridge(base_url: str, ids: list[str], starts: list[float], unt
     from toolbridge.serve import Worker
 
     box = toolbox(toolbridge, gate, seen, len(ids))
+    if ENTRY == "conversation":
+        await run_conversations(box, base_url, ids, starts, until)
+        return
     worker = Worker(box, "openai-agents", {"base_url": base_url, "api_key": "bench"},
                     concurrency=max(len(ids), 1))
     turns = 1 if until == 0 else TURNS - 1
@@ -178,6 +254,32 @@ async def run_toolbridge(base_url: str, ids: list[str], starts: list[float], unt
     await asyncio.sleep(max(0.0, until - time.perf_counter()))
     running.cancel()
     await asyncio.gather(running, return_exceptions=True)
+
+
+async def run_conversations(box: Any, base_url: str, ids: list[str], starts: list[float],
+                            until: float) -> None:
+    """One `aconverse` task per session (the per-conversation entry point)."""
+    from toolbridge.serve import aconverse
+
+    options = {"base_url": base_url, "api_key": "bench"}
+    turns = 1 if until == 0 else TURNS - 1
+
+    async def one(session_id: str, start: float) -> Any:
+        await asyncio.sleep(start)
+        return await aconverse(box, "openai-agents", ["go"] * turns, options,
+                               conversation=session_id)
+
+    tasks = [asyncio.create_task(one(s, t)) for s, t in zip(ids, starts, strict=True)]
+    if until == 0:
+        done = await asyncio.gather(*tasks)
+        bad = [t for t in done if not t.ok]
+        if bad:
+            raise RuntimeError(f"{len(bad)} conversations did not complete: {bad[0].render()}")
+        return
+    await asyncio.sleep(max(0.0, until - time.perf_counter()))
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def run_helper(base_url: str, ids: list[str], starts: list[float], until: float,
@@ -285,18 +387,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--memory-timeout", type=float, default=600,
                         help="seconds a memory run may take before it is reported as n/a")
+    parser.add_argument("--tools", type=int, default=TOOLS,
+                        help="tools in the toolbox (noop and up to 7 realistic ones)")
+    parser.add_argument("--entry", choices=("worker", "conversation"), default=ENTRY)
     parser.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    os.environ["BENCH_TOOLS"], os.environ["BENCH_ENTRY"] = str(args.tools), args.entry
     if args.worker:
         side, base_url, count, spread, duration, memory = args.worker
         result = asyncio.run(worker_main(side, base_url, int(count), float(spread),
                                          float(duration), memory == "1"))
         print(json.dumps(result))
         return
-    counts = [int(c) for c in args.sessions.split(",")]
+    counts = [int(c) for c in args.sessions.split(",") if c]
     print(f"Agents sessions, emulator and each worker in their own process, {args.rounds} "
           f"rounds of one call per turn, turn after turn, measured for {args.duration:g} s "
-          f"once every session started; toolbridge = Worker defaults, baseline = openai "
+          f"once every session started; toolbridge = {args.entry} ({args.tools} tools), "
+          f"baseline = openai "
           f"sessions.stream(tool_handlers=...) (async); {os.cpu_count()} cores")
     for shape, spread in (("burst", 0.0), (f"spread over {args.spread:g} s", args.spread)):
         for count in counts:

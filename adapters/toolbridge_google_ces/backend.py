@@ -88,7 +88,8 @@ class CesConnection(Connection):
                                  "auth application-default login`)")
         return AsyncCesClient(base_url=options.base_url, token=token,
                               universe_domain=options.universe_domain,
-                              retry=options.retry or DEFAULT_RETRY, timeout=options.timeout)
+                              retry=options.retry or DEFAULT_RETRY, timeout=options.timeout,
+                              **options.network())
 
     async def tool_names(self) -> dict[str, str]:
         """Tool resource name -> function name, syncing the tools first (once)."""

@@ -6,13 +6,14 @@ only on 429/503 and on errors raised before the request was sent (it is not idem
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from toolbridge import Toolbox, ToolDefinition
-from toolbridge.http import AsyncSender, RetryPolicy, Secret, Sender, exclusive_transport
+from toolbridge.http import AsyncSender, Network, RetryPolicy, Secret, Sender
 
 from . import wire
 from ._calls import (
@@ -30,19 +31,37 @@ __all__ = ["DEFAULT_RETRY", "DEFAULT_TIMEOUT", "AsyncCesClient", "CesApiError", 
            "SyncReport", "TokenProvider", "_google_default_token"]
 
 
+Given = TypeVar("Given")
+
+
+def _own_client(http_client: Given | None, http: Given | None) -> Given | None:
+    """The caller's client, given as ``http_client=`` or by the deprecated ``http=``."""
+    if http is None:
+        return http_client
+    if http_client is not None:
+        raise TypeError("give http_client=..., not http= as well (its deprecated name)")
+    warnings.warn("CesClient(http=...) is deprecated: pass http_client=...",
+                  DeprecationWarning, stacklevel=3)
+    return http
+
+
 class CesClient(CesCalls):
     """Blocking CES client. ``token``: a string, `toolbridge.http.Secret` or callable; ``None``
-    uses Google's default credentials (extra ``google-auth``)."""
+    uses Google's default credentials (extra ``google-auth``). Network settings as
+    `toolbridge.http.Network` (``proxy``, ``verify``, ``cert``, ``http2``, ``trust_env``), or
+    a caller's own ``http_client`` (``http`` is its deprecated name)."""
 
     def __init__(self, *, base_url: str | None = None,
                  token: str | Secret | TokenProvider | None = None,
                  universe_domain: str = wire.DEFAULT_UNIVERSE,
                  retry: RetryPolicy = DEFAULT_RETRY, timeout: float = DEFAULT_TIMEOUT,
-                 http: httpx.Client | None = None) -> None:
+                 http_client: httpx.Client | None = None,
+                 http: httpx.Client | None = None, **network: Any) -> None:
         super().__init__(base_url=base_url, token=token, universe_domain=universe_domain,
                          retry=retry, timeout=timeout)
-        self._http = http or httpx.Client(timeout=timeout)
-        self._owns_http = http is None
+        given = _own_client(http_client, http)
+        self._http = given or Network(**network).client(timeout)
+        self._owns_http = given is None
         self._sender = Sender(CesEndpoint(self), self._http)
 
     def close(self) -> None:
@@ -96,14 +115,13 @@ class AsyncCesClient(CesCalls):
                  token: str | Secret | TokenProvider | None = None,
                  universe_domain: str = wire.DEFAULT_UNIVERSE,
                  retry: RetryPolicy = DEFAULT_RETRY, timeout: float = DEFAULT_TIMEOUT,
-                 http: httpx.AsyncClient | None = None) -> None:
+                 http_client: httpx.AsyncClient | None = None,
+                 http: httpx.AsyncClient | None = None, **network: Any) -> None:
         super().__init__(base_url=base_url, token=token, universe_domain=universe_domain,
                          retry=retry, timeout=timeout)
-        # A connection per request in flight: httpx's pool makes concurrent requests (of a
-        # worker's many sessions) race for one connection.
-        self._http = http or httpx.AsyncClient(
-            timeout=timeout, transport=exclusive_transport())
-        self._owns_http = http is None
+        given = _own_client(http_client, http)
+        self._http = given or Network(**network).async_client(timeout)
+        self._owns_http = given is None
         self._sender = AsyncSender(CesEndpoint(self), self._http)
 
     async def aclose(self) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import AsyncSender, Secret, exclusive_transport
+from toolbridge.http import AsyncSender, Network, Secret
 
 from ._client_common import (
     ClientConfig,
@@ -28,14 +28,13 @@ class AsyncAgentsClient(AsyncSavedAgents):
 
     def __init__(self, *, http_client: httpx.AsyncClient | None = None,
                  api_key: str | Secret | None = None, **options: Any) -> None:
+        network = Network.take(options)
         self.config = ClientConfig(api_key=api_key, **options)
         self._owns = http_client is None
-        # A connection per request in flight (httpcore's pool makes concurrent requests of
-        # many sessions race for one connection); event streams in a pool of their own.
-        self._http = http_client or httpx.AsyncClient(
-            timeout=self.config.timeout, transport=exclusive_transport(keep=64))
-        self._streams = http_client or httpx.AsyncClient(
-            timeout=self.config.timeout, transport=exclusive_transport(keep=0))
+        # Direct: a connection per request in flight (httpcore's pool makes concurrent
+        # requests of many sessions race for one); event streams keep none idle.
+        self._http = http_client or network.async_client(self.config.timeout, keep=64)
+        self._streams = http_client or network.async_client(self.config.timeout, keep=0)
         self._sender = AsyncSender(self.config, self._http, self._streams)
 
     async def retrieve_session(self, session_id: str) -> dict[str, Any]:

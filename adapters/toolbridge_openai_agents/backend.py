@@ -64,7 +64,7 @@ class AgentsConnection(DiscoveringConnection):
             extra["race_delays"] = options.race_delays
         return AsyncAgentsClient(base_url=base, api_key=options.api_key,
                                  organization=options.organization, project=options.project,
-                                 timeout=options.timeout, **extra)
+                                 timeout=options.timeout, **extra, **options.network())
 
     def backend(self, conversation: str | None = None) -> AgentsBackend:
         return AgentsBackend(self, conversation or self.options.session_id)

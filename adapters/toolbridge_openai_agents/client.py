@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import Secret, Sender
+from toolbridge.http import Network, Secret, Sender
 
 from ._async_client import AsyncAgentsClient
 from ._client_common import (
@@ -40,16 +40,19 @@ __all__ = [
 
 class AgentsClient(SavedAgents):
     """Blocking client. Options: ``api_key``, ``base_url``, ``organization``, ``project``,
-    ``timeout``, ``retry`` (a `toolbridge.http.RetryPolicy`), ``race_delays``, ``headers``."""
+    ``timeout``, ``retry`` (a `toolbridge.http.RetryPolicy`), ``race_delays``, ``headers``,
+    and the network's (`toolbridge.http.Network`: ``proxy``, ``verify``, ``cert``, ``http2``,
+    ``trust_env``), or a caller's own ``http_client``."""
 
     def __init__(self, *, http_client: httpx.Client | None = None,
                  api_key: str | Secret | None = None, **options: Any) -> None:
+        network = Network.take(options)
         self.config = ClientConfig(api_key=api_key, **options)
         self._owns = http_client is None
-        self._http = http_client or httpx.Client(timeout=self.config.timeout,
-                                                 limits=self.config.limits())
-        self._streams = http_client or httpx.Client(timeout=self.config.timeout,
-                                                    limits=self.config.stream_limits())
+        self._http = http_client or network.client(self.config.timeout,
+                                                   limits=self.config.limits())
+        self._streams = http_client or network.client(self.config.timeout,
+                                                      limits=self.config.stream_limits())
         self._sender = Sender(self.config, self._http, self._streams)
 
     def retrieve_session(self, session_id: str) -> dict[str, Any]:

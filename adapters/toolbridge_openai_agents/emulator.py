@@ -79,9 +79,10 @@ class AgentsEmulator(Emulator):
         return session
 
     @contextmanager
-    def run(self, host: str = "127.0.0.1", port: int = 0) -> Iterator[RunningEmulator]:
+    def run(self, host: str = "127.0.0.1", port: int = 0,
+            tls: tuple[str, str] | None = None) -> Iterator[RunningEmulator]:
         """Serve on loopback; open event streams are ended when the block exits."""
-        with super().run(host, port) as running:
+        with super().run(host, port, tls) as running:
             try:
                 yield running
             finally:

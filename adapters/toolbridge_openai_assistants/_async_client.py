@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import AsyncSender, exclusive_transport
+from toolbridge.http import AsyncSender, Network
 
 from ._base import Endpoint, StreamEvent
 from ._calls import AssistantsCalls
@@ -19,15 +19,15 @@ class AsyncAssistantsClient(AssistantsCalls):
     """Async form of `AssistantsClient` (same methods, awaited; streams are async iterators)."""
 
     def __init__(self, *, http_client: httpx.AsyncClient | None = None, **options: Any) -> None:
+        network = Network.take(options)
         super().__init__(**options)
-        # A connection per request in flight: httpx's pool makes concurrent requests (of a
-        # worker's many runs) race for one connection.
-        self._http = http_client or httpx.AsyncClient(
-            timeout=self.timeout, transport=exclusive_transport())
+        self._owns = http_client is None
+        self._http = http_client or network.async_client(self.timeout)
         self._sender = AsyncSender(Endpoint(self), self._http)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._owns:
+            await self._http.aclose()
 
     async def __aenter__(self) -> AsyncAssistantsClient:
         return self

@@ -71,7 +71,7 @@ def _client(options: AssistantsOptions) -> AsyncAssistantsClient:
     elif options.azure_endpoint is None and options.project_endpoint is None and (
             options.api_key is None):
         given.update(credentials_from_env())
-    return AsyncAssistantsClient(**given)
+    return AsyncAssistantsClient(**given, **options.network())
 
 
 def _tool_choice(choice: ToolChoice | str | None) -> ToolChoice | None:

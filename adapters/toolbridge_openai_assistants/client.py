@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import Sender
+from toolbridge.http import Network, Sender
 
 from ._async_client import AsyncAssistantsClient
 from ._base import (
@@ -34,15 +34,20 @@ __all__ = [
 
 class AssistantsClient(AssistantsCalls):
     """Blocking client. OpenAI: ``api_key`` (+ ``base_url``); Azure: ``azure_endpoint``,
-    ``api_version`` and ``api_key`` or ``azure_ad_token_provider``."""
+    ``api_version`` and ``api_key`` or ``azure_ad_token_provider``. Network settings as
+    `toolbridge.http.Network` (``proxy``, ``verify``, ``cert``, ``http2``, ``trust_env``), or
+    a caller's own ``http_client`` (not closed here)."""
 
     def __init__(self, *, http_client: httpx.Client | None = None, **options: Any) -> None:
+        network = Network.take(options)
         super().__init__(**options)
-        self._http = http_client or httpx.Client(timeout=self.timeout)
+        self._owns = http_client is None
+        self._http = http_client or network.client(self.timeout)
         self._sender = Sender(Endpoint(self), self._http)
 
     def close(self) -> None:
-        self._http.close()
+        if self._owns:
+            self._http.close()
 
     def __enter__(self) -> AssistantsClient:
         return self

@@ -55,7 +55,7 @@ class ChatConnection(Connection):
             "api_version": options.api_version} if options.azure_endpoint else {
                 "base_url": options.base_url}
         self.client = AsyncChatClient(api_key=key, retry=options.retry,
-                                      timeout=options.timeout, **azure)
+                                      timeout=options.timeout, **azure, **options.network())
 
     def backend(self, conversation: str | None = None) -> Backend:
         name = conversation or self.options.conversation or f"chat-{uuid.uuid4().hex[:16]}"

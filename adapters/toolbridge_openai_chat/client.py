@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import AsyncSender, Sender, exclusive_transport
+from toolbridge.http import AsyncSender, Network, Sender
 
 from ._calls import ChatCalls, ChatConfig, Chunks, OnChunk
 
@@ -24,12 +24,15 @@ __all__ = ["AsyncChatClient", "ChatClient", "ChatConfig"]
 
 
 class ChatClient(ChatCalls):
-    """Blocking client; options as `ChatConfig`."""
+    """Blocking client; options as `ChatConfig`, network settings as `toolbridge.http.Network`
+    (``proxy``, ``verify``, ``cert``, ``http2``, ``trust_env``), or a caller's own
+    ``http_client``."""
 
     def __init__(self, *, http_client: httpx.Client | None = None, **options: Any) -> None:
+        network = Network.take(options)
         self.config = ChatConfig(**options)
         self._owns = http_client is None
-        self._http = http_client or httpx.Client(timeout=self.config.timeout)
+        self._http = http_client or network.client(self.config.timeout)
         self._sender = Sender(self.config, self._http)
 
     def create(self, **body: Any) -> dict[str, Any]:
@@ -60,12 +63,10 @@ class AsyncChatClient(ChatCalls):
     """Async form of `ChatClient` (same methods, awaited; `stream` is an async iterator)."""
 
     def __init__(self, *, http_client: httpx.AsyncClient | None = None, **options: Any) -> None:
+        network = Network.take(options)
         self.config = ChatConfig(**options)
         self._owns = http_client is None
-        # A connection per request in flight: httpx's pool makes the concurrent requests of a
-        # worker's many conversations race for one connection.
-        self._http = http_client or httpx.AsyncClient(
-            timeout=self.config.timeout, transport=exclusive_transport())
+        self._http = http_client or network.async_client(self.config.timeout)
         self._sender = AsyncSender(self.config, self._http)
 
     async def create(self, **body: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import AsyncSender, exclusive_transport
+from toolbridge.http import AsyncSender, Network
 
 from ._config import ClientConfig
 from ._requests import Events, OnEvent, Requests
@@ -20,12 +20,10 @@ class AsyncResponsesClient(Requests):
     ``credential`` (``azure.identity.aio``) or awaitable ``token_provider`` works here."""
 
     def __init__(self, *, http_client: httpx.AsyncClient | None = None, **options: Any) -> None:
+        network = Network.take(options)
         self.config = ClientConfig(**options)
         self._owns = http_client is None
-        # A connection per request in flight: httpx's pool makes the concurrent requests of a
-        # worker's many conversations race for one connection.
-        self._http = http_client or httpx.AsyncClient(
-            timeout=self.config.timeout, transport=exclusive_transport())
+        self._http = http_client or network.async_client(self.config.timeout)
         self._sender = AsyncSender(self.config, self._http)
 
     # ------------------------------------------------------------------ responses

@@ -57,7 +57,7 @@ class ResponsesConnection(Connection):
         self.client = AsyncResponsesClient(api_key=key, credential=credential, agent=agent,
                                            poll_interval=options.poll_interval,
                                            retry=options.retry, timeout=options.timeout,
-                                           **endpoint)
+                                           **endpoint, **options.network())
         self._agent_lock = asyncio.Lock()
         self._agent_saved = False
 

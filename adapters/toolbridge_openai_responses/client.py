@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge.http import Sender
+from toolbridge.http import Network, Sender
 
 from ._async_client import AsyncResponsesClient
 from ._config import ClientConfig
@@ -28,12 +28,15 @@ __all__ = ["AsyncResponsesClient", "ResponseStreamError", "ResponsesClient", "St
 
 class ResponsesClient(Requests):
     """Blocking client; options as `ClientConfig` (``base_url``/``api_key``,
-    ``azure_endpoint``, ``project_endpoint`` + ``credential``, ``agent``, ``retry``, ...)."""
+    ``azure_endpoint``, ``project_endpoint`` + ``credential``, ``agent``, ``retry``, ...) and
+    the network's (`toolbridge.http.Network`: ``proxy``, ``verify``, ``cert``, ``http2``,
+    ``trust_env``), or a caller's own ``http_client``."""
 
     def __init__(self, *, http_client: httpx.Client | None = None, **options: Any) -> None:
+        network = Network.take(options)
         self.config = ClientConfig(**options)
         self._owns = http_client is None
-        self._http = http_client or httpx.Client(timeout=self.config.timeout)
+        self._http = http_client or network.client(self.config.timeout)
         self._sender = Sender(self.config, self._http)
 
     # ------------------------------------------------------------------ responses

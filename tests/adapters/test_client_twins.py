@@ -137,9 +137,9 @@ ADAPTERS = [
                 "stream_completion": ((), {"model": "m", "messages": []}),
             }),
     Adapter("google-ces",
-            lambda http: CesClient(base_url="https://ces.test", token="t", http=http,
+            lambda http: CesClient(base_url="https://ces.test", token="t", http_client=http,
                                    retry=FAST),
-            lambda http: AsyncCesClient(base_url="https://ces.test", token="t", http=http,
+            lambda http: AsyncCesClient(base_url="https://ces.test", token="t", http_client=http,
                                         retry=FAST),
             ces_stream, {
                 "run_session": ((SESSION, {"inputs": [{"text": "hi"}]}), {}),

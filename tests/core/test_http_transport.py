@@ -35,3 +35,74 @@ async def test_streams_keep_no_connection_and_errors_free_theirs() -> None:
             with contextlib.suppress(httpx.ConnectError):
                 await client.get("http://127.0.0.1:9/")  # nothing listens there
             assert "0 idle" in repr(transport)
+
+
+class FastSender(asyncio.Protocol):
+    """An HTTP server answering one request with ``size`` bytes written as fast as the socket
+    takes them; it notes when its transport asked it to stop writing."""
+
+    def __init__(self, size: int, paused: asyncio.Event) -> None:
+        self.size, self.paused, self.written = size, paused, 0
+        self.transport: asyncio.Transport | None = None
+        self.more = asyncio.Event()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if b"\r\n\r\n" in data and self.transport is not None:
+            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                                 b"Content-Length: %d\r\n\r\n" % self.size)
+            asyncio.get_running_loop().create_task(self.send())
+
+    async def send(self) -> None:
+        chunk = b"x" * 65536
+        while self.written < self.size and self.transport is not None:
+            self.transport.write(chunk)
+            self.written += len(chunk)
+            if self.paused.is_set():
+                await self.more.wait()
+            await asyncio.sleep(0)
+
+    def pause_writing(self) -> None:
+        self.paused.set()
+
+    def resume_writing(self) -> None:
+        self.paused.clear()
+        self.more.set()
+        self.more = asyncio.Event()
+
+
+async def test_a_slow_reader_pauses_a_sender_that_outruns_it() -> None:
+    """Backpressure: while the consumer reads nothing, the connection stops reading its socket
+    (past `READ_LIMIT`), the sender's writes back up and it is told to pause, having sent far
+    less than the body; reading on then brings every byte."""
+    from toolbridge.http._network import READ_LIMIT
+
+    size = 64 * 1024 * 1024
+    paused = asyncio.Event()
+    senders: list[FastSender] = []
+
+    def make() -> FastSender:
+        senders.append(FastSender(size, paused))
+        return senders[-1]
+
+    server = await asyncio.get_running_loop().create_server(make, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with httpx.AsyncClient(transport=exclusive_transport(keep=0)) as client:
+            async with client.stream("GET", f"http://127.0.0.1:{port}/big") as response:
+                chunks = response.aiter_raw()
+                received = len(await chunks.__anext__())
+                await asyncio.wait_for(paused.wait(), 10)  # the reader is stalled
+                await asyncio.sleep(0.2)
+                stalled_at = senders[0].written
+                assert stalled_at < size // 2, stalled_at  # TCP buffers and READ_LIMIT only
+                assert size // 64 > READ_LIMIT
+                async for chunk in chunks:
+                    received += len(chunk)
+        assert received == size
+    finally:
+        server.close()
+        await server.wait_closed()

@@ -26,6 +26,7 @@ from _common import validation_cases  # noqa: E402
     ("bench_telemetry.py", ["--number", "3", "--rounds", "1"]),
     ("bench_import.py", ["--samples", "1"]),
     ("bench_instructions.py", ["--no-valgrind", "--payloads", "2", "--calls", "2"]),
+    ("bench_transport.py", ["20", "5"]),
 ])
 def test_benchmark_runs(script: str, args: list[str]) -> None:
     out = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True,

@@ -53,7 +53,9 @@ class Emulator(abc.ABC):
         return instrument(self.build_app(), self.journal, self.faults, self.error_body)
 
     @contextmanager
-    def run(self, host: str = "127.0.0.1", port: int = 0) -> Iterator[RunningEmulator]:
-        """Serve on loopback (a free port by default) for the duration of the block."""
-        with serve(self.app, self, self.journal, host, port) as running:
+    def run(self, host: str = "127.0.0.1", port: int = 0,
+            tls: tuple[str, str] | None = None) -> Iterator[RunningEmulator]:
+        """Serve on loopback (a free port by default) for the duration of the block; over
+        HTTPS with ``tls``, ``(certificate file, key file)`` (PEM)."""
+        with serve(self.app, self, self.journal, host, port, tls) as running:
             yield running

@@ -257,9 +257,11 @@ def _prompt_server_class() -> type[Any]:
 
 
 class EmulatorServer:
-    """Serves an ASGI app with uvicorn in a background thread."""
+    """Serves an ASGI app with uvicorn in a background thread; over TLS with ``tls``
+    (``(certificate file, key file)``, PEM)."""
 
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0,
+                 tls: tuple[str, str] | None = None) -> None:
         import uvicorn
 
         error_log = logging.getLogger("uvicorn.error")
@@ -273,8 +275,10 @@ class EmulatorServer:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
         self.host, self.port = self._sock.getsockname()[:2]
+        self.scheme = "https" if tls else "http"
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1)
+                                timeout_graceful_shutdown=1, ssl_certfile=tls and tls[0],
+                                ssl_keyfile=tls and tls[1])
         self._server = _prompt_server_class()(config)
         self._thread = threading.Thread(target=self._run, name=f"emulator:{self.port}", daemon=True)
 
@@ -283,7 +287,7 @@ class EmulatorServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
 
     def start(self) -> None:
         self._thread.start()
@@ -302,10 +306,10 @@ class EmulatorServer:
 
 
 @contextmanager
-def serve(app: ASGIApp, state: Any, journal: Journal, host: str = "127.0.0.1", port: int = 0
-          ) -> Iterator[RunningEmulator]:
-    """Serve ``app`` on loopback for the duration of the block."""
-    server = EmulatorServer(app, host, port)
+def serve(app: ASGIApp, state: Any, journal: Journal, host: str = "127.0.0.1", port: int = 0,
+          tls: tuple[str, str] | None = None) -> Iterator[RunningEmulator]:
+    """Serve ``app`` on loopback for the duration of the block (over TLS with ``tls``)."""
+    server = EmulatorServer(app, host, port, tls)
     server.start()
     try:
         yield RunningEmulator(server.base_url, journal, state)

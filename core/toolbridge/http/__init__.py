@@ -1,6 +1,7 @@
 """Shared HTTP plumbing for adapter clients: API calls described once and their sync and async
-senders, secrets, bounded retries honouring Retry-After, SSE, and `exclusive_transport` (a
-connection per request in flight, for clients of many conversations).
+senders, secrets, bounded retries honouring Retry-After, SSE, `Network` (proxies, CAs, client
+certificates, HTTP/2: the httpx clients of every adapter are built by it) and
+`exclusive_transport` (a connection per request in flight, for direct async connections).
 
 What a dialect author's client imports. httpx is imported on first use, not by this module.
 """
@@ -22,6 +23,7 @@ from ._senders import AsyncSender, Sender, aread_events, read_events
 from ._sse import SSEDecoder
 
 if TYPE_CHECKING:
+    from ._clients import Network
     from ._transport import exclusive_transport
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "Emit",
     "Endpoint",
     "Flow",
+    "Network",
     "Open",
     "Pause",
     "Reader",
@@ -58,4 +61,9 @@ def __getattr__(name: str) -> Any:
 
         globals()[name] = exclusive_transport
         return exclusive_transport
+    if name == "Network":  # with ssl: on first use
+        from ._clients import Network
+
+        globals()[name] = Network
+        return Network
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -224,17 +224,34 @@ def transport_failure(request: httpx.Request, exc: Exception, attempt: int, atte
     raise it).
 
     A request that may have reached the server (anything but a connect error or timeout) is
-    tried again only when ``idempotent``.
+    tried again only when ``idempotent``; a server certificate that the CAs do not trust,
+    never. The message names the server (``host:port``) and the cause.
     """
     import httpx
 
-    what = what or f"{request.method} {request.url.path}"
+    url = request.url
+    port = url.port or (443 if url.scheme == "https" else 80)
+    what = what or f"{request.method} {url.path} to {url.host}:{port}"
     sent = not isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
     if sent and not idempotent:
         return transport_error(what, exc, "not retried: the server may have acted on it")
+    if _untrusted(exc):
+        return transport_error(what, exc, "check verify= or SSL_CERT_FILE")
     if attempt >= attempts:
         return transport_error(what, exc)
     return None
+
+
+def _untrusted(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from a certificate that failed verification."""
+    import ssl
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def raise_for_backend(response: httpx.Response, what: str) -> None:

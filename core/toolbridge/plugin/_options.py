@@ -19,9 +19,10 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..errors import UsageError
+from ..http._retries import Secret
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -142,6 +143,44 @@ class ServeOptions(DialectOptions):
 
     base_url: str | None = None
     """The service's root URL (an emulator's base URL works); ``None``: the real service."""
+    proxy: Secret | None = None
+    """A proxy URL for every request (default: ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``
+    with ``NO_PROXY``, when ``trust_env``); credentials in it stay secret."""
+    verify: bool | str = True
+    """``false``, or a CA bundle file or directory (default: ``SSL_CERT_FILE`` or
+    ``SSL_CERT_DIR`` when ``trust_env``, else certifi's CAs)."""
+    cert: str | None = None
+    """A client certificate (PEM, with its key unless ``cert_key``) for mutual TLS."""
+    cert_key: str | None = None
+    """The client certificate's private key file, when not in ``cert``."""
+    http2: bool = False
+    """Offer HTTP/2 (needs the ``http2`` extra)."""
+    trust_env: bool = True
+    """Read proxies and CAs from the environment, as httpx does."""
+
+    @field_validator("verify", mode="before")
+    @classmethod
+    def _verify_flag(cls, value: Any) -> Any:
+        """``-o verify=false`` is the flag, not a file named ``false``."""
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        return value
+
+    def network(self) -> dict[str, Any]:
+        """The client keywords of the network settings that differ from the defaults (see
+        `toolbridge.http.Network`)."""
+        given: dict[str, Any] = {}
+        if self.proxy is not None:
+            given["proxy"] = self.proxy
+        if self.verify is not True:
+            given["verify"] = self.verify
+        if self.cert is not None:
+            given["cert"] = (self.cert, self.cert_key) if self.cert_key else self.cert
+        if self.http2:
+            given["http2"] = True
+        if not self.trust_env:
+            given["trust_env"] = False
+        return given
 
     @classmethod
     def emulated(cls, base_url: str) -> Self:

@@ -9,7 +9,8 @@ transcript attached).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BackendError, ServeError, UsageError
@@ -18,6 +19,7 @@ from ..telemetry._turns import turn_span
 from ._checkpoints import Checkpoints
 from ._conversation import Conversation
 from ._settings import DriverSettings
+from ._shared import shared_connection
 from ._transcript import Status, Transcript
 
 if TYPE_CHECKING:
@@ -29,12 +31,17 @@ T = TypeVar("T")
 Options = ServeOptions | Mapping[str, Any] | None
 
 
-def _open(toolbox: Toolbox, dialect: str | Dialect, options: Options,
-          connection: Connection | None) -> tuple[Connection, bool]:
-    """The connection to use, and whether it was opened here (then it is closed here)."""
+@asynccontextmanager
+async def _open(toolbox: Toolbox, dialect: str | Dialect, options: Options,
+                connection: Connection | None) -> AsyncIterator[Connection]:
+    """The connection given, or the one shared by the conversations held at once with equal
+    options and the same tools (`shared_connection`)."""
     if connection is not None:
-        return connection, False
-    return capabilities().serving(get_dialect(dialect).name).connect(options, list(toolbox)), True
+        yield connection
+        return
+    serving = capabilities().serving(get_dialect(dialect).name)
+    async with shared_connection(serving, options, list(toolbox)) as shared:
+        yield shared
 
 
 async def aconverse(
@@ -54,13 +61,9 @@ async def aconverse(
     """
     if isinstance(messages, str):
         raise UsageError("messages must be a list of user messages, not one string")
-    conn, own = _open(toolbox, dialect, options, connection)
-    try:
+    async with _open(toolbox, dialect, options, connection) as conn:
         return await hold(toolbox, conn.backend(conversation), messages,
                           _settings(settings, context))
-    finally:
-        if own:
-            await conn.aclose()
 
 
 async def aserve(
@@ -70,13 +73,9 @@ async def aserve(
 ) -> Transcript:
     """Answer what an existing conversation waits for until it settles (for a backend that
     keeps streaming, until cancelled); ``conversation`` or the options name it."""
-    conn, own = _open(toolbox, dialect, options, connection)
-    try:
+    async with _open(toolbox, dialect, options, connection) as conn:
         return await hold(toolbox, conn.backend(conversation), None,
                           _settings(settings, context))
-    finally:
-        if own:
-            await conn.aclose()
 
 
 def _settings(settings: DriverSettings | None, context: Mapping[str, Any] | None

@@ -15,8 +15,10 @@ __all__ = ["emulated_options", "emulator"]
 
 
 @contextmanager
-def emulator(dialect: str | Dialect, **options: Any) -> Iterator[RunningEmulator]:
+def emulator(dialect: str | Dialect, *, tls: tuple[str, str] | None = None,
+             **options: Any) -> Iterator[RunningEmulator]:
     """Start ``dialect``'s emulator on a free loopback port; yields a `RunningEmulator`.
+    With ``tls`` (``(certificate file, key file)``, PEM) it serves HTTPS.
 
     ``options`` (``script``, ``faults``, dialect-specific ones) go to the emulator::
 
@@ -24,7 +26,7 @@ def emulator(dialect: str | Dialect, **options: Any) -> Iterator[RunningEmulator
             client = OpenAI(base_url=emu.base_url + "/v1", api_key="test")
     """
     emu = capabilities().emulator(get_dialect(dialect).name).create(options)
-    with emu.run() as running:
+    with emu.run(tls=tls) as running:
         yield running
 
 

@@ -118,13 +118,14 @@ async def test_run_session_retries_connect_errors_only() -> None:
             return httpx.Response(200, json={"outputs": [{"text": "ok"}]})
         return httpx.MockTransport(handle)
 
-    async with AsyncCesClient(base_url="http://ces.test", token=TOKEN, retry=FAST,
-                              http=httpx.AsyncClient(transport=flaky(httpx.ConnectError))) as c:
+    async with AsyncCesClient(
+            base_url="http://ces.test", token=TOKEN, retry=FAST,
+            http_client=httpx.AsyncClient(transport=flaky(httpx.ConnectError))) as c:
         assert (await c.send_text(SESSION, "hi"))["outputs"][0]["text"] == "ok"
     assert len(sent) == 2
     sent.clear()
     with CesClient(base_url="http://ces.test", token=TOKEN, retry=FAST,
-                   http=httpx.Client(transport=flaky(httpx.ReadTimeout))) as client:
+                   http_client=httpx.Client(transport=flaky(httpx.ReadTimeout))) as client:
         with pytest.raises(toolbridge.BackendError, match="not retried"):
             client.send_text(SESSION, "hi")
         assert len(sent) == 1

@@ -1,0 +1,60 @@
+"""One connection shared by the conversations that the per-conversation entry points
+(`aconverse`, `aserve` and each dialect's wrappers of them) hold at once on the same event
+loop with equal options and the same tools: one HTTP client and one rendering of the tools
+for all of them, as a `Worker` has, closed when the last of them ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import ToolDefinition
+from ..plugin import Connection, ServeCapability
+
+__all__ = ["shared_connection"]
+
+
+@dataclass
+class _Shared:
+    connection: Connection
+    tools: Sequence[ToolDefinition]
+    """Kept so that the ids in the key stay theirs."""
+    users: int = 0
+
+
+_OPEN: dict[tuple[Any, ...], _Shared] = {}
+
+
+@asynccontextmanager
+async def shared_connection(serving: ServeCapability, options: Any,
+                            tools: Sequence[ToolDefinition]) -> AsyncIterator[Connection]:
+    """The open connection of ``serving`` for ``options`` and ``tools`` (parsed options
+    that cannot be hashed, e.g. holding a mapping, get a connection of their own)."""
+    parsed = serving.options.parse(options)
+    try:
+        key: tuple[Any, ...] | None = (asyncio.get_running_loop(), serving.dialect, parsed,
+                                       tuple(map(id, tools)))
+        hash(key)
+    except TypeError:
+        key = None
+    if key is None:
+        connection = serving.connect(parsed, tools)
+        try:
+            yield connection
+        finally:
+            await connection.aclose()
+        return
+    shared = _OPEN.get(key)
+    if shared is None:
+        shared = _OPEN[key] = _Shared(serving.connect(parsed, tools), tools)
+    shared.users += 1
+    try:
+        yield shared.connection
+    finally:
+        shared.users -= 1
+        if shared.users == 0 and _OPEN.get(key) is shared:
+            del _OPEN[key]
+            await shared.connection.aclose()
