@@ -16,6 +16,7 @@ from ._emulator_checks import ApiError, unknown_call
 __all__ = ["EmuSession"]
 
 _EVENT_IDS = itertools.count(1)
+APPROVAL = "mcp_approval_request"
 
 
 def new_id(prefix: str) -> str:
@@ -148,6 +149,15 @@ class EmuSession:
             self._finish()
             return
         for call in calls:
+            if call.approval is not None:  # an MCP tool call the session asks approval for
+                self.required_actions.append({
+                    "type": "mcp_approval_request", "request_id": call.id,
+                    "turn_id": self.turn_id, "request": {
+                        "type": "mcp_tool_call", "server_label": call.approval.server,
+                        "name": call.name, "arguments": dict(call.arguments),
+                        "message": call.approval.message}})
+                self.waiting.add(call.id)
+                continue
             # Object arguments; broken JSON is the model's text where the object belongs.
             arguments = call.raw_arguments if call.raw_arguments is not None else dict(
                 call.arguments)
@@ -169,7 +179,7 @@ class EmuSession:
         never were pending (their items end ``incomplete``) and play the next round."""
         listed = {a["call_id"] for a in self.required_actions if a.get("type") == "function_call"}
         self.required_actions = [a for a in self.required_actions
-                                 if a.get("type") != "function_call"]
+                                 if a.get("type") not in ("function_call", APPROVAL)]
         for item in self.items:
             if (item.get("type") == "function_call" and item.get("turn_id") == self.turn_id
                     and item["call_id"] in listed and item["status"] == "in_progress"):
@@ -236,5 +246,33 @@ class EmuSession:
         self._add_item({"type": "function_call_output", "id": new_id("fco"),
                         "call_id": call_id, "turn_id": event["turn_id"], "output": output,
                         "error": error, "status": "completed" if success else "failed"})
+        self._answered()
+
+    def _answered(self) -> None:
+        """A pending action was answered: the next round once none waits; while only
+        approval requests wait, the session says so again (its required actions changed)."""
         if not self.waiting:
             self._resume()
+        elif not any(a.get("type") == "function_call" and a["call_id"] in self.waiting
+                     for a in self.required_actions):
+            self._session_event("requires_action")
+
+    def accept_approval(self, event: Mapping[str, Any], param: str) -> None:
+        """An ``mcp_approval_request_result``: the model gets the MCP tool's scripted output,
+        or is told it was denied; the real 400 when no such request is pending."""
+        request_id = event.get("request_id")
+        if not any(a.get("type") == APPROVAL and a["request_id"] == request_id
+                   for a in self.required_actions) or request_id not in self.waiting:
+            raise ApiError(400, f"No pending approval request matches '{request_id}'.",
+                           param=param, code="invalid_request_error")
+        response = event.get("response")
+        decision = response.get("decision") if isinstance(response, Mapping) else None
+        if decision not in ("approve", "deny"):
+            raise ApiError(400, "Invalid 'response.decision': expected 'approve' or 'deny'.",
+                           param=f"{param}.response.decision", code="invalid_value")
+        self.waiting.discard(request_id)
+        self.required_actions = [a for a in self.required_actions
+                                 if not (a.get("type") == APPROVAL
+                                         and a["request_id"] == request_id)]
+        self.model.decide(str(request_id), decision == "approve")
+        self._answered()

@@ -225,6 +225,8 @@ class AgentsEmulator(Emulator):
                                    if isinstance(messages, str) else messages)
             elif kind == "agent.session.input.cancel":
                 session.cancel()
+            elif kind == "agent.session.input.mcp_approval_request_result":
+                session.accept_approval(event, "events")
             else:
                 raise ApiError(400, f"No pending approval request matches this '{kind}'.",
                                param="events", code="invalid_request_error")
