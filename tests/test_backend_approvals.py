@@ -73,15 +73,27 @@ def check_answers(dialect: str, sent: list[dict[str, Any]]) -> None:
 
 
 def check_wire(dialect: str, emu: Any) -> None:
-    """What the emulator sent parses with the openai SDK's types (sessions, responses)."""
+    """The approval requests the emulator sent parse with the openai SDK's types (the
+    sessions and responses that carry them, plain or in stream events)."""
+    bodies: list[Any] = []
     for entry in emu.journal.entries():
-        body = entry.response if isinstance(getattr(entry, "response", None), dict) else None
-        if body is None:
+        found = [entry.response] + [json.loads(line[6:]) for frame in entry.events
+                                    for line in str(frame).splitlines()
+                                    if line.startswith("data: {")]
+        for body in found:
+            if isinstance(body, dict):
+                bodies += [body, body.get("session"), body.get("response")]
+    asked = 0
+    for body in bodies:
+        if not isinstance(body, dict):
             continue
         if dialect == "openai-agents" and body.get("object") == "agent.session":
-            AgentSession.model_validate(body)
+            session = AgentSession.model_validate(body)
+            asked += sum(a.type == "mcp_approval_request" for a in session.required_actions)
         elif dialect == "openai-responses" and body.get("object") == "response":
-            Response.model_validate(body)
+            response = Response.model_validate(body)
+            asked += sum(i.type == "mcp_approval_request" for i in response.output)
+    assert asked, "no approval request was sent"
 
 
 def told(dialect: str, emu: Any, transcript: Any) -> str:
@@ -231,7 +243,7 @@ def test_the_worker_killed_before_the_decision(dialect: str, tmp_path: Path) -> 
         decide = [*cli, "approve", "--store", store, request["call_id"]]
         subprocess.run(decide, check=True, timeout=60, capture_output=True)
         twice = subprocess.run(decide, timeout=60, capture_output=True, text=True, check=False)
-        assert twice.returncode != 0 and "decided already" in twice.stderr
+        assert twice.returncode == 2 and "awaits approval" in twice.stderr  # used once
         started = time.monotonic()
         again = asyncio.run(resume(dialect, emu, toolbox(store), conversation))
         assert again.status == "completed", again.render()
