@@ -54,7 +54,8 @@ class EmuSession:
         self.waiting: set[str] = set()
         """Ids of the calls the session registered as pending (a listed action may not be)."""
         self.subscribers: list[asyncio.Queue[dict[str, Any] | None]] = []
-        self.model = ScriptedModel(script, self._declared(), new_id=lambda: new_id("call"))
+        self.model = ScriptedModel(script, self._declared(), new_id=lambda: new_id("call"),
+                                   approvals=True)
         self._publish = on_publish
 
     def _declared(self) -> dict[str, Mapping[str, Any]]:

@@ -59,7 +59,7 @@ def next_output(script: Script, tools: dict[str, dict[str, Any]], context: Itera
     """The output items of the next model step after ``context``; `ScriptError` if the
     script asks for something the declared tools reject."""
     model = ScriptedModel(script, tools, strict=strict,  # strict: null for absent properties
-                          new_id=lambda: new_id("call"))
+                          new_id=lambda: new_id("call"), approvals=True)
     in_round = False
     items = list(context)
     for index, item in enumerate(items):

@@ -75,8 +75,8 @@ EXPECTED: dict[str, set[str]] = {
         "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",
         "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
         "RunningEmulator", "Script", "ScriptApproval", "ScriptCall", "ScriptError", "ScriptTurn",
-        "ScriptedModel", "StreamDropped", "StreamFaults", "faults_from", "instrument", "missing_parameter",
-        "serve", "sse_frames", "strict_schema_problem", "wrong_type",
+        "ScriptedModel", "StreamDropped", "StreamFaults", "faults_from", "instrument",
+        "missing_parameter", "serve", "sse_frames", "strict_schema_problem", "wrong_type",
     },
     "toolbridge.migration": {
         "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",

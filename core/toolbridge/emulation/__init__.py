@@ -68,7 +68,8 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "Emulator": "._base", "Journal": "._journal", "JournalEntry": "._journal",
     "MISBEHAVIOURS": "._script", "Misbehaviour": "._script", "Script": "._script",
-    "ScriptApproval": "._script", "ScriptCall": "._script", "ScriptError": "._script", "ScriptTurn": "._script",
+    "ScriptApproval": "._script", "ScriptCall": "._script", "ScriptError": "._script",
+    "ScriptTurn": "._script",
     "ModelCall": "._scripted", "ScriptedModel": "._scripted",
     "EmulatorServer": "._server", "RunningEmulator": "._server", "StreamDropped": "._server",
     "instrument": "._server", "serve": "._server", "sse_frames": "._server",

@@ -63,13 +63,17 @@ class ScriptedModel:
     4. `record` each output it receives, and `reply` for the turn's final text.
 
     ``new_id`` makes the dialect's call ids; ``unsupported`` maps a misbehaviour the dialect's
-    wire cannot express to the reason, which a script error then gives.
+    wire cannot express to the reason, which a script error then gives; ``approvals``: the
+    wire carries approval requests (`ModelCall.approval`; else such a call is a script error).
     """
 
     def __init__(self, script: Script, tools: Mapping[str, Mapping[str, Any]] | None = None, *,
                  strict: Iterable[str] = (), new_id: Callable[[], str] = _new_call_id,
-                 unsupported: Mapping[str, str] | None = None) -> None:
+                 unsupported: Mapping[str, str] | None = None, approvals: bool = False
+                 ) -> None:
         self.script = script
+        self.approvals = approvals
+        """The backend asks for approvals on its wire (script calls with ``approval``)."""
         self.new_id = new_id
         self.unsupported = dict(unsupported or {})
         self.tools: dict[str, Mapping[str, Any]] = {}
@@ -144,6 +148,9 @@ class ScriptedModel:
     def _play(self, call: ScriptCall, where: str, replayed: str | None, first: str
               ) -> ModelCall:
         if call.approval is not None:  # an MCP tool of the server's, not a declared one
+            if not self.approvals:
+                raise ScriptError(f"{where}: {call.name!r} is an approval request, which this "
+                                  "backend never asks for (Agents sessions and Responses do)")
             made = ModelCall(replayed or self.new_id(), call.name, dict(call.arguments),
                              approval=call.approval)
             self._approvals[made.id] = call.approval

@@ -29,8 +29,8 @@ from ..store import (
     StoreCall,
     StoreClaim,
     StoreCompletion,
-    StoreKey,
     StoredResult,
+    StoreKey,
 )
 
 if TYPE_CHECKING:
