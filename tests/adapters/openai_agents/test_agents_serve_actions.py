@@ -33,7 +33,7 @@ def aclient(emu: Any) -> AsyncAgentsClient:
     return AsyncAgentsClient(base_url=emu.base_url + "/v1", retry=FAST, race_delays=RACE)
 
 
-async def test_serve_session_returns_when_only_an_mcp_approval_is_pending(
+async def test_serve_session_awaits_when_only_an_mcp_approval_is_pending(
         toolbox: toolbridge.Toolbox) -> None:
     with emulator(DIALECT, script=SCRIPT) as emu:
         async with aclient(emu) as client:
@@ -42,11 +42,28 @@ async def test_serve_session_returns_when_only_an_mcp_approval_is_pending(
             state.required_actions = [mcp_action(state.turn_id)]
             final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
                                            5)
-    assert final.status == "incomplete" and "mcp_approval_request" in str(final.error)
-    assert [a["type"] for a in final.entries[-1].data] == ["mcp_approval_request"]
+    assert final.status == "awaiting_approval" and "search (mcpr_1)" in str(final.error)
+    [request] = final.entries[-1].data
+    assert (request["call_id"], request["origin"], request["arguments"]) == (
+        "mcpr_1", "backend", {"q": "x"})
 
 
-async def test_conversation_stops_with_a_note_on_an_mcp_approval(
+async def test_serve_session_returns_when_another_action_is_pending(
+        toolbox: toolbridge.Toolbox) -> None:
+    with emulator(DIALECT, script=SCRIPT) as emu:
+        async with aclient(emu) as client:
+            session = await client.create_session(toolbox, input="hi")
+            state = emu.state.sessions[session["id"]]
+            state.required_actions = [{"type": "environment_connection", "turn_id":
+                                       state.turn_id}, mcp_action(state.turn_id)]
+            final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
+                                           5)
+    assert final.status == "incomplete" and "environment_connection" in str(final.error)
+    assert [a["type"] for a in final.entries[-1].data] == ["environment_connection",
+                                                           "mcp_approval_request"]
+
+
+async def test_conversation_awaits_with_a_note_on_an_mcp_approval(
         toolbox: toolbridge.Toolbox, monkeypatch: pytest.MonkeyPatch) -> None:
     played = EmuSession.advance
 
@@ -65,10 +82,11 @@ async def test_conversation_stops_with_a_note_on_an_mcp_approval(
                 arun_conversation(toolbox, ["weather?", "Oslo?"], client=client), 5)
     kinds = [e.kind for e in transcript.entries]
     assert kinds == ["tools", "user", "call", "result", "note"]  # "Oslo?" was not sent
-    assert transcript.status == "incomplete"
+    assert transcript.status == "awaiting_approval"
     note = transcript.entries[-1]
-    assert "mcp_approval_request" in note.text
-    assert note.data == [mcp_action(note.data[0]["turn_id"])]
+    assert "search (mcpr_1)" in note.text
+    assert [(r["call_id"], r["tool"], r["origin"]) for r in note.data] == [
+        ("mcpr_1", "search", "backend")]
 
 
 async def test_a_lost_submission_is_resubmitted_after_a_resync() -> None:
