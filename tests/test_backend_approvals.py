@@ -139,6 +139,9 @@ async def test_approved_from_another_toolbox_the_mcp_call_runs(dialect: str,
         assert "user 7 deleted" in told(dialect, emu, again)
         sent = answers(emu)
         assert len(sent) == 1 and json.dumps(sent).count("approve") == 1
+        [note] = [e for e in again.of_kind("note") if e.call == request.key.call_id]
+        assert note.text == "approval request of delete_user: approved (by ana)"
+        assert note.data == sent[0]  # the transcript shows what was sent
         check_answers(dialect, sent)
         check_wire(dialect, emu)
         # Served again: nothing waits, nothing is answered twice.

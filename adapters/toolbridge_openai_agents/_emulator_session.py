@@ -17,6 +17,10 @@ __all__ = ["EmuSession"]
 
 _EVENT_IDS = itertools.count(1)
 APPROVAL = "mcp_approval_request"
+APPROVALS = {"agent.session.input.mcp_approval_request_result": APPROVAL,
+             "agent.session.input.computer_use_approval_request_result":
+             "computer_use_approval_request"}
+"""Each approval result event, and the required action it answers."""
 
 
 def new_id(prefix: str) -> str:
@@ -180,7 +184,8 @@ class EmuSession:
         never were pending (their items end ``incomplete``) and play the next round."""
         listed = {a["call_id"] for a in self.required_actions if a.get("type") == "function_call"}
         self.required_actions = [a for a in self.required_actions
-                                 if a.get("type") not in ("function_call", APPROVAL)]
+                                 if a.get("type") != "function_call"
+                                 and a.get("type") not in APPROVALS.values()]
         for item in self.items:
             if (item.get("type") == "function_call" and item.get("turn_id") == self.turn_id
                     and item["call_id"] in listed and item["status"] == "in_progress"):
@@ -259,21 +264,25 @@ class EmuSession:
             self._session_event("requires_action")
 
     def accept_approval(self, event: Mapping[str, Any], param: str) -> None:
-        """An ``mcp_approval_request_result``: the model gets the MCP tool's scripted output,
-        or is told it was denied; the real 400 when no such request is pending."""
+        """An ``..._approval_request_result`` for a pending request of its kind: the model
+        gets the MCP tool's scripted output, or is told it was denied; the real 400 when no
+        such request is pending."""
         request_id = event.get("request_id")
-        if not any(a.get("type") == APPROVAL and a["request_id"] == request_id
+        kind = APPROVALS[str(event.get("type"))]
+        if not any(a.get("type") == kind and a["request_id"] == request_id
                    for a in self.required_actions) or request_id not in self.waiting:
             raise ApiError(400, f"No pending approval request matches '{request_id}'.",
                            param=param, code="invalid_request_error")
         response = event.get("response")
-        decision = response.get("decision") if isinstance(response, Mapping) else None
+        response = response if isinstance(response, Mapping) else {}
+        decision = "deny" if response.get("action") == "cancel" else response.get("decision")
         if decision not in ("approve", "deny"):
-            raise ApiError(400, "Invalid 'response.decision': expected 'approve' or 'deny'.",
-                           param=f"{param}.response.decision", code="invalid_value")
+            raise ApiError(400, "Invalid 'response': expected a decision 'approve' or 'deny' "
+                           "(or a browser authentication's 'cancel').",
+                           param=f"{param}.response", code="invalid_value")
         self.waiting.discard(request_id)
         self.required_actions = [a for a in self.required_actions
-                                 if not (a.get("type") == APPROVAL
+                                 if not (a.get("type") == kind
                                          and a["request_id"] == request_id)]
         self.model.decide(str(request_id), decision == "approve")
         self._answered()

@@ -35,6 +35,7 @@ from ..store import (
 
 if TYPE_CHECKING:
     from ..toolbox import Toolbox
+    from ._transcript import Transcript
 
 __all__ = ["BackendItems", "answered", "awaiting_step", "keeps"]
 
@@ -69,11 +70,12 @@ def keeps(final: Step) -> bool:
 class BackendItems:
     """A conversation's approval items asked by its backend, kept in the toolbox's store."""
 
-    __slots__ = ("_backend", "_items", "_toolbox")
+    __slots__ = ("_backend", "_items", "_toolbox", "_transcript")
 
-    def __init__(self, backend: Backend, toolbox: Toolbox) -> None:
+    def __init__(self, backend: Backend, toolbox: Toolbox, transcript: Transcript) -> None:
         self._backend = backend
         self._toolbox = toolbox
+        self._transcript = transcript
         self._items = capabilities().approval_items(backend.dialect.name)
 
     def read(self, actions: Sequence[Mapping[str, Any]]
@@ -108,6 +110,7 @@ class BackendItems:
         claims = await _io(store, lambda: self._claim(store, calls))
         waiting: list[ApprovalRequest] = []
         decided: list[tuple[BackendApproval, StoreKey, str, Decision]] = []
+        elsewhere = False
         for approval, key, claim in zip(approvals, keys, claims, strict=True):
             if claim.state == "awaiting" and claim.request is not None:
                 waiting.append(ApprovalRequest.from_json(claim.request))
@@ -118,7 +121,8 @@ class BackendItems:
                 return Step("incomplete", error=f"approval request {approval.request_id} "
                             "reuses the id of another call in the store", detail=dict(
                                 approval.item))
-            # completed: answered once already; running: another worker answers it
+            else:  # completed: answered once already; running: another worker answers it
+                elsewhere = elsewhere or claim.state == "running"
         following: Step | None = None
         if decided:
             following = await self._send(store, step, decided)
@@ -128,8 +132,10 @@ class BackendItems:
                                       f"wait for a decision: {names}")
         if decided or self._backend.streams:
             return following
-        return Step("incomplete", error="the backend still lists approval requests that "
-                    "were answered already", detail=[dict(a.item) for a in approvals])
+        why = ("another worker is answering them" if elsewhere
+               else "they were answered already")
+        return Step("incomplete", error=f"the backend still lists approval requests; {why}",
+                    detail=[dict(a.item) for a in approvals])
 
     def _key(self, approval: BackendApproval) -> StoreKey:
         return StoreKey(self._backend.dialect.name, self._backend.conversation, approval.turn,
@@ -143,8 +149,7 @@ class BackendItems:
         expired = [i for i, c in enumerate(claims) if c.state == "awaiting" and c.request
                    and ApprovalRequest.from_json(c.request).expired()]
         for i in expired:
-            assert claims[i].request is not None
-            expire(store, calls[i].key, ApprovalRequest.from_json(claims[i].request or ""))
+            expire(store, calls[i].key, ApprovalRequest.from_json(str(claims[i].request)))
         if expired:
             again = store.claim([calls[i] for i in expired])
             for i, claim in zip(expired, again, strict=True):
@@ -172,6 +177,12 @@ class BackendItems:
             None if d.kind == "approve" else d.message or "denied"))
             for _, key, owner, d in decided]
         await _io(store, lambda: store.write(completed=done))
+        for (approval, _, _, decision), answer in zip(decided, answers, strict=True):
+            said = "approved" if decision.kind == "approve" else (
+                f"denied: {decision.message}" if decision.message else "denied")
+            self._transcript.add("note", f"approval request of {approval.tool}: {said}"
+                                 + (f" (by {decision.by})" if decision.by else ""), answer,
+                                 call=approval.request_id, tool=approval.tool)
         return following
 
 

@@ -64,7 +64,7 @@ class Conversation:
         self._tasks = ConversationTasks()
         self._submitter = Submitter(backend, checkpoints, self._calls, self._tasks,
                                     self._landed, self._record.sent)
-        self._items = BackendItems(backend, toolbox)
+        self._items = BackendItems(backend, toolbox, transcript)
         self._recoveries = 0
         self._rounds = 0
 

@@ -157,3 +157,37 @@ async def test_real_service_without_a_key_is_a_usage_error_before_any_request(
         await arun_conversation(toolbox, ["hi"], base_url=None)
     with pytest.raises(toolbridge.UsageError, match="OPENAI_API_KEY"):
         await aserve_session(toolbox, "sess_1")
+
+
+async def test_a_computer_use_request_is_denied_once_when_served_again(tmp_path: Any) -> None:
+    """A browser authentication request (it can only be denied) waits in the store; denied
+    elsewhere, serving again sends one ``cancel`` the SDK's input type accepts."""
+    from openai.types.beta.agent_session_input_param import (
+        SessionInputParamAgentSessionInputComputerUseApprovalRequestResult as Result,
+    )
+    from openai_sdk_types import check_param
+
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    box = weather_toolbox({}, store=store)
+    action = {"type": "computer_use_approval_request", "request_id": "cua_1", "request": {
+        "type": "browser_authentication", "fields": [], "options": []}}
+    with emulator(DIALECT, script=SCRIPT) as emu:
+        async with aclient(emu) as client:
+            session = await client.create_session(box, input="hi")
+            state = emu.state.sessions[session["id"]]
+            state.required_actions = [{**action, "turn_id": state.turn_id}]
+            state.waiting = {"cua_1"}  # what the session waits for now
+            first = await asyncio.wait_for(aserve_session(box, session["id"], client=client), 5)
+            assert first.status == "awaiting_approval", first.render()
+            [request] = weather_toolbox({}, store=store).approvals.pending()
+            assert (request.tool, request.origin) == ("browser_authentication", "backend")
+            weather_toolbox({}, store=store).approvals.deny(request, "no credentials here")
+            for _ in range(2):  # served twice: answered once
+                await asyncio.wait_for(aserve_session(box, session["id"], client=client), 5)
+        sent = [e for entry in emu.journal.entries("POST", "/events")
+                for e in (entry.body or {}).get("events", [])
+                if e.get("type", "").endswith("computer_use_approval_request_result")]
+    assert sent == [{"type": "agent.session.input.computer_use_approval_request_result",
+                     "request_id": "cua_1",
+                     "response": {"type": "browser_authentication", "action": "cancel"}}]
+    assert check_param(sent[0], Result) == []
