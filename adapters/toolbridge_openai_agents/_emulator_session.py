@@ -16,6 +16,11 @@ from ._emulator_checks import ApiError, unknown_call
 __all__ = ["EmuSession"]
 
 _EVENT_IDS = itertools.count(1)
+APPROVAL = "mcp_approval_request"
+APPROVALS = {"agent.session.input.mcp_approval_request_result": APPROVAL,
+             "agent.session.input.computer_use_approval_request_result":
+             "computer_use_approval_request"}
+"""Each approval result event, and the required action it answers."""
 
 
 def new_id(prefix: str) -> str:
@@ -53,7 +58,8 @@ class EmuSession:
         self.waiting: set[str] = set()
         """Ids of the calls the session registered as pending (a listed action may not be)."""
         self.subscribers: list[asyncio.Queue[dict[str, Any] | None]] = []
-        self.model = ScriptedModel(script, self._declared(), new_id=lambda: new_id("call"))
+        self.model = ScriptedModel(script, self._declared(), new_id=lambda: new_id("call"),
+                                   approvals=True)
         self._publish = on_publish
 
     def _declared(self) -> dict[str, Mapping[str, Any]]:
@@ -148,6 +154,15 @@ class EmuSession:
             self._finish()
             return
         for call in calls:
+            if call.approval is not None:  # an MCP tool call the session asks approval for
+                self.required_actions.append({
+                    "type": "mcp_approval_request", "request_id": call.id,
+                    "turn_id": self.turn_id, "request": {
+                        "type": "mcp_tool_call", "server_label": call.approval.server,
+                        "name": call.name, "arguments": dict(call.arguments),
+                        "message": call.approval.message}})
+                self.waiting.add(call.id)
+                continue
             # Object arguments; broken JSON is the model's text where the object belongs.
             arguments = call.raw_arguments if call.raw_arguments is not None else dict(
                 call.arguments)
@@ -169,7 +184,8 @@ class EmuSession:
         never were pending (their items end ``incomplete``) and play the next round."""
         listed = {a["call_id"] for a in self.required_actions if a.get("type") == "function_call"}
         self.required_actions = [a for a in self.required_actions
-                                 if a.get("type") != "function_call"]
+                                 if a.get("type") != "function_call"
+                                 and a.get("type") not in APPROVALS.values()]
         for item in self.items:
             if (item.get("type") == "function_call" and item.get("turn_id") == self.turn_id
                     and item["call_id"] in listed and item["status"] == "in_progress"):
@@ -236,5 +252,37 @@ class EmuSession:
         self._add_item({"type": "function_call_output", "id": new_id("fco"),
                         "call_id": call_id, "turn_id": event["turn_id"], "output": output,
                         "error": error, "status": "completed" if success else "failed"})
+        self._answered()
+
+    def _answered(self) -> None:
+        """A pending action was answered: the next round once none waits; while only
+        approval requests wait, the session says so again (its required actions changed)."""
         if not self.waiting:
             self._resume()
+        elif not any(a.get("type") == "function_call" and a["call_id"] in self.waiting
+                     for a in self.required_actions):
+            self._session_event("requires_action")
+
+    def accept_approval(self, event: Mapping[str, Any], param: str) -> None:
+        """An ``..._approval_request_result`` for a pending request of its kind: the model
+        gets the MCP tool's scripted output, or is told it was denied; the real 400 when no
+        such request is pending."""
+        request_id = event.get("request_id")
+        kind = APPROVALS[str(event.get("type"))]
+        if not any(a.get("type") == kind and a["request_id"] == request_id
+                   for a in self.required_actions) or request_id not in self.waiting:
+            raise ApiError(400, f"No pending approval request matches '{request_id}'.",
+                           param=param, code="invalid_request_error")
+        response = event.get("response")
+        response = response if isinstance(response, Mapping) else {}
+        decision = "deny" if response.get("action") == "cancel" else response.get("decision")
+        if decision not in ("approve", "deny"):
+            raise ApiError(400, "Invalid 'response': expected a decision 'approve' or 'deny' "
+                           "(or a browser authentication's 'cancel').",
+                           param=f"{param}.response", code="invalid_value")
+        self.waiting.discard(request_id)
+        self.required_actions = [a for a in self.required_actions
+                                 if not (a.get("type") == kind
+                                         and a["request_id"] == request_id)]
+        self.model.decide(str(request_id), decision == "approve")
+        self._answered()

@@ -10,7 +10,7 @@ denied (answered ``cancel``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge.errors import UsageError, WireFormatError
@@ -18,7 +18,7 @@ from toolbridge.plugin import BackendApproval
 
 from .wire import DIALECT
 
-__all__ = ["answer_approval", "read_approval"]
+__all__ = ["answer_approval", "approval_body", "read_approval"]
 
 _KINDS = {"mcp_approval_request": "mcp", "computer_use_approval_request": "computer_use"}
 
@@ -61,3 +61,9 @@ def answer_approval(approval: BackendApproval, approve: bool, reason: str = ""
         response = {"type": "browser_origin_access", "decision": "approve" if approve else "deny"}
     return {"type": "agent.session.input.computer_use_approval_request_result",
             "request_id": approval.request_id, "response": response}
+
+
+def approval_body(payload: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]
+                  ) -> dict[str, Any]:
+    """The ``POST .../events`` body carrying ``answers`` (input events)."""
+    return {"events": [dict(a) for a in answers]}

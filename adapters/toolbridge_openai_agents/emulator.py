@@ -27,7 +27,7 @@ from starlette.routing import Route
 from toolbridge.emulation import Emulator, RunningEmulator, sse_frames
 
 from ._emulator_checks import ApiError, check_create, check_events, check_tools, unknown_call
-from ._emulator_session import EmuSession, new_id
+from ._emulator_session import APPROVALS, EmuSession, new_id
 from .options import AgentsFaults
 from .wire import TOOL_RESULT
 
@@ -226,6 +226,8 @@ class AgentsEmulator(Emulator):
                                    if isinstance(messages, str) else messages)
             elif kind == "agent.session.input.cancel":
                 session.cancel()
+            elif kind in APPROVALS:
+                session.accept_approval(event, "events")
             else:
                 raise ApiError(400, f"No pending approval request matches this '{kind}'.",
                                param="events", code="invalid_request_error")

@@ -224,4 +224,5 @@ def toolbridge_migration_targets() -> list[MigratesTo]:
 @hookimpl
 def toolbridge_approval_items() -> list[ApprovesItems]:
     return [ApprovesItems(DIALECT, f"{__name__}.approvals:read_approval",
-                          f"{__name__}.approvals:answer_approval")]
+                          f"{__name__}.approvals:answer_approval",
+                          f"{__name__}.approvals:approval_body")]

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from toolbridge.emulation import Script, ScriptedModel, ScriptError
+from toolbridge.emulation import ModelCall, Script, ScriptedModel, ScriptError
 
 __all__ = ["build_events", "message_item", "new_id", "next_output", "response_object",
            "stored_input_item", "text_of"]
@@ -59,12 +59,12 @@ def next_output(script: Script, tools: dict[str, dict[str, Any]], context: Itera
     """The output items of the next model step after ``context``; `ScriptError` if the
     script asks for something the declared tools reject."""
     model = ScriptedModel(script, tools, strict=strict,  # strict: null for absent properties
-                          new_id=lambda: new_id("call"))
+                          new_id=lambda: new_id("call"), approvals=True)
     in_round = False
     items = list(context)
     for index, item in enumerate(items):
         kind = item.get("type", "message")
-        if kind == "function_call":
+        if kind in _ROUND_ITEMS:
             if not in_round:
                 model.replay_ids(_round_ids(items, index))
                 with contextlib.suppress(ScriptError):  # replaying: checked when it was made
@@ -74,23 +74,39 @@ def next_output(script: Script, tools: dict[str, dict[str, Any]], context: Itera
         in_round = False
         if kind == "function_call_output":
             model.record(item.get("output"))
+        elif kind == "mcp_approval_response":
+            model.decide(str(item.get("approval_request_id")), item.get("approve") is True,
+                         str(item.get("reason") or ""))
         elif kind == "message" and item.get("role") == "user":
             model.start_turn(text_of(item))
     calls = [] if tool_choice == "none" else model.next_round()
     if not calls:
         return [message_item(model.reply())]
-    return [{"type": "function_call", "id": new_id("fc"), "call_id": call.id, "name": call.name,
-             "arguments": call.raw_arguments if call.raw_arguments is not None
-             else json.dumps(call.arguments), "status": "completed"} for call in calls]
+    return [_approval_request(call) if call.approval is not None else {
+        "type": "function_call", "id": new_id("fc"), "call_id": call.id, "name": call.name,
+        "arguments": call.raw_arguments if call.raw_arguments is not None
+        else json.dumps(call.arguments), "status": "completed"} for call in calls]
+
+
+_ROUND_ITEMS = ("function_call", "mcp_approval_request")
+"""The output items a scripted round is made of."""
+
+
+def _approval_request(call: ModelCall) -> dict[str, Any]:
+    """An MCP tool call the service asks approval for, as the ``mcp_approval_request`` item."""
+    assert call.approval is not None
+    return {"type": "mcp_approval_request", "id": call.id, "server_label": call.approval.server,
+            "name": call.name, "arguments": json.dumps(call.arguments)}
 
 
 def _round_ids(items: list[Any], start: int) -> list[str]:
     """The call ids of the round of ``function_call`` items starting at ``items[start]``."""
     ids: list[str] = []
     for item in items[start:]:
-        if item.get("type", "message") != "function_call":
+        kind = item.get("type", "message")
+        if kind not in _ROUND_ITEMS:
             break
-        ids.append(str(item.get("call_id")))
+        ids.append(str(item.get("call_id") if kind == "function_call" else item.get("id")))
     return ids
 
 
@@ -141,6 +157,8 @@ def build_events(final: dict[str, Any]) -> list[dict[str, Any]]:
                  item_id=item["id"], delta=item["arguments"])
             emit("response.function_call_arguments.done", output_index=index,
                  item_id=item["id"], arguments=item["arguments"])
+        elif item["type"] == "mcp_approval_request":  # added whole, then done
+            emit("response.output_item.added", output_index=index, item=copy.deepcopy(item))
         else:
             text = item["content"][0]["text"]
             part = {"type": "output_text", "text": "", "annotations": []}

@@ -52,6 +52,10 @@ class Conversation:
     items: list[dict[str, Any]] = field(default_factory=list)
 
 
+_INPUT_KINDS = ("message", "function_call", "function_call_output", "mcp_approval_response",
+                "reasoning")
+
+
 def _input_items(value: Any) -> list[dict[str, Any]]:
     if value is None:
         return []
@@ -63,12 +67,19 @@ def _input_items(value: Any) -> list[dict[str, Any]]:
             raise ApiError(400, f"Invalid type for 'input[{i}]': expected an object.",
                            param=f"input[{i}]", code="invalid_type")
         kind = item.get("type", "message")
-        if kind not in ("message", "function_call", "function_call_output", "reasoning"):
+        if kind not in _INPUT_KINDS:
             raise ApiError(400, f"Invalid value: '{kind}'. This emulator supports message, "
-                           "function_call, function_call_output and reasoning input items.",
+                           "function_call, function_call_output, mcp_approval_response and "
+                           "reasoning input items.",
                            param=f"input[{i}].type", code="invalid_value")
         if kind == "function_call_output":
             check_output(item, f"input[{i}]")
+        if kind == "mcp_approval_response" and not (
+                isinstance(item.get("approval_request_id"), str)
+                and isinstance(item.get("approve"), bool)):
+            raise ApiError(400, f"Invalid 'input[{i}]': an mcp_approval_response needs "
+                           "approval_request_id (a string) and approve (a boolean).",
+                           param=f"input[{i}]", code="invalid_value")
         items.append(item)
     return items
 
@@ -87,6 +98,17 @@ def _check_answers(context: list[dict[str, Any]], new: list[dict[str, Any]]) -> 
             answered.add(item["call_id"])
     for call in calls - answered:
         raise ApiError(400, f"No tool output found for function call {call}.", param="input")
+    asked = {i["id"] for i in context if i.get("type") == "mcp_approval_request"}
+    decided = {i["approval_request_id"] for i in context
+               if i.get("type") == "mcp_approval_response"}
+    for item in new:
+        if item.get("type") != "mcp_approval_response":
+            continue
+        request = item["approval_request_id"]
+        if request not in asked or request in decided:  # unknown, or answered before
+            raise ApiError(400, f"No pending MCP approval request found with id {request}.",
+                           param="input")
+        decided.add(request)
 
 
 DEFAULT_DEPLOYMENTS = {"gpt-5.1": "gpt-5.1", "gpt-5.1-mini": "gpt-5.1-mini"}

@@ -5,15 +5,16 @@ answered with an ``mcp_approval_response`` input item in the next request (with
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge.errors import WireFormatError
 from toolbridge.plugin import BackendApproval, read_arguments
 
+from .translate import response_of
 from .wire import DIALECT
 
-__all__ = ["answer_approval", "read_approval"]
+__all__ = ["answer_approval", "approval_body", "read_approval"]
 
 
 def read_approval(action: Mapping[str, Any]) -> BackendApproval | None:
@@ -38,3 +39,16 @@ def answer_approval(approval: BackendApproval, approve: bool, reason: str = ""
     if reason:
         item["reason"] = reason
     return item
+
+
+def approval_body(payload: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]
+                  ) -> dict[str, Any]:
+    """The next request's fields carrying ``answers`` (input items): in the response's
+    conversation, else after it (``previous_response_id``)."""
+    response, _ = response_of(payload)
+    conversation = response.get("conversation")
+    if isinstance(conversation, Mapping):
+        conversation = conversation.get("id")
+    continued = ({"conversation": conversation} if isinstance(conversation, str) and conversation
+                 else {"previous_response_id": str(response.get("id") or "")})
+    return {**continued, "input": [dict(a) for a in answers]}

@@ -193,7 +193,7 @@ class ResponsesBackend(Backend):
             answered = {i.get("call_id") for i in items if i.get("type") == (
                 "function_call_output")}
             pending = [i for i in items if i.get("type") == "function_call"
-                       and i.get("call_id") not in answered]
+                       and i.get("call_id") not in answered] + _asked(items)
             if pending:
                 return Step("requires_action", fresh=True, payload={
                     "id": self.last_response_id or self.conversation_id, "object": "response",
@@ -233,3 +233,16 @@ def _text(output: Sequence[Mapping[str, Any]]) -> str:
     return "".join(part.get("text", "") for item in output if item.get("type") == "message"
                    for part in item.get("content") or [] if isinstance(part, Mapping)
                    and part.get("type") == "output_text")
+
+
+def _asked(items: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The ``mcp_approval_request`` items since the last reply that no
+    ``mcp_approval_response`` answers (an earlier one left unanswered is moot: the model
+    went on without the tool)."""
+    replies = [n for n, i in enumerate(items) if i.get("type") == "message"
+               and i.get("role") == "assistant"]
+    recent = items[replies[-1] + 1:] if replies else items
+    decided = {i.get("approval_request_id") for i in recent
+               if i.get("type") == "mcp_approval_response"}
+    return [i for i in recent if i.get("type") == "mcp_approval_request"
+            and i.get("id") not in decided]

@@ -91,6 +91,8 @@ class Toolbox:
 
     max_concurrency: int = _setting("max_concurrency", "Calls of one payload run at once.")
     timeout: float | None = _setting("timeout", "Default per-call limit in seconds.")
+    approval_expiry: float | None = _setting(
+        "approval_expiry", "Seconds an approval request waits for a decision (None: no limit).")
     error_formatter: Callable[[BaseException], str] = _setting(
         "error_formatter", "Turns a handler exception into the agent's error text.")
     @property

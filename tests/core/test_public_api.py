@@ -74,9 +74,9 @@ EXPECTED: dict[str, set[str]] = {
     "toolbridge.emulation": {
         "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",
         "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
-        "RunningEmulator", "Script", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedModel",
-        "StreamDropped", "StreamFaults", "faults_from", "instrument", "missing_parameter",
-        "serve", "sse_frames", "strict_schema_problem", "wrong_type",
+        "RunningEmulator", "Script", "ScriptApproval", "ScriptCall", "ScriptError", "ScriptTurn",
+        "ScriptedModel", "StreamDropped", "StreamFaults", "faults_from", "instrument",
+        "missing_parameter", "serve", "sse_frames", "strict_schema_problem", "wrong_type",
     },
     "toolbridge.migration": {
         "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",

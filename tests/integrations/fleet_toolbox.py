@@ -72,6 +72,25 @@ def make_toolbox(store: Any = None) -> toolbridge.Toolbox:
     return box
 
 
+def make_paying_toolbox(store: Any = None) -> toolbridge.Toolbox:
+    """A toolbox whose one tool, ``pay``, is idempotent: its ledger lines are its
+    idempotency keys (``pay <key> <pid>``), so a test compares the key of each run."""
+    box = toolbridge.Toolbox(store=store or os.environ.get("TOOLBRIDGE_FLEET_STORE"))
+
+    @box.tool(side_effects=True, idempotent=True, timeout=60, retry=RETRY)
+    async def pay(amount: int, context: ToolContext) -> str:
+        """Pay an amount (the payment API would take the key as its Idempotency-Key)."""
+        write("pay", context.idempotency_key)
+        slow = float(os.environ.get("TOOLBRIDGE_FLEET_SLOW", "0"))
+        while slow > 0:
+            context.heartbeat(slow)
+            await asyncio.sleep(min(slow, 0.2))
+            slow -= 0.2
+        return f"paid {amount} under {context.idempotency_key}"
+
+    return box
+
+
 class _Reconcile:
     @hookimpl
     def toolbridge_reconcile_call(self, call: ToolCall, tool: ToolDefinition,
@@ -86,3 +105,4 @@ class _Reconcile:
 with contextlib.suppress(ValueError):  # imported again (another test module)
     register_plugin(_Reconcile(), name="fleet-ledger-reconcile")
 toolbox = make_toolbox()
+paying = make_paying_toolbox()

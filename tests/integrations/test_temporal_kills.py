@@ -38,7 +38,7 @@ class Workers:
         self.queue, self.env, self.procs = queue, env, []  # type: ignore[var-annotated]
         self.logs = Path(env["TOOLBRIDGE_FLEET_LEDGER"]).parent
 
-    def start(self, **env: str) -> subprocess.Popen[bytes]:
+    def start(self, spec: str = "fleet_toolbox:toolbox", **env: str) -> subprocess.Popen[bytes]:
         options = [f"-o{d}.{k}={v}" for d in ("google-ces", "openai-agents", "openai-chat",
                                               "openai-assistants", "openai-responses")
                    for k, v in credentials(d).items()]
@@ -46,7 +46,7 @@ class Workers:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "toolbridge", "worker", "--temporal",
                  temporal_address(), "--task-queue", self.queue, "--sticky-timeout", "0.5",
-                 *options, "fleet_toolbox:toolbox"],
+                 *options, spec],
                 env={**os.environ, **self.env, **env}, stdout=subprocess.DEVNULL, stderr=log)
         self.procs.append(proc)
         return proc

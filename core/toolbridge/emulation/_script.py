@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..errors import UsageError
 
-__all__ = ["MISBEHAVIOURS", "Misbehaviour", "Script", "ScriptCall", "ScriptError",
-           "ScriptTurn"]
+__all__ = ["MISBEHAVIOURS", "Misbehaviour", "Script", "ScriptApproval", "ScriptCall",
+           "ScriptError", "ScriptTurn"]
 
 Misbehaviour = Literal["wrong_types", "invalid_enum", "broken_json", "unknown_tool",
                        "hallucinated_id", "repeated_id"]
@@ -48,8 +48,20 @@ class _Model(BaseModel):
                               use_attribute_docstrings=True)
 
 
+class ScriptApproval(_Model):
+    """Marks a script call as a call of an MCP tool that the backend asks a person to approve
+    before its server runs it (an approval request on the wire, not a function call)."""
+
+    server: str = "mcp"
+    """The MCP server's label."""
+    message: str = ""
+    """The backend's words for the person (the Agents wire carries them)."""
+    output: Any = "ok"
+    """The MCP tool's result, which the model gets once the call is approved."""
+
+
 class ScriptCall(_Model):
-    """One function call the model makes."""
+    """One function call the model makes (or, with ``approval``, an MCP tool call)."""
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -58,9 +70,16 @@ class ScriptCall(_Model):
     """Marks a deliberately bad call, sent as is instead of being a script error."""
     raw_arguments: str | None = None
     """With ``misbehave: "broken_json"`` only: the argument text to send, not a JSON object."""
+    approval: ScriptApproval | None = None
+    """``name`` is an MCP tool of ``approval.server`` (not a declared function), and the
+    backend asks for approval first: approved, the model gets ``approval.output``; denied,
+    ``"denied"`` (and the reason, where the wire carries one)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ScriptCall:
+        if self.approval is not None and (self.misbehave or self.raw_arguments is not None):
+            raise ValueError("an approval request is not a function call: no misbehave, no "
+                             "raw_arguments")
         if self.misbehave == "broken_json":
             if self.raw_arguments is None:
                 raise ValueError('"broken_json" needs raw_arguments: the text to send')

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._script import Misbehaviour, Script, ScriptCall, ScriptError, ScriptTurn
+from ._script import Misbehaviour, Script, ScriptApproval, ScriptCall, ScriptError, ScriptTurn
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaError
@@ -33,6 +33,9 @@ class ModelCall:
     issued: bool = True
     """False for ``hallucinated_id`` and ``repeated_id``: ``id`` is an earlier call's, not one
     issued for this."""
+    approval: ScriptApproval | None = None
+    """An MCP tool call the backend asks a person to approve (put on the wire as the
+    dialect's approval request, ``id`` its request id); `ScriptedModel.decide` answers it."""
 
     @property
     def arguments_text(self) -> str:
@@ -60,13 +63,17 @@ class ScriptedModel:
     4. `record` each output it receives, and `reply` for the turn's final text.
 
     ``new_id`` makes the dialect's call ids; ``unsupported`` maps a misbehaviour the dialect's
-    wire cannot express to the reason, which a script error then gives.
+    wire cannot express to the reason, which a script error then gives; ``approvals``: the
+    wire carries approval requests (`ModelCall.approval`; else such a call is a script error).
     """
 
     def __init__(self, script: Script, tools: Mapping[str, Mapping[str, Any]] | None = None, *,
                  strict: Iterable[str] = (), new_id: Callable[[], str] = _new_call_id,
-                 unsupported: Mapping[str, str] | None = None) -> None:
+                 unsupported: Mapping[str, str] | None = None, approvals: bool = False
+                 ) -> None:
         self.script = script
+        self.approvals = approvals
+        """The backend asks for approvals on its wire (script calls with ``approval``)."""
         self.new_id = new_id
         self.unsupported = dict(unsupported or {})
         self.tools: dict[str, Mapping[str, Any]] = {}
@@ -82,6 +89,7 @@ class ScriptedModel:
         """Call id -> positions, in the turn's order of calls, of its calls not answered yet."""
         self._issued = 0
         self._received: list[tuple[int, int, Any]] = []
+        self._approvals: dict[str, ScriptApproval] = {}
 
     def declare(self, tools: Mapping[str, Mapping[str, Any]], strict: Iterable[str] = ()) -> None:
         """The conversation's tools (name -> arguments schema), and which of them are strict."""
@@ -139,6 +147,14 @@ class ScriptedModel:
 
     def _play(self, call: ScriptCall, where: str, replayed: str | None, first: str
               ) -> ModelCall:
+        if call.approval is not None:  # an MCP tool of the server's, not a declared one
+            if not self.approvals:
+                raise ScriptError(f"{where}: {call.name!r} is an approval request, which this "
+                                  "backend never asks for (Agents sessions and Responses do)")
+            made = ModelCall(replayed or self.new_id(), call.name, dict(call.arguments),
+                             approval=call.approval)
+            self._approvals[made.id] = call.approval
+            return made
         arguments = self.check(call)
         if call.misbehave == "repeated_id":
             return ModelCall(first, call.name, arguments, None, call.misbehave, issued=False)
@@ -206,6 +222,15 @@ class ScriptedModel:
         slots = self._slots.get(call_id or "")
         position = slots.pop(0) if slots else 1 << 30
         self._received.append((position, len(self._received), output))
+
+    def decide(self, request_id: str, approved: bool, reason: str = "") -> None:
+        """A person answered the approval request ``request_id``: the model gets the MCP
+        tool's scripted output, or is told it was denied (with ``reason``, when given)."""
+        approval = self._approvals.pop(request_id, None)
+        if approved and approval is not None:
+            self.record(approval.output, request_id)
+        else:
+            self.record(f"denied: {reason}" if reason else "denied", request_id)
 
     @property
     def outputs(self) -> list[Any]:

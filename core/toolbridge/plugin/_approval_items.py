@@ -5,13 +5,15 @@ Agents session's ``mcp_approval_request`` / ``computer_use_approval_request`` re
 actions, a Responses (or Foundry) ``mcp_approval_request`` output item. A dialect that has
 them declares an `ApprovalItemsCapability` (`ApprovesItems`, through the
 ``toolbridge_approval_items`` hook): ``read`` makes a `BackendApproval` of an unhandled
-action, ``answer`` writes the wire's answer to it. Only approve or deny (with a reason,
-where the wire carries one) apply to them.
+action, ``answer`` writes the wire's answer to it, ``body`` the `Backend.submit` body
+carrying answers to a step's items. Only approve or deny (with a reason, where the wire
+carries one) apply to them. The serve driver keeps each as an `ApprovalRequest` with
+``origin="backend"`` in the result store (docs/approvals.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -56,16 +58,22 @@ class ApprovalItemsCapability(Protocol):
                ) -> dict[str, Any]:
         """The wire's answer (an input event or item) approving or denying ``approval``."""
         ...
+    def body(self, payload: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]
+             ) -> dict[str, Any]:
+        """The `Backend.submit` body sending ``answers`` to the step whose payload is
+        ``payload`` (what `Dialect.write_results` is for results)."""
+        ...
 
 
 @dataclass(frozen=True)
 class ApprovesItems:
-    """Declares ``dialect``'s approval items: ``read_ref`` and ``answer_ref`` name the
-    functions (``"package.module:name"``) that `ApprovalItemsCapability` describes."""
+    """Declares ``dialect``'s approval items: ``read_ref``, ``answer_ref`` and ``body_ref``
+    name the functions (``"package.module:name"``) that `ApprovalItemsCapability` describes."""
 
     dialect: str
     read_ref: Ref
     answer_ref: Ref
+    body_ref: Ref
 
     def read(self, action: Mapping[str, Any]) -> BackendApproval | None:
         return resolve(self.read_ref)(action)  # type: ignore[no-any-return]
@@ -73,3 +81,7 @@ class ApprovesItems:
     def answer(self, approval: BackendApproval, approve: bool, reason: str = ""
                ) -> dict[str, Any]:
         return resolve(self.answer_ref)(approval, approve, reason)  # type: ignore[no-any-return]
+
+    def body(self, payload: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]
+             ) -> dict[str, Any]:
+        return resolve(self.body_ref)(payload, answers)  # type: ignore[no-any-return]

@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..model import ToolCall
 from ..plugin import Backend, Step, StreamingBackend
-from ._approvals import answered, awaiting_step, keeps
+from ._approvals import BackendItems, answered, awaiting_step, keeps
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
@@ -48,8 +48,8 @@ log = logging.getLogger("toolbridge.serve")
 class Conversation:
     """Drives one `Backend` with a `Toolbox`, recording into a `Transcript`."""
 
-    __slots__ = ("_calls", "_record", "_recoveries", "_rounds", "_submitter", "_tasks", "backend",
-                 "checkpoints", "settings", "toolbox", "transcript", "turn_index")
+    __slots__ = ("_calls", "_items", "_record", "_recoveries", "_rounds", "_submitter", "_tasks",
+                 "backend", "checkpoints", "settings", "toolbox", "transcript", "turn_index")
 
     def __init__(self, backend: Backend, toolbox: Toolbox, transcript: Transcript,
                  settings: DriverSettings, checkpoints: Checkpoints) -> None:
@@ -64,6 +64,7 @@ class Conversation:
         self._tasks = ConversationTasks()
         self._submitter = Submitter(backend, checkpoints, self._calls, self._tasks,
                                     self._landed, self._record.sent)
+        self._items = BackendItems(backend, toolbox, transcript)
         self._recoveries = 0
         self._rounds = 0
 
@@ -255,9 +256,15 @@ class Conversation:
         if new:
             self._start_calls(step, new, listed)
         if pending.unhandled and self._calls.answered(keys):
-            kinds = ", ".join(sorted({str(a.get("type")) for a in pending.unhandled}))
-            return Step("incomplete", error=f"waits on action(s) left to the caller: {kinds}",
-                        detail=[dict(a) for a in pending.unhandled])
+            approvals, others = self._items.read(pending.unhandled)
+            if others:
+                kinds = ", ".join(sorted({str(a.get("type")) for a in others}))
+                return Step("incomplete", error=f"waits on action(s) left to the caller: "
+                            f"{kinds}", detail=[dict(a) for a in pending.unhandled])
+            following = await self._items.settle(step, approvals)  # the backend's approvals
+            if following is None or following.final:
+                return following
+            return await self._on_step(following)
         self._submitter.kick(self.turn_index)
         return None
 

@@ -33,7 +33,7 @@ def aclient(emu: Any) -> AsyncAgentsClient:
     return AsyncAgentsClient(base_url=emu.base_url + "/v1", retry=FAST, race_delays=RACE)
 
 
-async def test_serve_session_returns_when_only_an_mcp_approval_is_pending(
+async def test_serve_session_awaits_when_only_an_mcp_approval_is_pending(
         toolbox: toolbridge.Toolbox) -> None:
     with emulator(DIALECT, script=SCRIPT) as emu:
         async with aclient(emu) as client:
@@ -42,11 +42,28 @@ async def test_serve_session_returns_when_only_an_mcp_approval_is_pending(
             state.required_actions = [mcp_action(state.turn_id)]
             final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
                                            5)
-    assert final.status == "incomplete" and "mcp_approval_request" in str(final.error)
-    assert [a["type"] for a in final.entries[-1].data] == ["mcp_approval_request"]
+    assert final.status == "awaiting_approval" and "search (mcpr_1)" in str(final.error)
+    [request] = final.entries[-1].data
+    assert (request["call_id"], request["origin"], request["arguments"]) == (
+        "mcpr_1", "backend", {"q": "x"})
 
 
-async def test_conversation_stops_with_a_note_on_an_mcp_approval(
+async def test_serve_session_returns_when_another_action_is_pending(
+        toolbox: toolbridge.Toolbox) -> None:
+    with emulator(DIALECT, script=SCRIPT) as emu:
+        async with aclient(emu) as client:
+            session = await client.create_session(toolbox, input="hi")
+            state = emu.state.sessions[session["id"]]
+            state.required_actions = [{"type": "environment_connection", "turn_id":
+                                       state.turn_id}, mcp_action(state.turn_id)]
+            final = await asyncio.wait_for(aserve_session(toolbox, session["id"], client=client),
+                                           5)
+    assert final.status == "incomplete" and "environment_connection" in str(final.error)
+    assert [a["type"] for a in final.entries[-1].data] == ["environment_connection",
+                                                           "mcp_approval_request"]
+
+
+async def test_conversation_awaits_with_a_note_on_an_mcp_approval(
         toolbox: toolbridge.Toolbox, monkeypatch: pytest.MonkeyPatch) -> None:
     played = EmuSession.advance
 
@@ -65,10 +82,11 @@ async def test_conversation_stops_with_a_note_on_an_mcp_approval(
                 arun_conversation(toolbox, ["weather?", "Oslo?"], client=client), 5)
     kinds = [e.kind for e in transcript.entries]
     assert kinds == ["tools", "user", "call", "result", "note"]  # "Oslo?" was not sent
-    assert transcript.status == "incomplete"
+    assert transcript.status == "awaiting_approval"
     note = transcript.entries[-1]
-    assert "mcp_approval_request" in note.text
-    assert note.data == [mcp_action(note.data[0]["turn_id"])]
+    assert "search (mcpr_1)" in note.text
+    assert [(r["call_id"], r["tool"], r["origin"]) for r in note.data] == [
+        ("mcpr_1", "search", "backend")]
 
 
 async def test_a_lost_submission_is_resubmitted_after_a_resync() -> None:
@@ -139,3 +157,37 @@ async def test_real_service_without_a_key_is_a_usage_error_before_any_request(
         await arun_conversation(toolbox, ["hi"], base_url=None)
     with pytest.raises(toolbridge.UsageError, match="OPENAI_API_KEY"):
         await aserve_session(toolbox, "sess_1")
+
+
+async def test_a_computer_use_request_is_denied_once_when_served_again(tmp_path: Any) -> None:
+    """A browser authentication request (it can only be denied) waits in the store; denied
+    elsewhere, serving again sends one ``cancel`` the SDK's input type accepts."""
+    from openai.types.beta.agent_session_input_param import (
+        SessionInputParamAgentSessionInputComputerUseApprovalRequestResult as Result,
+    )
+    from openai_sdk_types import check_param
+
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    box = weather_toolbox({}, store=store)
+    action = {"type": "computer_use_approval_request", "request_id": "cua_1", "request": {
+        "type": "browser_authentication", "fields": [], "options": []}}
+    with emulator(DIALECT, script=SCRIPT) as emu:
+        async with aclient(emu) as client:
+            session = await client.create_session(box, input="hi")
+            state = emu.state.sessions[session["id"]]
+            state.required_actions = [{**action, "turn_id": state.turn_id}]
+            state.waiting = {"cua_1"}  # what the session waits for now
+            first = await asyncio.wait_for(aserve_session(box, session["id"], client=client), 5)
+            assert first.status == "awaiting_approval", first.render()
+            [request] = weather_toolbox({}, store=store).approvals.pending()
+            assert (request.tool, request.origin) == ("browser_authentication", "backend")
+            weather_toolbox({}, store=store).approvals.deny(request, "no credentials here")
+            for _ in range(2):  # served twice: answered once
+                await asyncio.wait_for(aserve_session(box, session["id"], client=client), 5)
+        sent = [e for entry in emu.journal.entries("POST", "/events")
+                for e in (entry.body or {}).get("events", [])
+                if e.get("type", "").endswith("computer_use_approval_request_result")]
+    assert sent == [{"type": "agent.session.input.computer_use_approval_request_result",
+                     "request_id": "cua_1",
+                     "response": {"type": "browser_authentication", "action": "cancel"}}]
+    assert check_param(sent[0], Result) == []
