@@ -87,9 +87,12 @@ class Conversation:
         send it again when it never arrived. Never sent twice: the error is raised when
         the backend cannot tell, or recoveries run out."""
         policy = self.settings.recovery
-        attempt = 0
+        attempt, arrived = 0, False
         while True:
+            told: bool | None
             try:
+                if arrived:  # the turn it started goes on (a failure here: ask again)
+                    return await self.backend.resume()
                 return await self.backend.send(message)
             except Exception as exc:
                 attempt += 1
@@ -101,13 +104,12 @@ class Conversation:
                             self.backend.conversation, exc)
                 await asyncio.sleep(policy.delay(attempt, None))
                 try:
-                    arrived = await self.backend.sent(message)
+                    told = await self.backend.sent(message)
                 except BackendError:
-                    arrived = None
-                if arrived is None:
+                    told = None
+                if told is None:
                     raise
-                if arrived:
-                    return await self.backend.resume()
+                arrived = told
 
     async def serve(self) -> Step:
         """Answer what the conversation waits for until it is idle (or forever, if the
