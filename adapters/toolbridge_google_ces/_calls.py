@@ -201,8 +201,9 @@ class CesCalls:
         policy = dataclasses.replace(self.retry,
                                      retry_statuses=self.retry.retry_statuses - {409})
         create = self._create_tool(app, tool, tool_id)
-        taken: dict[str, Any] | None = yield dataclasses.replace(
-            create, retry=policy, read=_unless_exists(create.read))
+        taken: dict[str, Any] | None = yield Call(
+            create.method, create.path, _unless_exists(create.read), body=create.body,
+            params=create.params, retry=policy)
         if taken is not None:
             return taken
         name = wire.tool_name(app, tool_id)
