@@ -48,6 +48,7 @@ from ._messages import (
 
 with workflow.unsafe.imports_passed_through():
     from toolbridge.model import ToolCall, ToolResult
+    from toolbridge.serve import message_key
 
 __all__ = ["ConversationWorkflow"]
 
@@ -210,9 +211,10 @@ class ConversationWorkflow:
         settings = self._input.settings if self._input else None
         assert settings is not None
         action, attempt = "send", 0
+        key = message_key(workflow.info().workflow_id, self._carried.turn)
         while True:
             try:
-                data = await self._activity(action, message=message)
+                data = await self._activity(action, message=message, message_key=key)
             except _Failed as failed:
                 attempt += 1
                 if failed.kind not in _RECOVERABLE or attempt > settings.max_recoveries:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Journal", "JournalEntry"]
+__all__ = ["Intake", "Journal", "JournalEntry"]
 
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-goog-api-key", "cookie"})
 
@@ -64,3 +65,37 @@ class Journal:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+
+
+class Intake:
+    """What an emulated service took, the same record on every dialect: the user messages it
+    stored and the results it accepted, by conversation. Each emulator fills it where it
+    accepts them, before replying (a reply lost later does not undo it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._messages: list[tuple[str, str]] = []
+        self._results: list[tuple[str, str]] = []
+
+    def took_message(self, conversation: str, text: str) -> None:
+        """A user message stored in ``conversation``."""
+        with self._lock:
+            self._messages.append((conversation, text))
+
+    def took_results(self, conversation: str, call_ids: Iterable[str]) -> None:
+        """Results accepted in ``conversation``, by call id."""
+        with self._lock:
+            self._results += [(conversation, str(i)) for i in call_ids]
+
+    def messages(self) -> dict[str, list[str]]:
+        """Conversation id -> its user messages, in the order they were stored."""
+        with self._lock:
+            found: dict[str, list[str]] = {}
+            for conversation, text in self._messages:
+                found.setdefault(conversation, []).append(text)
+            return found
+
+    def results(self) -> list[str]:
+        """The call ids of the accepted results, in order."""
+        with self._lock:
+            return [call for _, call in self._results]

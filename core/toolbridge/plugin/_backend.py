@@ -24,7 +24,8 @@ them (`can_discover`).
     After such a failure: ``True`` when the conversation's latest user message is
     ``message`` (the turn started; `resume` then continues that turn), ``False`` when it
     never arrived (the driver sends it), ``None`` when the service cannot tell (the turn
-    ends ``failed``). Read from what the service lists (session items, thread messages,
+    ends ``failed``). A new conversation whose creation reply was lost is found by
+    `message_key`. Read from what the service lists (session items, thread messages,
     conversation items); text is compared, so a message that repeats the previous turn's
     text counts as arrived (never sent twice).
 ``resume()``
@@ -148,6 +149,14 @@ class Backend(abc.ABC):
     by ``previous_response_id`` cannot)."""
     partial_submit: bool = False
     """Results of one step may be submitted separately, as they finish."""
+    message_key: str = ""
+    """The key of the user message `send` and `sent` are about to handle, set by the driver
+    (or the Temporal workflow) before them: the same for every attempt of that message, by
+    this driver or a successor (`toolbridge.serve.message_key`: from the conversation's
+    handle and the turn). A backend whose service honours a client key sends it (an
+    ``Idempotency-Key``); one that creates a conversation with its first message stores it
+    in the conversation's metadata, so that `sent` finds a conversation whose creation
+    reply was lost. Empty: none given."""
 
     @abc.abstractmethod
     async def send(self, message: str) -> Step | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from ..plugin import Backend, Step, StreamingBackend
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
+from ._keys import message_key
 from ._record import CallKey, Recorder, identify
 from ._submitter import Submitter
 from ._tasks import ConversationTasks
@@ -41,7 +43,7 @@ class Conversation:
     """Drives one `Backend` with a `Toolbox`, recording into a `Transcript`."""
 
     __slots__ = ("_calls", "_record", "_recoveries", "_rounds", "_submitter", "_tasks", "backend",
-                 "checkpoints", "settings", "toolbox", "transcript", "turn_index")
+                 "checkpoints", "handle", "settings", "toolbox", "transcript", "turn_index")
 
     def __init__(self, backend: Backend, toolbox: Toolbox, transcript: Transcript,
                  settings: DriverSettings, checkpoints: Checkpoints) -> None:
@@ -51,6 +53,9 @@ class Conversation:
         self.settings = settings
         self.checkpoints = checkpoints
         self.turn_index = 0
+        self.handle = f"{backend.conversation or 'new'}/{uuid.uuid4().hex}"
+        """This driver's name for the conversation, which its message keys derive from
+        (`message_key`): unique, so two drivers of one conversation never share a key."""
         self._record = Recorder(transcript, settings)
         self._calls = CallTracker(backend)
         self._tasks = ConversationTasks()
@@ -88,6 +93,7 @@ class Conversation:
         the backend cannot tell, or recoveries run out."""
         policy = self.settings.recovery
         attempt, arrived = 0, False
+        self.backend.message_key = message_key(self.handle, self.turn_index)
         while True:
             told: bool | None
             try:
