@@ -140,6 +140,9 @@ class Activities:
         skip = {(t, i) for t, i in request.submitted}
         if request.message_key:
             backend.message_key = request.message_key
+        if action == "open":  # a new conversation, created empty before its first message
+            await backend.open()
+            return None
         if action == "send":
             if request.message is None:
                 raise UsageError("send: no message")

@@ -38,7 +38,7 @@ class Emulator(abc.ABC):
         self.script = Script.load(script)
         self.faults = faults_from(faults, self.faults_type, self.dialect)
         self.journal = Journal()
-        self.intake = Intake()
+        self.intake = Intake(lambda: len(self.journal))
         """What the service took (user messages, results), filled where it accepts them."""
 
     def messages_received(self) -> dict[str, list[str]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -72,15 +72,23 @@ class Intake:
     stored and the results it accepted, by conversation. Each emulator fills it where it
     accepts them, before replying (a reply lost later does not undo it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, requests: Callable[[], int] = lambda: 0) -> None:
         self._lock = threading.Lock()
-        self._messages: list[tuple[str, str]] = []
+        self._requests = requests
+        self._messages: list[tuple[str, str, int]] = []
         self._results: list[tuple[str, str]] = []
 
     def took_message(self, conversation: str, text: str) -> None:
         """A user message stored in ``conversation``."""
         with self._lock:
-            self._messages.append((conversation, text))
+            self._messages.append((conversation, text, self._requests()))
+
+    def message_requests(self) -> list[int]:
+        """The number of the request (1-based, as `FailRule.nth` counts) that carried each
+        stored user message, in order (requests are numbered as they arrive: exact for a
+        conversation's requests made one after another)."""
+        with self._lock:
+            return [nth for _, _, nth in self._messages]
 
     def took_results(self, conversation: str, call_ids: Iterable[str]) -> None:
         """Results accepted in ``conversation``, by call id."""
@@ -91,7 +99,7 @@ class Intake:
         """Conversation id -> its user messages, in the order they were stored."""
         with self._lock:
             found: dict[str, list[str]] = {}
-            for conversation, text in self._messages:
+            for conversation, text, _ in self._messages:
                 found.setdefault(conversation, []).append(text)
             return found
 

@@ -28,6 +28,9 @@ them (`can_discover`).
     `message_key`. Read from what the service lists (session items, thread messages,
     conversation items); text is compared, so a message that repeats the previous turn's
     text counts as arrived (never sent twice).
+``open()``
+    Before the first `send` of a new conversation: create it empty where the service can,
+    so its id is known (and recorded) before any message goes.
 ``resume()``
     Pick up an existing conversation (serving one that already waits): its current `Step`,
     or ``None`` when it arrives through `next`.
@@ -161,6 +164,15 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     async def send(self, message: str) -> Step | None:
         """Start a user turn with ``message``; its first step, or ``None`` (see `next`)."""
+
+    async def open(self) -> None:
+        """Create the conversation before its first message, where the service can (an empty
+        thread, an empty conversation) and set `conversation`: the driver calls it before
+        the first `send` of a new conversation and the Temporal workflow records the id
+        first, so a successor sends into that conversation, never into a second one (a
+        second empty one, after a lost reply, holds nothing). Default: nothing (the first
+        `send` creates it; a backend that does so finds it by `message_key`)."""
+        return None
 
     async def resume(self) -> Step | None:
         """The current step of an existing conversation (to serve one that already waits);

@@ -99,6 +99,9 @@ class Conversation:
             try:
                 if arrived:  # the turn it started goes on (a failure here: ask again)
                     return await self.backend.resume()
+                if not self.backend.conversation:  # created empty first, where it can be
+                    await self.backend.open()
+                    self._note_conversation()
                 return await self.backend.send(message)
             except Exception as exc:
                 attempt += 1
