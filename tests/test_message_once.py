@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +31,22 @@ from toolbridge.testing import emulator, installed_dialects
 
 DIALECTS = installed_dialects()
 MESSAGES = ["first", "second"]
+DOCS = Path(__file__).parents[1] / "docs" / "serving.md"
+
+
+def recovery_table() -> dict[str, str]:
+    """docs/serving.md's recovery table: dialect -> its last column (when a message may be
+    stored twice: ``never``, or the window)."""
+    text = DOCS.read_text().split("<!-- recovery-table:", 1)[1]
+    lines = text.splitlines()[1:]
+    table = lines[:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
+    rows = [line for line in table if line.startswith("| `")]
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    return {c[0].strip("`"): c[-1] for c in cells}
+
+
+def test_the_recovery_table_names_every_dialect() -> None:
+    assert set(recovery_table()) == set(DIALECTS)
 
 
 async def hold(dialect: str, faults: dict[str, Any] | None = None
@@ -56,6 +73,15 @@ def stored_once(received: dict[str, list[str]], transcript: Transcript) -> None:
         assert texts == MESSAGES[:len(texts)], received
 
 
+def stored_again_in_its_window(received: dict[str, list[str]], lost: int | None,
+                               transcript: Transcript) -> None:
+    """The table's window (a stateless backend): only the message whose request's reply was
+    lost (``lost``: its index) is stored twice, right after itself; the others once."""
+    texts = [t for found in received.values() for t in found]
+    expected = [m for i, m in enumerate(MESSAGES) for _ in range(2 if i == lost else 1)]
+    assert texts == expected[:len(texts)], (received, transcript.render())
+
+
 @pytest.mark.parametrize("after", [True, False], ids=["reply-lost", "refused"])
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_request_failing_once_stores_each_message_once(dialect: str,
@@ -64,14 +90,33 @@ def test_every_request_failing_once_stores_each_message_once(dialect: str,
     assert plain.status == "completed", plain.render()
     assert sorted(t for texts in received.values() for t in texts) == sorted(MESSAGES)
 
-    async def sweep() -> list[tuple[Transcript, dict[str, list[str]]]]:
+    carrying = emu_message_requests(dialect)
+    window = recovery_table()[dialect]
+
+    async def sweep() -> list[tuple[int, Transcript, dict[str, list[str]]]]:
         found = []
         for nth in range(1, count + 1):
             rule = {"nth": nth, "status": 500, "after_processing": after}
             transcript, stored, _ = await hold(dialect, {"fail_requests": [rule]})
-            found.append((transcript, stored))
+            found.append((nth, transcript, stored))
         return found
 
-    for transcript, stored in asyncio.run(sweep()):
+    for nth, transcript, stored in asyncio.run(sweep()):
         assert_ended(transcript)
-        stored_once(stored, transcript)
+        if window.startswith("never") or not after:
+            stored_once(stored, transcript)
+        else:  # the window the table names: a lost reply's request goes again
+            assert window.startswith("when a request's reply is lost"), window
+            lost = carrying.index(nth) if nth in carrying else None
+            stored_again_in_its_window(stored, lost, transcript)
+
+
+def emu_message_requests(dialect: str) -> list[int]:
+    """The numbers of the requests that carried the messages, unfaulted."""
+    async def plain() -> list[int]:
+        with emulator(dialect, script=TWO_TURNS) as emu:
+            await aconverse(make_toolbox(), dialect, MESSAGES, options(dialect, emu.base_url),
+                            settings=SETTINGS)
+            return emu.state.intake.message_requests()
+
+    return asyncio.run(plain())
