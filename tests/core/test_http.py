@@ -164,6 +164,13 @@ def test_non_idempotent_requests_retry_only_answers_that_say_nothing_was_done() 
     with httpx.Client(transport=httpx.MockTransport(handler)) as client:
         answer = send_with_retries(client, client.build_request("POST", "http://x/turn"),
                                    policy, idempotent=False)
+    assert answer.status_code == 429 and statuses == [429]  # it goes to the caller
+    answers = iter([429, 500])
+    statuses.clear()
+    promised = RetryPolicy(backoff=0.001, max_attempts=4, refused_statuses=frozenset({429}))
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        answer = send_with_retries(client, client.build_request("POST", "http://x/turn"),
+                                   promised, idempotent=False)
     assert answer.status_code == 500 and statuses == [429, 500]  # a 500 goes to the caller
     answers = iter([500, 200])
     statuses.clear()

@@ -76,7 +76,7 @@ class Intake:
         self._lock = threading.Lock()
         self._requests = requests
         self._messages: list[tuple[str, str, int]] = []
-        self._results: list[tuple[str, str]] = []
+        self._results: list[tuple[str, str, int]] = []
 
     def took_message(self, conversation: str, text: str) -> None:
         """A user message stored in ``conversation``."""
@@ -93,7 +93,8 @@ class Intake:
     def took_results(self, conversation: str, call_ids: Iterable[str]) -> None:
         """Results accepted in ``conversation``, by call id."""
         with self._lock:
-            self._results += [(conversation, str(i)) for i in call_ids]
+            nth = self._requests()
+            self._results += [(conversation, str(i), nth) for i in call_ids]
 
     def messages(self) -> dict[str, list[str]]:
         """Conversation id -> its user messages, in the order they were stored."""
@@ -106,4 +107,10 @@ class Intake:
     def results(self) -> list[str]:
         """The call ids of the accepted results, in order."""
         with self._lock:
-            return [call for _, call in self._results]
+            return [call for _, call, _ in self._results]
+
+    def result_requests(self) -> list[int]:
+        """The numbers of the requests that carried accepted results, in order, each once
+        (numbered as `message_requests` says)."""
+        with self._lock:
+            return list(dict.fromkeys(nth for _, _, nth in self._results))

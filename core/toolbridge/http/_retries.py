@@ -84,12 +84,14 @@ class RetryPolicy:
     max_delay: float = 10.0
     """Longest single wait, Retry-After included."""
     retry_statuses: frozenset[int] = frozenset({408, 409, 429, 500, 502, 503, 504})
-    refused_statuses: frozenset[int] = frozenset({429})
-    """The answers that say the service did not act on the request (rate limited): the only
-    ones after which a request that is not idempotent is sent again (and only those of
-    them also in ``retry_statuses``). Any other error answer may come after the service
-    acted (a 5xx whose reply was lost), so it goes to the caller, whose driver asks the
-    backend (`toolbridge.plugin.Backend.sent`) instead of sending it twice."""
+    refused_statuses: frozenset[int] = frozenset()
+    """The answers that promise the service did not act on the request: the only ones after
+    which a request that is not idempotent is sent again here (those of them also in
+    ``retry_statuses``). None by default: any error answer may come after the service acted
+    (a 5xx whose reply was lost, a proxy's 429), so it goes to the caller, whose driver asks
+    the backend (`toolbridge.plugin.Backend.sent`) instead of sending it twice. A service
+    whose protocol promises it (CES: gRPC's ``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``) names
+    them."""
 
     def delay(self, attempt: int, response: httpx.Response | None) -> float:
         """Seconds to wait before attempt ``attempt + 1``."""
@@ -149,9 +151,10 @@ def send_with_retries(
 
     ``idempotent=False`` (a request that must not run twice, e.g. a new user turn) retries only
     errors raised before the request left (connect errors and connect or pool timeouts) and
-    answers that say the service did not act on it (`RetryPolicy.refused_statuses`): after a
-    read error, a read timeout, a dropped connection or a 5xx the service may have acted on
-    it, so that goes to the caller at once (the serve driver asks the backend).
+    answers that promise the service did not act on it (`RetryPolicy.refused_statuses`, none
+    by default): after a read error, a read timeout, a dropped connection or an error answer
+    the service may have acted on it, so that goes to the caller at once (the serve driver
+    asks the backend).
     ``stream=True`` opens a streamed response (the caller reads and closes it; one that is
     retried is closed here). ``what`` names the request in a transport error (default: its
     method and path).
