@@ -119,3 +119,82 @@ def emu_message_requests(dialect: str) -> list[int]:
             return emu.state.intake.message_requests()
 
     return asyncio.run(plain())
+
+
+def stored_toolbox(store: str) -> toolbridge.Toolbox:
+    """`make_toolbox`'s tool, with results (and records) in ``store``."""
+    box = toolbridge.Toolbox(store=store)
+
+    @box.tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key.upper()
+
+    return box
+
+
+DRIVER = """
+import asyncio, json, sys
+from test_message_once import stored_toolbox
+from test_turn_endings import SETTINGS, options
+from toolbridge.serve import aconverse
+
+dialect, base_url, store, key = sys.argv[1:5]
+asyncio.run(aconverse(stored_toolbox(store), dialect, json.loads(sys.argv[5]),
+                      options(dialect, base_url), settings=SETTINGS, key=key))
+"""
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["first-send", "later-send"])
+@pytest.mark.parametrize("dialect", ["openai-agents", "openai-assistants",
+                                     "openai-responses"])
+def test_a_driver_killed_while_the_backend_takes_a_message_is_followed_under_its_key(
+        dialect: str, which: int, tmp_path: Path) -> None:
+    """A driver process holding a new conversation under a key of the caller's is SIGKILLed
+    after the backend stored a message and before its reply came back (the emulator holds
+    it); a new driver with the same key and store goes on with that conversation: each
+    message is stored once, in one conversation, counted from the emulator's record."""
+    import contextlib
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    for attempt in range(5):  # a stream's reconnects may number the requests differently
+        nth = emu_message_requests(dialect)[which]
+        store = f"sqlite:///{tmp_path / f'store-{attempt}.db'}"
+        held = {"nth": nth, "status": 500, "after_processing": True, "hold": 60}
+        stack = contextlib.ExitStack()
+        emu = stack.enter_context(emulator(dialect, script=TWO_TURNS,
+                                           faults={"fail_requests": [held]}))
+        driver = subprocess.Popen([sys.executable, "-c", DRIVER, dialect, emu.base_url, store,
+                                   "order-1", json.dumps(MESSAGES)], env=env)
+        try:
+            deadline = time.monotonic() + 60
+            while not any(e.dropped is not None for e in emu.journal.entries()):
+                assert driver.poll() is None and time.monotonic() < deadline
+                time.sleep(0.02)
+        finally:
+            driver.send_signal(signal.SIGKILL)
+            driver.wait()
+        if emu.state.intake.message_requests()[which:which + 1] == [nth]:
+            break  # the held request is the message's
+        stack.close()
+    else:
+        pytest.fail("the held request was never the message's")
+    with stack:
+        box = stored_toolbox(store)
+        transcript = asyncio.run(aconverse(box, dialect, MESSAGES,
+                                           options(dialect, emu.base_url), settings=SETTINGS,
+                                           key="order-1"))
+        assert transcript.status == "completed", transcript.render()
+        assert transcript.reply.startswith("two "), transcript.render()
+        stored = emu.state.messages_received()
+        assert [texts for texts in stored.values() if texts] == [MESSAGES], stored
+        records = box.store.records() if box.store is not None else None
+        assert records is not None and records.list("toolbridge.serve", f"{dialect}/key/") == {}
+        box.close()

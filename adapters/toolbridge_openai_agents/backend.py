@@ -267,12 +267,16 @@ class AgentsBackend(StreamingBackend):
     def checkpoint(self) -> dict[str, Any]:
         """Whether it serves or plays a turn, and what it knows of that turn (a backend
         rebuilt elsewhere goes on with it: the turn's end brings its reply)."""
-        return {"serving": self._serving, "turn_id": self._turn_id,
+        return {"session_id": self.conversation, "serving": self._serving,
+                "turn_id": self._turn_id,
                 "started": self._started, "last_active_at": self._last_active_at,
                 "previous_turn": self._previous_turn, "message": self._message,
                 "message_key": self.message_key}
 
     def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        if checkpoint.get("session_id") and not self.conversation:
+            self.conversation = str(checkpoint["session_id"])
+            self._named.set()
         self._serving = bool(checkpoint.get("serving", self._serving))
         self._turn_id = checkpoint.get("turn_id") or self._turn_id
         self._started = bool(checkpoint.get("started", self._started))
