@@ -110,12 +110,14 @@ def test_every_request_failing_once_stores_each_message_once(dialect: str,
             stored_again_in_its_window(stored, lost, transcript)
 
 
-def emu_message_requests(dialect: str) -> list[int]:
-    """The numbers of the requests that carried the messages, unfaulted."""
+def emu_message_requests(dialect: str, store: str | None = None) -> list[int]:
+    """The numbers of the requests that carried the messages, unfaulted (``store``: held
+    under a key, with the records in it, as the killed driver does)."""
     async def plain() -> list[int]:
+        box = make_toolbox() if store is None else stored_toolbox(store)
         with emulator(dialect, script=TWO_TURNS) as emu:
-            await aconverse(make_toolbox(), dialect, MESSAGES, options(dialect, emu.base_url),
-                            settings=SETTINGS)
+            await aconverse(box, dialect, MESSAGES, options(dialect, emu.base_url),
+                            settings=SETTINGS, key=None if store is None else "plain")
             return emu.state.intake.message_requests()
 
     return asyncio.run(plain())
@@ -165,7 +167,8 @@ def test_a_driver_killed_while_the_backend_takes_a_message_is_followed_under_its
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
     for attempt in range(5):  # a stream's reconnects may number the requests differently
-        nth = emu_message_requests(dialect)[which]
+        nth = emu_message_requests(dialect, f"sqlite:///{tmp_path / f'plain-{attempt}.db'}"
+                                   )[which]
         store = f"sqlite:///{tmp_path / f'store-{attempt}.db'}"
         held = {"nth": nth, "status": 500, "after_processing": True, "hold": 60}
         stack = contextlib.ExitStack()
