@@ -2,10 +2,11 @@
 
 Counted, and all must be 0: lost results (a handler ran but the backend never took its
 result), duplicate side effects (a handler ran twice for one call: each tool writes a
-ledger), unhandled exceptions (anything the driver did not turn into a typed outcome), and
-hangs (conversations still running when none has ended for `STALL` seconds). A conversation
-may end ``failed`` only with a typed error (a lost CES reply, a user message whose sending
-failed).
+ledger), user messages stored twice (each emulator's own record, where docs/serving.md's
+recovery table says never), unhandled exceptions (anything the driver did not turn into a
+typed outcome), and hangs (conversations still running when none has ended for `STALL`
+seconds). A conversation may end ``failed`` only with a typed error (a lost CES reply, a user
+message whose sending failed).
 
 Default: 150 conversations, 15 per dialect with and without stream faults, each emulator
 failing about one request in 25 and at least one of every kind (each status, before and after
@@ -28,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_message_once import recovery_table
 
 import toolbridge
 from toolbridge.http import RetryPolicy
-from toolbridge.serve import DriverSettings, Job, Transcript, Worker
+from toolbridge.serve import DriverSettings, Job, Transcript, Worker, aconverse
 from toolbridge.testing import emulated_options, emulator, installed_dialects
 
 SCALE = int(os.environ.get("TOOLBRIDGE_SLOW_SCALE", "1"))
@@ -46,10 +48,7 @@ SCRIPT = {"turns": [
     {"rounds": [[{"name": "charge", "arguments": {"amount": 5}}]], "reply": "again {outputs}"},
     {"reply": "bye"},  # a later turn answered without calls (it once hung on Agents)
 ]}
-REQUESTS_PER_CONVERSATION = {"openai-agents": 6, "openai-assistants": 10, "google-ces": 4,
-                             "openai-responses": 5, "openai-chat": 4}
-"""At least this many requests per conversation reach each emulator (measured: agents 8-14,
-assistants 15-20, CES 5, responses 6-11, chat 5), so every fault injected lands."""
+MESSAGES = ("first", "second", "third")
 FAILURES = [(status, after) for status in (429, 500, 502, 503) for after in (False, True)]
 """Every kind of failed request: each status, before or after the request is processed."""
 STALL = 30.0
@@ -87,11 +86,30 @@ def make_toolbox(ledger: Ledger, store: str) -> toolbridge.Toolbox:
     return box
 
 
+def requests_per_conversation(dialect: str) -> int:
+    """Four fifths of the requests a conversation adds when nothing fails (measured on its
+    emulator: a second conversation's, without the first one's set-up), so that at least that
+    many per conversation reach it and every fault injected lands."""
+    async def plain() -> int:
+        with emulator(dialect, script=SCRIPT) as emu:
+            options = emulated_options(dialect, emu.base_url).model_copy(
+                update={"retry": FAST})
+            made = []
+            for _ in range(2):
+                done = await aconverse(make_toolbox(Ledger(), "memory://"), dialect,
+                                       list(MESSAGES), options)
+                assert done.status == "completed", done.render()
+                made.append(len(emu.journal))
+            return max(2, (made[1] - made[0]) * 4 // 5)
+
+    return asyncio.run(plain())
+
+
 def faults(dialect: str, rng: random.Random, conversations: int, stream_faults: bool
            ) -> dict[str, Any]:
     """About one request in 25 fails, and at least one of every kind (`FAILURES`), plus
     stream faults."""
-    count = conversations * REQUESTS_PER_CONVERSATION[dialect]
+    count = conversations * requests_per_conversation(dialect)
     chosen = sorted(rng.sample(range(2, count), k=max(len(FAILURES), count // 25)))
     kinds = rng.sample(FAILURES, k=len(FAILURES))
     rules = [{"nth": n, "status": status, "retry_after": 0.001, "after_processing": after}
@@ -102,28 +120,6 @@ def faults(dialect: str, rng: random.Random, conversations: int, stream_faults: 
         if dialect == "openai-agents":
             given["registration_race"] = True
     return given
-
-
-def accepted(dialect: str, emu: Any) -> set[str]:
-    """The call ids whose result the emulated backend took."""
-    if dialect == "openai-agents":
-        return {call_id for _, call_id in emu.state.result_at}
-    if dialect == "google-ces":
-        return {call_id for s in emu.state.sessions.values() for call_id, _ in s.answered}
-    path, results, key = {
-        "openai-assistants": ("submit_tool_outputs", "tool_outputs", "tool_call_id"),
-        "openai-responses": ("/responses", "input", "call_id"),
-        "openai-chat": ("/chat/completions", "messages", "tool_call_id")}[dialect]
-    took = set()
-    for entry in emu.journal.entries("POST", path):
-        processed = entry.dropped == 200 or (entry.dropped is None and entry.status == 200)
-        if processed and isinstance(entry.body, dict):
-            items = entry.body.get(results)
-            took |= {item[key] for item in items if isinstance(item, dict) and key in item
-                     and item.get("type", item.get("role")) in (
-                         None, "function_call_output", "tool")} if isinstance(
-                items, list) else set()
-    return took
 
 
 class Unhandled(logging.Handler):
@@ -164,7 +160,7 @@ async def soak_one(dialect: str, box: toolbridge.Toolbox, emu: Any, count: int,
                                                                max_delay=0.02))
     worker = Worker(box, dialect, options, concurrency=12, settings=settings,
                     on_done=ended.append)
-    jobs = [Job(None, ("first", "second", "third")) for _ in range(count)]
+    jobs = [Job(None, MESSAGES) for _ in range(count)]
     running = asyncio.create_task(worker.run(jobs))
     seen, quiet = 0, 0.0
     while not running.done() and quiet < STALL:  # a hang: no conversation ends for STALL s
@@ -202,8 +198,8 @@ def test_soak(tmp_path: Path) -> None:
             last = max(rule["nth"] for rule in injected[key]["fail_requests"])
             assert len(emu.journal) >= last, (key, len(emu.journal), last)
         for dialect in DIALECTS:  # a call run in a conversation that ended
-            took = set().union(*(accepted(d, emu) for (d, _), emu in emulators.items()
-                                 if d == dialect))
+            took = set().union(*(emu.state.results_received()
+                                 for (d, _), emu in emulators.items() if d == dialect))
             lost += [(dialect, c) for (d, c) in ledger.runs if d == dialect and c not in took]
         for ((dialect, _), _emu), (ended, hung) in zip(emulators.items(), results, strict=True):
             hangs += hung
@@ -217,13 +213,20 @@ def test_soak(tmp_path: Path) -> None:
                 if t.status == "failed":  # typed, and never a bare crash of the driver
                     assert isinstance(t.error, toolbridge.BackendError), t.render()
                     assert "unexpected" not in str(t.error), t.render()
+    windows = recovery_table()
+    sent_twice = [(d, texts) for (d, _), emu in emulators.items()
+                  if windows[d].startswith("never")
+                  for texts in emu.state.messages_received().values()
+                  if list(texts) != list(MESSAGES[:len(texts)])]  # each once, in order
     duplicates = {k: n for k, n in ledger.runs.items() if n > 1}
     report = {"conversations": per_dialect * 2 * len(DIALECTS), "lost": len(lost),
-              "duplicates": len(duplicates), "unhandled": len(unhandled.records),
+              "duplicates": len(duplicates), "sent_twice": len(sent_twice),
+              "unhandled": len(unhandled.records),
               "hangs": hangs, "outcomes": dict(sorted(outcomes.items()))}
     print(report)
     assert lost == [], report
     assert duplicates == {}, report
+    assert sent_twice == [], (report, sent_twice[:3])
     assert unhandled.records == [], [r.getMessage() for r in unhandled.records[:3]]
     assert hangs == 0, report
     completed = sum(n for k, n in outcomes.items() if k.endswith(" completed"))

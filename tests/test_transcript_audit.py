@@ -63,33 +63,12 @@ def script(kind: str) -> dict[str, Any]:
     return {"turns": [{"rounds": rounds, "reply": "outputs {outputs}"}]}
 
 
-def received(dialect: str, journal: Any) -> list[str]:
-    """The call ids of the results the emulated backend took (2xx requests only)."""
-    posts = [e for e in journal.entries("POST") if 200 <= e.status < 300 and e.dropped is None]
-    if dialect == "openai-agents":
-        return [ev["call_id"] for e in posts if e.path.endswith("/events")
-                for ev in e.body.get("events", []) if ev.get("type", "").endswith("tool_result")]
-    if dialect == "openai-assistants":
-        return [o["tool_call_id"] for e in posts if e.path.endswith("/submit_tool_outputs")
-                for o in e.body.get("tool_outputs", [])]
-    if dialect == "openai-responses":
-        return [i["call_id"] for e in posts if e.path.endswith("/responses")
-                and isinstance(e.body.get("input"), list)
-                for i in e.body["input"] if i.get("type") == "function_call_output"]
-    if dialect == "openai-chat":  # stateless: the last request carries every tool message
-        chats = [e for e in posts if e.path.endswith("/chat/completions")]
-        return [m["tool_call_id"] for m in chats[-1].body["messages"] if m.get("role") == "tool"]
-    return [r["id"] for e in posts if e.path.endswith(":runSession")
-            for i in e.body.get("inputs", []) if "toolResponses" in i
-            for r in i["toolResponses"]["toolResponses"]]
-
-
 async def hold(dialect: str, kind: str) -> tuple[Transcript, list[str]]:
     with emulator(dialect, script=script(kind)) as emu:
         options = emulated_options(dialect, emu.base_url)
         transcript = await asyncio.wait_for(
             aconverse(make_toolbox(), dialect, ["go"], options), 30)
-        return transcript, received(dialect, emu.journal)
+        return transcript, emu.state.results_received()
 
 
 @pytest.mark.parametrize(("dialect", "kind"), [(d, k) for d in DIALECTS for k in sorted(BAD)

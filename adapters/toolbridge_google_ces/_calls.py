@@ -9,7 +9,9 @@ retried only on 429/503 and on errors raised before the request was sent
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,8 @@ from ._retry import run_session_policy
 
 __all__ = ["DEFAULT_RETRY", "DEFAULT_TIMEOUT", "CesApiError", "CesCalls", "CesEndpoint",
            "SyncReport", "TokenProvider"]
+
+log = logging.getLogger("toolbridge.google_ces")
 
 TokenProvider = Callable[[], "str | Secret"]
 """Returns a fresh OAuth access token; called before every request (cache inside it)."""
@@ -110,6 +114,19 @@ def _reader(what: str) -> Callable[[httpx.Response], Any]:
     return read
 
 
+def _unless_exists(read: Callable[[httpx.Response], Any]
+                   ) -> Callable[[httpx.Response], dict[str, Any] | None]:
+    """``read``, but ``None`` for a 409 ALREADY_EXISTS answer (the caller compares)."""
+
+    def reader(response: httpx.Response) -> dict[str, Any] | None:
+        if response.status_code == 409:
+            return None
+        answer: dict[str, Any] = read(response)
+        return answer
+
+    return reader
+
+
 class CesEndpoint:
     """Where a CES client's calls go and how they are signed (a `toolbridge.http.Endpoint`)."""
 
@@ -176,6 +193,35 @@ class CesCalls:
         return Call("POST", f"{app}/tools", _reader("create tool"), body=dict(tool),
                     params={"toolId": tool_id})
 
+    def _create_or_match(self, app: str, tool: Mapping[str, Any], tool_id: str
+                         ) -> Flow[dict[str, Any]]:
+        """Create the tool (the created ``Tool``); a 409 "already exists" (e.g. a retried
+        create whose first reply was lost) is done when the stored tool is identical to
+        ``tool`` (read and compared: the stored one), a `CesApiError` naming both when not."""
+        policy = dataclasses.replace(self.retry,
+                                     retry_statuses=self.retry.retry_statuses - {409})
+        create = self._create_tool(app, tool, tool_id)
+        taken: dict[str, Any] | None = yield Call(
+            create.method, create.path, _unless_exists(create.read), body=create.body,
+            params=create.params, retry=policy)
+        if taken is not None:
+            return taken
+        name = wire.tool_name(app, tool_id)
+        found: dict[str, Any] = yield self._get_tool(name)
+        stored = wire.normalize_tool_enums(found)
+        differs = sorted(k for k, v in tool.items() if stored.get(k) != v)
+        if differs:
+            raise CesApiError(
+                f"create tool: {name} already exists with a different definition (fields "
+                f"{', '.join(differs)} differ): stored "
+                f"{json.dumps({k: stored.get(k) for k in differs}, sort_keys=True)}, ours "
+                f"{json.dumps({k: tool[k] for k in differs}, sort_keys=True)}",
+                status=409, status_name="ALREADY_EXISTS",
+                body={"name": name, "stored": stored, "ours": dict(tool)})
+        log.info("create tool: %s already exists, identical to ours (a create retried after "
+                 "its reply was lost)", name)
+        return found
+
     @staticmethod
     def _get_tool(name: str) -> Call[dict[str, Any]]:
         return Call("GET", name, _reader("get tool"))
@@ -213,7 +259,7 @@ class CesCalls:
         steps, report = self._plan(toolbox, app, existing, policy)
         for action, key, resource in steps:
             if action == "create":
-                yield self._create_tool(app, resource, key)
+                yield from self._create_or_match(app, resource, key)
             else:
                 yield self._update_tool(key, resource, None)
         return report

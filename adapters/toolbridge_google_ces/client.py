@@ -84,8 +84,10 @@ class CesClient(CesCalls):
         return self.run_session(session, {"inputs": [{"text": text}]})
 
     def create_tool(self, app: str, tool: Mapping[str, Any], tool_id: str) -> dict[str, Any]:
-        """``POST /v1/{app}/tools?toolId=...``; returns the created ``Tool``."""
-        return self._sender.send(self._create_tool(app, tool, tool_id))
+        """``POST /v1/{app}/tools?toolId=...``; returns the created ``Tool`` (or the stored
+        one when it already exists identical to ``tool``; a 409 `CesApiError` naming both
+        when it differs)."""
+        return self._sender.run(self._create_or_match(app, tool, tool_id))
 
     def get_tool(self, name: str) -> dict[str, Any]:
         return self._sender.send(self._get_tool(name))
@@ -142,7 +144,7 @@ class AsyncCesClient(CesCalls):
 
     async def create_tool(self, app: str, tool: Mapping[str, Any],
                           tool_id: str) -> dict[str, Any]:
-        return await self._sender.send(self._create_tool(app, tool, tool_id))
+        return await self._sender.run(self._create_or_match(app, tool, tool_id))
 
     async def get_tool(self, name: str) -> dict[str, Any]:
         return await self._sender.send(self._get_tool(name))

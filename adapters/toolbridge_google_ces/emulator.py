@@ -47,6 +47,7 @@ class _Session:
     """The listed calls waiting for their response, by (id, tool): a ToolResponse names
     both, so a repeated id naming another tool is a call of its own."""
     answered: set[tuple[str, str]] = field(default_factory=set)
+    name: str = ""
 
 
 class GoogleCesEmulator(Emulator):
@@ -227,7 +228,7 @@ class GoogleCesEmulator(Emulator):
         if state is None:
             state = self.sessions[session] = _Session(ScriptedModel(
                 self.script, new_id=lambda: f"toolcall-{uuid.uuid4().hex[:12]}",
-                unsupported={"broken_json": _NO_ARGUMENT_TEXT}))
+                unsupported={"broken_json": _NO_ARGUMENT_TEXT}), name=session)
         state.model.declare({n: s for n, (_, s) in self.declared(app).items()})
         outputs: list[dict[str, Any]] = []
         for i, item in enumerate(inputs):
@@ -251,6 +252,7 @@ class GoogleCesEmulator(Emulator):
                                    "toolResponses before new input.", "FAILED_PRECONDITION")
             state.turn_index += 1
             state.model.start_turn(str(value))
+            self.intake.took_message(state.name, str(value))
             return self._advance(state, app)
         if kinds[0] == "toolResponses":
             return self._answer(state, app, value, f"{where}.toolResponses")
@@ -293,6 +295,7 @@ class GoogleCesEmulator(Emulator):
                 raise Reject(400, f"{here}.response must be a JSON object (a Struct), e.g. "
                                    '{"output": ...}; got ' + type(response).__name__)
             accepted.append((wanted, response))
+        self.intake.took_results(state.name, [call_id for (call_id, _), _ in accepted])
         for answered, response in accepted:
             del state.pending[answered]
             state.answered.add(answered)

@@ -53,9 +53,11 @@ class AsyncAgentsClient(AsyncSavedAgents):
         self, tools: Tools = (), *, input: Any, environment: Mapping[str, Any] | None = None,
         agent: Mapping[str, Any] | None = None, model: str | None = None,
         instructions: str | None = None, metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
     ) -> AsyncEventStream:
         return AsyncEventStream(await self._sender.open(self._create_session_stream(
-            tools, input, environment, agent, model, instructions, metadata)), EventDeduper())
+            tools, input, environment, agent, model, instructions, metadata, idempotency_key)),
+            EventDeduper())
 
     async def update_tools(self, session_id: str, tools: Tools) -> dict[str, Any]:
         return await self._sender.send(self._update_tools(session_id, tools))

@@ -19,6 +19,7 @@ from .wire import BETA_HEADER, RACE_MESSAGE
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "OPENING_KEY",
     "ClientConfig",
     "EventDeduper",
     "PendingCallRaceError",
@@ -35,6 +36,9 @@ __all__ = [
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RACE_DELAYS = (0.1, 0.3, 0.6)
 """Waits before re-sending after the registration race, as the SDK does (_dispatch.py)."""
+OPENING_KEY = "toolbridge_key"
+"""The metadata key of a session created with an idempotency key: that key (a successor
+finds the session by it when the reply that named the session was lost)."""
 DONE = object()
 Tools = Any  # a Toolbox, ToolDefinitions, or wire dicts
 
@@ -141,13 +145,18 @@ class Requests:
     def _create_session_stream(
         self, tools: Tools, input: Any, environment: Mapping[str, Any] | None,
         agent: Mapping[str, Any] | None, model: str | None, instructions: str | None,
-        metadata: Mapping[str, str] | None,
+        metadata: Mapping[str, str] | None, key: str | None = None,
     ) -> Call[None]:
+        """Not idempotent (it carries the first message): never re-sent once it may have
+        arrived. ``key`` goes as its ``Idempotency-Key`` and in its metadata (`OPENING_KEY`),
+        where `sent` finds the session when the reply that named it was lost."""
+        if key:
+            metadata = {**(metadata or {}), OPENING_KEY: key}
         body = self._create_body(tools, input, environment, agent, model, instructions,
                                  metadata, True)
+        headers = {"Accept": "text/event-stream", **({"Idempotency-Key": key} if key else {})}
         return Call("POST", "/agents/sessions", _opened("create session"), body=body,
-                    headers={"Accept": "text/event-stream"}, stream=True,
-                    what="create session")
+                    headers=headers, stream=True, idempotent=False, what="create session")
 
     def _update_tools(self, session_id: str, tools: Tools) -> Call[dict[str, Any]]:
         return self._session_call("POST", f"/agents/sessions/{session_id}",

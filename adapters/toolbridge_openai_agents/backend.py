@@ -17,8 +17,9 @@ from typing import Any
 
 from toolbridge import ToolDefinition, UsageError
 from toolbridge.plugin import Dialect, DiscoveringConnection, Step, StreamingBackend
+from toolbridge.serve import results_key
 
-from ._client_common import DEFAULT_BASE_URL
+from ._client_common import DEFAULT_BASE_URL, OPENING_KEY
 from ._session_events import SessionEvents
 from .client import AsyncAgentsClient, PendingCallRaceError
 from .options import AgentsOptions
@@ -122,6 +123,12 @@ class AgentsBackend(StreamingBackend):
         self._previous_turn: str | None = None
         """The id of the last turn followed before the awaited one (its items are not ours)."""
         self._message = ""
+        self._submitted: dict[str, int] = {}
+        """Results key -> times this backend sent those results again (bounded)."""
+        self._named = asyncio.Event()
+        """Set once the session is known (`next` waits for it after a failed first send)."""
+        if self.conversation:
+            self._named.set()
 
     # ------------------------------------------------------------------ the seam
     async def send(self, message: str) -> Step | None:
@@ -140,20 +147,23 @@ class AgentsBackend(StreamingBackend):
 
     async def _send(self, message: str) -> None:
         options = self.connection.options
+        key = self.message_key or None  # the same on every attempt of this message
         if not self.conversation:
             stream = await self.client.create_session_stream(
                 self.connection.tools, input=message, environment=options.environment,
                 model=options.model, instructions=options.instructions,
-                metadata=options.metadata)
+                metadata=options.metadata, idempotency_key=self.message_key or None)
             self._events.attach(stream, ends_with_turn=True)
             self.conversation, self._last_active_at = await self._events.created()
+            self._named.set()
         elif self._events.streaming and not self._events.ends_with_turn:  # it sees this turn
-            await self.client.send_message(self.conversation, message)
+            await self.client.send_message(self.conversation, message, idempotency_key=key)
         else:  # the stream is opened first, so no event of the turn is missed
             await self._events.detach()  # a create stream ends with its turn: not this one
             stream = await self._events.open(self.conversation)
             try:
-                await self.client.send_message(self.conversation, message)
+                await self.client.send_message(self.conversation, message,
+                                               idempotency_key=key)
             except BaseException:
                 await stream.aclose()
                 raise
@@ -169,8 +179,15 @@ class AgentsBackend(StreamingBackend):
     async def sent(self, message: str) -> bool | None:
         """Whether the session's latest user message is ``message`` (its items, newest
         first); then the turn it started is the one `next` follows."""
-        if not self.conversation:
-            return False  # no session was named: the message reached none we can read
+        if not self.conversation:  # its creation's reply was lost: find it by its key
+            if not self.message_key:
+                return False  # no key: the message reached no session we can find
+            found = await self.client.list_sessions(metadata={OPENING_KEY: self.message_key},
+                                                    limit=1)
+            if not found.get("data"):
+                return False
+            self.conversation = str(found["data"][0]["id"])
+            self._named.set()
         page = await self.client.list_items(self.conversation, limit=20, order="desc")
         for item in page.get("data", []):
             if item.get("type") == "message" and item.get("role") == "user":
@@ -185,8 +202,9 @@ class AgentsBackend(StreamingBackend):
         while True:
             while self._opening is not None:  # `send` is opening the stream: read that one
                 await self._opening.wait()
-            if not self.conversation:
-                raise UsageError(f"{DIALECT}: no session to read events from yet")
+            if not self.conversation:  # a first send failed: wait until one names it
+                await self._named.wait()
+                continue
             if not self._events.attached:
                 resync = await self._events.reconnect(self.conversation)
                 step = self._see(resync)
@@ -205,7 +223,8 @@ class AgentsBackend(StreamingBackend):
     async def submit(self, step: Step, body: Mapping[str, Any]) -> Step | None:
         events = list(body.get("events", []))
         try:
-            await self.client.send_events(self.conversation, events)
+            await self.client.send_events(self.conversation, events,
+                                          idempotency_key=self._results_key(events))
         except PendingCallRaceError as exc:
             # One of them is no longer pending (answered before, or the turn ended): the
             # request was refused whole, so the others go again one by one.
@@ -213,10 +232,23 @@ class AgentsBackend(StreamingBackend):
                 log.warning("%s: %s", DIALECT, exc)
             for event in events if len(events) > 1 else ():
                 try:
-                    await self.client.send_events(self.conversation, [event])
+                    await self.client.send_events(self.conversation, [event],
+                                                  idempotency_key=self._results_key([event]))
                 except PendingCallRaceError as single:
                     log.warning("%s: %s", DIALECT, single)
         return None
+
+    def _results_key(self, events: Sequence[Mapping[str, Any]]) -> str:
+        """The key of these results (`results_key`) and of how often this backend sent them
+        before: the first attempt's is the same for a successor (a submission that landed
+        is not applied twice); one sent again after the session still listed them pending
+        (202 promises no durable apply) gets a new one."""
+        calls = [(str(e.get("turn_id")), str(e.get("call_id"))) for e in events]
+        key = results_key(self.conversation, calls)
+        sent = self._submitted[key] = self._submitted.get(key, -1) + 1
+        while len(self._submitted) > 1024:
+            del self._submitted[next(iter(self._submitted))]
+        return key if sent == 0 else f"{key}.{sent}"
 
     async def state(self) -> Step | None:
         session = await self.client.retrieve_session(self.conversation)
@@ -236,17 +268,23 @@ class AgentsBackend(StreamingBackend):
     def checkpoint(self) -> dict[str, Any]:
         """Whether it serves or plays a turn, and what it knows of that turn (a backend
         rebuilt elsewhere goes on with it: the turn's end brings its reply)."""
-        return {"serving": self._serving, "turn_id": self._turn_id,
+        return {"session_id": self.conversation, "serving": self._serving,
+                "turn_id": self._turn_id,
                 "started": self._started, "last_active_at": self._last_active_at,
-                "previous_turn": self._previous_turn, "message": self._message}
+                "previous_turn": self._previous_turn, "message": self._message,
+                "message_key": self.message_key}
 
     def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        if checkpoint.get("session_id") and not self.conversation:
+            self.conversation = str(checkpoint["session_id"])
+            self._named.set()
         self._serving = bool(checkpoint.get("serving", self._serving))
         self._turn_id = checkpoint.get("turn_id") or self._turn_id
         self._started = bool(checkpoint.get("started", self._started))
         self._last_active_at = checkpoint.get("last_active_at", self._last_active_at)
         self._previous_turn = checkpoint.get("previous_turn") or self._previous_turn
         self._message = str(checkpoint.get("message") or self._message)
+        self.message_key = str(checkpoint.get("message_key") or self.message_key)
 
     async def aclose(self) -> None:
         await self._events.detach()

@@ -74,10 +74,14 @@ class AgentsClient(SavedAgents):
                               environment: Mapping[str, Any] | None = None,
                               agent: Mapping[str, Any] | None = None, model: str | None = None,
                               instructions: str | None = None,
-                              metadata: Mapping[str, str] | None = None) -> EventStream:
-        """Create a session with ``stream: true``: its events from creation on."""
+                              metadata: Mapping[str, str] | None = None,
+                              idempotency_key: str | None = None) -> EventStream:
+        """Create a session with ``stream: true``: its events from creation on. Never sent
+        twice; ``idempotency_key`` also goes in its metadata (``toolbridge_key``), which
+        ``list_sessions(metadata=...)`` finds."""
         return EventStream(self._sender.open(self._create_session_stream(
-            tools, input, environment, agent, model, instructions, metadata)), EventDeduper())
+            tools, input, environment, agent, model, instructions, metadata, idempotency_key)),
+            EventDeduper())
 
     def update_tools(self, session_id: str, tools: Tools) -> dict[str, Any]:
         """Replace the session's tools (they apply from the next model call)."""

@@ -172,11 +172,20 @@ class AgentsEmulator(Emulator):
         session.emit("agent.session.created", session=session.snapshot())
         if body.get("input") is not None:
             text = body["input"]
-            session.start_turn([{"role": "user", "content": text}] if isinstance(text, str)
-                               else list(text))
+            self._start_turn(session, text)
         if queue is not None:
             return self._stream(session, queue, until_idle=True)
         return JSONResponse(session.snapshot())
+
+    def _start_turn(self, session: EmuSession, given: Any) -> None:
+        """A user turn of ``given`` (text, or a list of messages), recorded as taken."""
+        messages = [{"role": "user", "content": given}] if isinstance(given, str) else given
+        session.start_turn(list(messages))
+        for message in messages:
+            content = message.get("content")
+            parts = [{"text": content}] if isinstance(content, str) else content or []
+            self.intake.took_message(session.id, "".join(str(p.get("text", "")) for p in parts
+                                                  if isinstance(p, dict)))
 
     async def _list(self, request: Request) -> Response:
         """``GET /agents/sessions``: newest first by default; ``metadata[key]=value`` filters."""
@@ -220,10 +229,9 @@ class AgentsEmulator(Emulator):
             if kind == TOOL_RESULT:
                 self.result_at.setdefault((session.id, event["call_id"]), time.perf_counter())
                 session.accept_result(event)
+                self.intake.took_results(session.id, [event["call_id"]])
             elif kind == "agent.session.input.message":
-                messages = event["input"]
-                session.start_turn([{"role": "user", "content": messages}]
-                                   if isinstance(messages, str) else messages)
+                self._start_turn(session, event["input"])
             elif kind == "agent.session.input.cancel":
                 session.cancel()
             elif kind in APPROVALS:

@@ -27,14 +27,17 @@ class AssistantsCalls(_Base):
         return lambda response: self._decode(response, what, run_ids)
 
     def _call(self, method: str, path: str, what: str, body: Any = None,
-              query: Mapping[str, Any] | None = None, run_ids: RunIds = None) -> Call[Any]:
-        return Call(method, path, self._reader(what, run_ids), body=body, params=query)
+              query: Mapping[str, Any] | None = None, run_ids: RunIds = None, *,
+              idempotent: bool = True) -> Call[Any]:
+        return Call(method, path, self._reader(what, run_ids), body=body, params=query,
+                    idempotent=idempotent)
 
     def _stream(self, path: str, body: Mapping[str, Any], what: str,
-                run_ids: RunIds = None) -> Streamed:
+                run_ids: RunIds = None, *, idempotent: bool = True) -> Streamed:
         """A stream call and its reader (`toolbridge.http.Sender.events` takes both)."""
         return Call("POST", path, self._reader(what, run_ids), body={**body, "stream": True},
-                    stream=True, what=f"openai-assistants: {what}"), _SSE(what)
+                    stream=True, idempotent=idempotent,
+                    what=f"openai-assistants: {what}"), _SSE(what)
 
     def _create_assistant(self, model: str, tools: Sequence[Mapping[str, Any]],
                           instructions: str | None, name: str | None,
@@ -43,12 +46,13 @@ class AssistantsCalls(_Base):
         return self._call("POST", "/assistants", "create assistant", body)
 
     def _create_thread(self, fields: Mapping[str, Any]) -> Call[dict[str, Any]]:
-        return self._call("POST", "/threads", "create thread", dict(fields))
+        # Not idempotent (a thread, its messages): a retried create would make a second one.
+        return self._call("POST", "/threads", "create thread", dict(fields), idempotent=False)
 
     def _create_message(self, thread_id: str, content: str, role: str
                         ) -> Call[dict[str, Any]]:
         return self._call("POST", f"/threads/{thread_id}/messages", "create message",
-                          {"role": role, "content": content})
+                          {"role": role, "content": content}, idempotent=False)
 
     def _list_messages(self, thread_id: str, run_id: str | None, order: str, limit: int,
                        after: str | None) -> Call[list[dict[str, Any]]]:
@@ -88,12 +92,13 @@ class AssistantsCalls(_Base):
     def _create_run(self, thread_id: str, assistant_id: str, fields: Mapping[str, Any]
                     ) -> Call[dict[str, Any]]:
         return self._call("POST", f"/threads/{thread_id}/runs", "create run",
-                          {"assistant_id": assistant_id, **fields})
+                          {"assistant_id": assistant_id, **fields}, idempotent=False)
 
     def _stream_run(self, thread_id: str, assistant_id: str, fields: Mapping[str, Any]
                     ) -> Streamed:
         return self._stream(f"/threads/{thread_id}/runs",
-                            {"assistant_id": assistant_id, **fields}, "create run (stream)")
+                            {"assistant_id": assistant_id, **fields}, "create run (stream)",
+                            idempotent=False)
 
     def _retrieve_run(self, thread_id: str, run_id: str) -> Call[dict[str, Any]]:
         return self._call("GET", self._run_path(thread_id, run_id), "retrieve run")

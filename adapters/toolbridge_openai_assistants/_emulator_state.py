@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge.emulation import ModelCall, Script, ScriptedModel, ScriptError
+from toolbridge.emulation import Intake, ModelCall, Script, ScriptedModel, ScriptError
 
 from ._emulator_checks import ApiError, check_tools, missing, wrong_type
 from .wire import MAX_OUTPUT_CHARS
@@ -92,8 +92,11 @@ class _Run:
 class EmulatedService:
     """Assistants, threads, messages and runs, playing a scripted model per thread."""
 
-    def __init__(self, script: Script, *, expire_after: float = 600.0) -> None:
+    def __init__(self, script: Script, *, expire_after: float = 600.0,
+                 intake: Intake | None = None) -> None:
         self.script = script
+        self.intake = intake or Intake()
+        """What it took: user messages, accepted tool outputs."""
         self.expire_after = expire_after
         self.assistants: dict[str, dict[str, Any]] = {}
         self.threads: dict[str, _Thread] = {}
@@ -188,6 +191,8 @@ class EmulatedService:
             "incomplete_at": None, "incomplete_details": None,
         }
         self._thread(thread_id).messages.append(message)
+        if body["role"] == "user":
+            self.intake.took_message(thread_id, text)
         return message
 
     def create_message(self, thread_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -362,6 +367,7 @@ class EmulatedService:
                 for call in step["step_details"]["tool_calls"]:
                     call["function"]["output"] = given.get(call["id"])
                 step.update(status="completed", completed_at=int(time.time()))
+        self.intake.took_results(thread_id, got)
         run.update(status="queued", required_action=None)
         events: list[Event] = [("thread.run.queued", copy.deepcopy(run))]
         if stream:

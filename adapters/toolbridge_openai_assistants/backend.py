@@ -138,9 +138,13 @@ class AssistantsBackend(Backend):
         """`sent` found the message with no run after it: `resume` starts that run."""
 
     # ------------------------------------------------------------------ the seam
-    async def send(self, message: str) -> Step | None:
+    async def open(self) -> None:
+        """An empty thread (a second one, after a lost reply, holds nothing)."""
         if not self.conversation:
             self.conversation = str((await self.client.create_thread())["id"])
+
+    async def send(self, message: str) -> Step | None:
+        await self.open()
         await self.client.create_message(self.conversation, message)
         return await self._start_run(await self.connection.assistant_id())
 

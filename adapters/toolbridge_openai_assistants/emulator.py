@@ -50,7 +50,8 @@ class AssistantsEmulator(Emulator):
         lifetime = next((v for v in (expire_after, self.faults.expire_after) if v is not None),
                         600.0)
         self.poll_after_ms = poll_after_ms
-        self.service = EmulatedService(self.script, expire_after=float(lifetime))
+        self.service = EmulatedService(self.script, expire_after=float(lifetime),
+                                       intake=self.intake)
 
     def error_body(self, status: int, message: str) -> Any:
         kind = {429: "requests", 500: "server_error", 502: "server_error",

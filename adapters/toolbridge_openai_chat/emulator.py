@@ -12,6 +12,7 @@ each request's ``messages`` are replayed through the scripted model. ``stream: t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import time
@@ -193,6 +194,24 @@ class ChatEmulator(Emulator):
 
         return endpoint
 
+    def _took(self, messages: list[dict[str, Any]]) -> None:
+        """Stateless: a request's new input is its tail, a user message (a new turn) or the
+        tool messages after the last assistant message (results). Its conversation is named
+        by its first user message (``chat:`` and a digest of it)."""
+        first = next((m for m in messages if m["role"] == "user"), None)
+        conversation = "chat:" + hashlib.sha256(json.dumps(
+            first, sort_keys=True).encode()).hexdigest()[:16]
+        last = messages[-1]
+        if last["role"] == "user":
+            self.intake.took_message(conversation, _text(last.get("content")))
+            return
+        tail = []
+        for message in reversed(messages):
+            if message["role"] != "tool":
+                break
+            tail.append(str(message["tool_call_id"]))
+        self.intake.took_results(conversation, reversed(tail))
+
     def _complete(self, body: Any, deployment: str | None) -> Any:
         from starlette.responses import JSONResponse, StreamingResponse
 
@@ -217,6 +236,7 @@ class ChatEmulator(Emulator):
             raise ApiError(400, f"emulator script error: {exc}",
                            code="emulator_script_error") from None
         self.completions += 1
+        self._took(body["messages"])
         reuse = self.faults.reuse_call_ids
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None,
                                    "annotations": []}

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge.emulation import Script, ScriptError
+from toolbridge.emulation import Intake, Script, ScriptError
 
 from ._emulator_checks import (
     ApiError,
@@ -118,8 +118,13 @@ DEFAULT_DEPLOYMENTS = {"gpt-5.1": "gpt-5.1", "gpt-5.1-mini": "gpt-5.1-mini"}
 class EmulatedService:
     """What the routes call; every method raises `ApiError` for what the service refuses."""
 
-    def __init__(self, script: Script, background_polls: int = 1) -> None:
+    def __init__(self, script: Script, background_polls: int = 1,
+                 intake: Intake | None = None) -> None:
         self.script = script
+        self.intake = intake or Intake()
+        """What it took: user messages and function call outputs, by conversation (or, for
+        a chain of responses, the first response's id)."""
+        self._chains: dict[str, str] = {}
         self.background_polls = background_polls
         self.responses: dict[str, StoredResponse] = {}
         self.conversations: dict[str, Conversation] = {}
@@ -158,9 +163,25 @@ class EmulatedService:
                                 self.background_polls if body.get("background") else 0)
         if conversation is not None:
             conversation.items += [stored_input_item(i) for i in new] + copy.deepcopy(output)
+        previous = body.get("previous_response_id")
+        chain = (conversation.conversation["id"] if conversation is not None
+                 else self._chains.get(str(previous), str(previous)) if previous
+                 else response_id)
         if body.get("store", True) is not False:
             self.responses[response_id] = stored
+            self._chains[response_id] = chain
+        self._took(chain, new)
         return stored
+
+    def _took(self, conversation: str, items: list[dict[str, Any]]) -> None:
+        for item in items:
+            if item.get("type") == "function_call_output":
+                self.intake.took_results(conversation, [item["call_id"]])
+            elif item.get("type", "message") == "message" and item.get("role") == "user":
+                content = item.get("content")
+                self.intake.took_message(conversation, content if isinstance(content, str)
+                                         else "".join(str(p.get("text", "")) for p in content
+                                                      or [] if isinstance(p, dict)))
 
     def _context(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], Conversation | None]:
         previous = body.get("previous_response_id")
@@ -259,6 +280,7 @@ class EmulatedService:
             done.add(item["call_id"])
         stored = [stored_input_item(i) for i in new]
         conversation.items += stored
+        self._took(conversation_id, new)
         return _page(copy.deepcopy(stored), False)
 
     def list_items(self, conversation_id: str, query: Any) -> dict[str, Any]:

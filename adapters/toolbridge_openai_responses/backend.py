@@ -140,13 +140,18 @@ class ResponsesBackend(Backend):
         return Step(final, error=str(reason), detail=dict(response), fresh=fresh)
 
     # ------------------------------------------------------------------ Backend
+    async def open(self) -> None:
+        """Continued by a conversation: an empty one (a second one, after a lost reply,
+        holds nothing)."""
+        if self.lists_pending and not self.conversation_id:
+            created = await self.client.create_conversation()
+            self.conversation_id = self.conversation = str(created["id"])
+
     async def send(self, message: str) -> Step | None:
         options = self.connection.options
         if options.agent and options.create_agent:
             await self.connection.save_agent()
-        if self.lists_pending and not self.conversation_id:
-            created = await self.client.create_conversation()
-            self.conversation_id = self.conversation = str(created["id"])
+        await self.open()
         fields = self._fields()
         if self.conversation_id:
             fields["conversation"] = self.conversation_id

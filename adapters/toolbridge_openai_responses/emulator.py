@@ -52,7 +52,8 @@ class ResponsesEmulator(Emulator):
         super().__init__(script=script, faults=faults)
         polls = next((v for v in (background_polls, self.faults.background_polls)
                       if v is not None), 1)
-        self.service = EmulatedService(self.script, background_polls=polls)
+        self.service = EmulatedService(self.script, background_polls=polls,
+                                       intake=self.intake)
 
     def error_body(self, status: int, message: str) -> Any:
         kind = {429: "requests", 500: "server_error", 502: "server_error",

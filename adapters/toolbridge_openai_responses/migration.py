@@ -38,9 +38,11 @@ from .wire import DIALECT
 
 __all__ = ["ConversationsTarget", "FoundryTarget", "agent_name", "load_config"]
 
-MIGRATION_RETRY = RetryPolicy(retry_statuses=frozenset({429}))
+MIGRATION_RETRY = RetryPolicy(retry_statuses=frozenset({429}),
+                              refused_statuses=frozenset({429}))
 """Appends are not idempotent: retry only what the service refused (429, honouring
-Retry-After); after any other failure the engine lists the items before sending again."""
+Retry-After: counted as not acted on, `RetryPolicy.refused_statuses`); after any other
+failure the engine lists the items before sending again."""
 
 
 def load_config(path: str | Path) -> dict[str, Any]:

@@ -139,6 +139,11 @@ class Activities:
                        ) -> Step | None:
         action = request.action
         skip = {(t, i) for t, i in request.submitted}
+        if request.message_key:
+            backend.message_key = request.message_key
+        if action == "open":  # a new conversation, created empty before its first message
+            await backend.open()
+            return None
         if action == "send":
             if request.message is None:
                 raise UsageError("send: no message")

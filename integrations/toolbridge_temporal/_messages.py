@@ -87,6 +87,9 @@ class ConversationRequest:
     submitted: list[list[str]] = field(default_factory=list)
     """``[turn, id]`` of calls already answered (a streamed step listing only those is
     skipped unless read fresh)."""
+    message_key: str = ""
+    """``send``/``deliver``: the message's key (`toolbridge.serve.message_key` of the
+    workflow id and the turn), the same for the successor of a lost worker."""
 
 
 @dataclass

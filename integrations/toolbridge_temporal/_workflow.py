@@ -5,6 +5,8 @@ The loop is the driver's (`toolbridge.serve`'s `Conversation`), with each wait a
 ==========================  ============================================================
 driver                      workflow
 ==========================  ============================================================
+``turn`` → ``open``         ``open`` activity for a new conversation (created empty where
+                            the backend can: its id is in the history before any send)
 ``turn`` → ``send``         ``send`` activity; after a lost worker or a recoverable error,
                             ``deliver`` (`Backend.sent`: go on with the turn, or send it;
                             never sent twice: a backend that cannot tell ends the turn)
@@ -49,6 +51,7 @@ from ._messages import (
 
 with workflow.unsafe.imports_passed_through():
     from toolbridge.model import ToolCall, ToolResult
+    from toolbridge.serve import message_key
 
 __all__ = ["ConversationWorkflow"]
 
@@ -227,9 +230,21 @@ class ConversationWorkflow:
         settings = self._input.settings if self._input else None
         assert settings is not None
         action, attempt = "send", 0
+        key = message_key(workflow.info().workflow_id, self._carried.turn)
+        while not self._conversation:  # made first, its id in the history before any send
+            try:
+                await self._activity("open")
+                break
+            except _Failed as failed:  # a second empty conversation holds nothing
+                attempt += 1
+                if failed.kind not in _RECOVERABLE or attempt > settings.max_recoveries:
+                    self._raise(failed, "creating the conversation failed: ")
+                await asyncio.sleep(min(settings.recovery_backoff * 2 ** (attempt - 1),
+                                        settings.recovery_max_delay))
+        attempt = 0
         while True:
             try:
-                data = await self._activity(action, message=message)
+                data = await self._activity(action, message=message, message_key=key)
             except _Failed as failed:
                 attempt += 1
                 if failed.kind not in _RECOVERABLE or attempt > settings.max_recoveries:

@@ -152,6 +152,33 @@ def test_non_idempotent_requests_retry_only_errors_before_sending() -> None:
     assert attempts == ["ConnectError"] * 3
 
 
+def test_non_idempotent_requests_retry_only_answers_that_say_nothing_was_done() -> None:
+    statuses: list[int] = []
+    answers = iter([429, 500])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        statuses.append(next(answers))
+        return httpx.Response(statuses[-1], headers={"retry-after": "0"})
+
+    policy = RetryPolicy(backoff=0.001, max_attempts=4)
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        answer = send_with_retries(client, client.build_request("POST", "http://x/turn"),
+                                   policy, idempotent=False)
+    assert answer.status_code == 429 and statuses == [429]  # it goes to the caller
+    answers = iter([429, 500])
+    statuses.clear()
+    promised = RetryPolicy(backoff=0.001, max_attempts=4, refused_statuses=frozenset({429}))
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        answer = send_with_retries(client, client.build_request("POST", "http://x/turn"),
+                                   promised, idempotent=False)
+    assert answer.status_code == 500 and statuses == [429, 500]  # a 500 goes to the caller
+    answers = iter([500, 200])
+    statuses.clear()
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        answer = send_with_retries(client, client.build_request("PUT", "http://x/a"), policy)
+    assert answer.status_code == 200 and statuses == [500, 200]  # idempotent: retried
+
+
 def test_sse_decoder_frames() -> None:
     from toolbridge.http import SSEDecoder
 

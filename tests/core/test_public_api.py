@@ -69,11 +69,11 @@ EXPECTED: dict[str, set[str]] = {
         "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
         "MemoryDialect", "ScriptedBackend", "ScriptedConnection", "SeamFault", "Status",
         "Transcript", "TranscriptEntry", "Worker", "aconverse", "aserve", "converse", "hold",
-        "refuse_late", "serve", "tool_timeout",
+        "message_key", "refuse_late", "results_key", "serve", "tool_timeout",
     },
     "toolbridge.emulation": {
         "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",
-        "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
+        "Intake", "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
         "RunningEmulator", "Script", "ScriptApproval", "ScriptCall", "ScriptError", "ScriptTurn",
         "ScriptedModel", "StreamDropped", "StreamFaults", "faults_from", "instrument",
         "missing_parameter", "serve", "sse_frames", "strict_schema_problem", "wrong_type",

@@ -11,7 +11,6 @@ few hundred). On 2 cores the run is CPU-bound: the 1 → 3 ratio is a figure, no
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import time
@@ -25,6 +24,7 @@ import fleet_toolbox
 import pytest
 from fleet_servers import postgres_store
 from temporalio.client import Client
+from test_message_once import recovery_table
 from test_temporal import SCRIPT, where
 from test_temporal_kills import Workers
 
@@ -119,10 +119,14 @@ async def _soak(temporal: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                 "calls_per_s": round(calls / seconds, 1), "seconds": round(seconds, 1),
                 "kills": killed}
         workers.stop()
-        sent = json.dumps([e.body for emu in emus.values() for e in emu.journal.entries("POST")])
+        took = {call for emu in emus.values() for call in emu.state.results_received()}
+        windows = recovery_table()
+        sent_twice = [(d, texts) for d, emu in emus.items() if windows[d].startswith("never")
+                      for texts in emu.state.messages_received().values()
+                      if texts != ["go", "again"][:len(texts)]]  # each once, in order
     runs = Counter(fleet_toolbox.entries("charge"))
     duplicates = sum(n - 1 for n in runs.values() if n > 1)
-    lost = sum(1 for call_id in runs if call_id not in sent)
+    lost = sum(1 for call_id in runs if call_id not in took)
     one, three = figures["1 worker"]["calls_per_s"], figures["3 workers"]["calls_per_s"]
     print(f"\nfleet soak (Temporal dev server, {'PostgreSQL' if store else 'SQLite'} store, "
           f"{len(DIALECTS)} dialects, heartbeat and workflow task timeouts "
@@ -130,10 +134,12 @@ async def _soak(temporal: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
           f"emulator faults {FAULTS}):")
     for label, row in figures.items():
         print(f"  {label:18} {row}")
+    print(f"  user messages stored twice: {len(sent_twice)}")
     print(f"  side effects: {len(runs)} charged, {duplicates} duplicate, {lost} lost; "
           f"ended failed: {len(ended)} (CES, the loss named); "
           f"calls/s 3 workers / 1 worker = {three / one:.2f}")
     assert duplicates == 0 and lost == 0
+    assert sent_twice == [], sent_twice[:3]
     # A conversation may end failed only on CES, which lists neither messages nor pending
     # calls: where a user message's send failed (a worker killed, an injected 503), it is
     # never sent twice; where a submit's reply was lost with its worker, CES cannot give the

@@ -156,3 +156,49 @@ async def test_killed_between_a_call_and_the_submit(temporal: Client, workers: W
     stored = "charged 3" in sent and "reconciled" not in sent
     assert stored or "charged (reconciled)" in sent, sent
     assert outcome.calls == 4 and outcome.replies[-1].startswith("second")
+
+
+def _stored_once(emu: Any) -> dict[str, list[str]]:
+    """What the backend stored (its own record): each message once, in one conversation."""
+    received = emu.state.messages_received()
+    assert [texts for texts in received.values() if texts] == [["go", "again"]], received
+    return received
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["first-send", "later-send"])
+@pytest.mark.parametrize("dialect", ["openai-agents", "openai-assistants",
+                                     "openai-responses"])
+async def test_killed_while_the_backend_takes_a_user_message(
+        temporal: Client, workers: Workers, dialect: str, which: int) -> None:
+    """The worker is SIGKILLed after the backend stored the message and before its reply
+    came back (the emulator holds it): the successor finds that message (a new
+    conversation by its key) and goes on with its turn; nothing is sent twice."""
+    for _ in range(5):  # the workers' requests may be numbered differently run to run
+        with emulator(dialect, script=SCRIPT) as emu:  # where the message goes, unfaulted
+            workers.start()
+            outcome = await asyncio.wait_for((await _converse(temporal, workers, dialect,
+                                                              emu)).result(), 60)
+            assert outcome.status == "completed", outcome
+            _stored_once(emu)
+            nth = emu.state.intake.message_requests()[which]
+        workers.stop()
+        workers.procs.clear()
+        held = {"nth": nth, "status": 500, "after_processing": True, "hold": 60}
+        with emulator(dialect, script=SCRIPT, faults={"fail_requests": [held]}) as emu:
+            first = workers.start()
+            handle = await _converse(temporal, workers, dialect, emu)
+            await until(lambda: any(e.dropped is not None for e in emu.journal.entries()))
+            first.kill()  # the held request is processed, its reply not yet sent
+            first.wait()
+            workers.start()
+            if emu.state.intake.message_requests()[which:which + 1] != [nth]:
+                await handle.cancel()  # the held request was another: again
+                workers.stop()
+                workers.procs.clear()
+                continue
+            outcome = await asyncio.wait_for(handle.result(), 60)
+            assert outcome.status == "completed", outcome
+            assert outcome.replies[-1].startswith("second"), outcome
+            _stored_once(emu)
+            return
+    pytest.fail("the held request was never the message's")

@@ -12,7 +12,7 @@ from ._options import EmulatorOptions
 
 if TYPE_CHECKING:
     from ._base import Emulator
-    from ._journal import Journal, JournalEntry
+    from ._journal import Intake, Journal, JournalEntry
     from ._openai import OpenAIApiError, missing_parameter, strict_schema_problem, wrong_type
     from ._script import (
         MISBEHAVIOURS,
@@ -40,6 +40,7 @@ __all__ = [
     "EmulatorServer",
     "FailRule",
     "Faults",
+    "Intake",
     "Journal",
     "JournalEntry",
     "Misbehaviour",
@@ -66,7 +67,8 @@ __all__ = [
 # An adapter's options import the faults and options above; the emulator itself (the scripted
 # model, the server, the journal) loads on first use.
 _LAZY: dict[str, str] = {
-    "Emulator": "._base", "Journal": "._journal", "JournalEntry": "._journal",
+    "Emulator": "._base", "Intake": "._journal", "Journal": "._journal",
+    "JournalEntry": "._journal",
     "MISBEHAVIOURS": "._script", "Misbehaviour": "._script", "Script": "._script",
     "ScriptApproval": "._script", "ScriptCall": "._script", "ScriptError": "._script",
     "ScriptTurn": "._script",

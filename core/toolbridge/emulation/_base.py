@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ._faults import Faults, faults_from
-from ._journal import Journal
+from ._journal import Intake, Journal
 from ._script import Script
 from ._server import ASGIApp, RunningEmulator, instrument, serve
 
@@ -38,6 +38,17 @@ class Emulator(abc.ABC):
         self.script = Script.load(script)
         self.faults = faults_from(faults, self.faults_type, self.dialect)
         self.journal = Journal()
+        self.intake = Intake(lambda: len(self.journal))
+        """What the service took (user messages, results), filled where it accepts them."""
+
+    def messages_received(self) -> dict[str, list[str]]:
+        """The user messages the service stored, in order, per conversation (its id): what
+        it received whatever happened to the replies; the same record on every dialect."""
+        return self.intake.messages()
+
+    def results_received(self) -> list[str]:
+        """The call ids whose results the service accepted, in order (twice if twice)."""
+        return self.intake.results()
 
     @abc.abstractmethod
     def build_app(self) -> ASGIApp:

@@ -31,6 +31,10 @@ class FailRule(BaseModel):
     after_processing: bool = False
     """Process the request first, then answer ``status`` instead of its reply: the reply is
     lost (without it, the failure comes before the request is processed)."""
+    hold: float = Field(default=0.0, ge=0.0)
+    """Seconds to wait before answering the failure (after processing, with
+    ``after_processing``): a window to lose the client in, e.g. a worker killed while the
+    backend has taken its request."""
 
 
 class Faults(BaseModel):

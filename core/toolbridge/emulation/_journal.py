@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Journal", "JournalEntry"]
+__all__ = ["Intake", "Journal", "JournalEntry"]
 
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-goog-api-key", "cookie"})
 
@@ -64,3 +65,52 @@ class Journal:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+
+
+class Intake:
+    """What an emulated service took, the same record on every dialect: the user messages it
+    stored and the results it accepted, by conversation. Each emulator fills it where it
+    accepts them, before replying (a reply lost later does not undo it)."""
+
+    def __init__(self, requests: Callable[[], int] = lambda: 0) -> None:
+        self._lock = threading.Lock()
+        self._requests = requests
+        self._messages: list[tuple[str, str, int]] = []
+        self._results: list[tuple[str, str, int]] = []
+
+    def took_message(self, conversation: str, text: str) -> None:
+        """A user message stored in ``conversation``."""
+        with self._lock:
+            self._messages.append((conversation, text, self._requests()))
+
+    def message_requests(self) -> list[int]:
+        """The number of the request (1-based, as `FailRule.nth` counts) that carried each
+        stored user message, in order (requests are numbered as they arrive: exact for a
+        conversation's requests made one after another)."""
+        with self._lock:
+            return [nth for _, _, nth in self._messages]
+
+    def took_results(self, conversation: str, call_ids: Iterable[str]) -> None:
+        """Results accepted in ``conversation``, by call id."""
+        with self._lock:
+            nth = self._requests()
+            self._results += [(conversation, str(i), nth) for i in call_ids]
+
+    def messages(self) -> dict[str, list[str]]:
+        """Conversation id -> its user messages, in the order they were stored."""
+        with self._lock:
+            found: dict[str, list[str]] = {}
+            for conversation, text, _ in self._messages:
+                found.setdefault(conversation, []).append(text)
+            return found
+
+    def results(self) -> list[str]:
+        """The call ids of the accepted results, in order."""
+        with self._lock:
+            return [call for _, call, _ in self._results]
+
+    def result_requests(self) -> list[int]:
+        """The numbers of the requests that carried accepted results, in order, each once
+        (numbered as `message_requests` says)."""
+        with self._lock:
+            return list(dict.fromkeys(nth for _, _, nth in self._results))

@@ -113,6 +113,8 @@ def _dropping(send: Send, entry: JournalEntry, rule: Any, error_body: ErrorBody,
     async def drop(message: Message) -> None:
         if message["type"] == "http.response.start":
             entry.dropped = int(message["status"])
+            if rule.hold:
+                await asyncio.sleep(rule.hold)
             await _fail(send, entry, rule, error_body, nth)
             raise _ReplyDropped(f"reply {message['status']} of request {nth} dropped")
 

@@ -84,6 +84,14 @@ class RetryPolicy:
     max_delay: float = 10.0
     """Longest single wait, Retry-After included."""
     retry_statuses: frozenset[int] = frozenset({408, 409, 429, 500, 502, 503, 504})
+    refused_statuses: frozenset[int] = frozenset()
+    """The answers that promise the service did not act on the request: the only ones after
+    which a request that is not idempotent is sent again here (those of them also in
+    ``retry_statuses``). None by default: any error answer may come after the service acted
+    (a 5xx whose reply was lost, a proxy's 429), so it goes to the caller, whose driver asks
+    the backend (`toolbridge.plugin.Backend.sent`) instead of sending it twice. A service
+    whose protocol promises it (CES: gRPC's ``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``) names
+    them."""
 
     def delay(self, attempt: int, response: httpx.Response | None) -> float:
         """Seconds to wait before attempt ``attempt + 1``."""
@@ -124,8 +132,14 @@ def _finite(text: str | None) -> float | None:
 Retryable = Callable[["httpx.Response"], bool]
 
 
-def _should_retry(policy: RetryPolicy, response: httpx.Response, extra: Retryable | None) -> bool:
-    return response.status_code in policy.retry_statuses or bool(extra and extra(response))
+def _should_retry(policy: RetryPolicy, response: httpx.Response, extra: Retryable | None,
+                  idempotent: bool) -> bool:
+    """Whether ``response`` is answered by sending the request again: for a request that is
+    not idempotent, only when the service says it did not act on it."""
+    status = response.status_code
+    if not idempotent:
+        return status in policy.retry_statuses and status in policy.refused_statuses
+    return status in policy.retry_statuses or bool(extra and extra(response))
 
 
 def send_with_retries(
@@ -136,8 +150,11 @@ def send_with_retries(
     """Send ``request``, retrying transport errors and retryable answers; the last answer wins.
 
     ``idempotent=False`` (a request that must not run twice, e.g. a new user turn) retries only
-    errors raised before the request left (connect errors and timeouts): after a read error or
-    a dropped connection the server may have acted on it, so that raises at once.
+    errors raised before the request left (connect errors and connect or pool timeouts) and
+    answers that promise the service did not act on it (`RetryPolicy.refused_statuses`, none
+    by default): after a read error, a read timeout, a dropped connection or an error answer
+    the service may have acted on it, so that goes to the caller at once (the serve driver
+    asks the backend).
     ``stream=True`` opens a streamed response (the caller reads and closes it; one that is
     retried is closed here). ``what`` names the request in a transport error (default: its
     method and path).
@@ -158,7 +175,7 @@ def send_with_retries(
                 raise error
         if response is not None:
             if not (attempt < policy.max_attempts
-                    and _should_retry(policy, response, retry_if)):
+                    and _should_retry(policy, response, retry_if, idempotent)):
                 return response
             if stream:
                 response.close()
@@ -191,7 +208,7 @@ async def asend_with_retries(
                 raise error
         if response is not None:
             if not (attempt < policy.max_attempts
-                    and _should_retry(policy, response, retry_if)):
+                    and _should_retry(policy, response, retry_if, idempotent)):
                 return response
             if stream:
                 await response.aclose()

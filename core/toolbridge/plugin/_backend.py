@@ -24,9 +24,13 @@ them (`can_discover`).
     After such a failure: ``True`` when the conversation's latest user message is
     ``message`` (the turn started; `resume` then continues that turn), ``False`` when it
     never arrived (the driver sends it), ``None`` when the service cannot tell (the turn
-    ends ``failed``). Read from what the service lists (session items, thread messages,
+    ends ``failed``). A new conversation whose creation reply was lost is found by
+    `message_key`. Read from what the service lists (session items, thread messages,
     conversation items); text is compared, so a message that repeats the previous turn's
     text counts as arrived (never sent twice).
+``open()``
+    Before the first `send` of a new conversation: create it empty where the service can,
+    so its id is known (and recorded) before any message goes.
 ``resume()``
     Pick up an existing conversation (serving one that already waits): its current `Step`,
     or ``None`` when it arrives through `next`.
@@ -149,10 +153,27 @@ class Backend(abc.ABC):
     by ``previous_response_id`` cannot)."""
     partial_submit: bool = False
     """Results of one step may be submitted separately, as they finish."""
+    message_key: str = ""
+    """The key of the user message `send` and `sent` are about to handle, set by the driver
+    (or the Temporal workflow) before them: the same for every attempt of that message, by
+    this driver or a successor (`toolbridge.serve.message_key`: from the conversation's
+    handle and the turn). A backend whose service honours a client key sends it (an
+    ``Idempotency-Key``); one that creates a conversation with its first message stores it
+    in the conversation's metadata, so that `sent` finds a conversation whose creation
+    reply was lost. Empty: none given."""
 
     @abc.abstractmethod
     async def send(self, message: str) -> Step | None:
         """Start a user turn with ``message``; its first step, or ``None`` (see `next`)."""
+
+    async def open(self) -> None:
+        """Create the conversation before its first message, where the service can (an empty
+        thread, an empty conversation) and set `conversation`: the driver calls it before
+        the first `send` of a new conversation and the Temporal workflow records the id
+        first, so a successor sends into that conversation, never into a second one (a
+        second empty one, after a lost reply, holds nothing). Default: nothing (the first
+        `send` creates it; a backend that does so finds it by `message_key`)."""
+        return None
 
     async def resume(self) -> Step | None:
         """The current step of an existing conversation (to serve one that already waits);

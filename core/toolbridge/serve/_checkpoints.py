@@ -24,7 +24,8 @@ __all__ = ["NAMESPACE", "Checkpoints"]
 log = logging.getLogger("toolbridge.serve")
 
 NAMESPACE = "toolbridge.serve"
-"""The records namespace of conversation checkpoints (key ``<dialect>/<conversation>``)."""
+"""The records namespace of conversation checkpoints (key ``<dialect>/<conversation>``, and
+``<dialect>/key/<key>`` for a conversation held under a key of the caller's)."""
 T = TypeVar("T")
 Saved = tuple[int, Step, Mapping[str, Any] | None, Mapping[str, Any]]
 """(turn, step, answer or None, cursor)."""
@@ -95,6 +96,32 @@ class Checkpoints:
                           ensure_ascii=False, default=str)
         key = self._key(backend)
         await self._io(lambda: self.records.put(NAMESPACE, key, text))
+
+    # ------------------------------------------------------------------ keyed conversations
+    @staticmethod
+    def _keyed(backend: Backend, key: str) -> str:
+        return f"{backend.dialect.name}/key/{key}"
+
+    async def keyed(self, backend: Backend, key: str) -> tuple[int, Mapping[str, Any]] | None:
+        """(turn, cursor) a previous driver of the conversation held under ``key`` left."""
+        text = await self._io(lambda: self.records.get(NAMESPACE, self._keyed(backend, key)))
+        if text is None:
+            return None
+        saved = json.loads(text)
+        return int(saved.get("turn", 0)), saved.get("cursor") or {}
+
+    async def messaging(self, backend: Backend, key: str, turn: int) -> None:
+        """Turn ``turn``'s message of the conversation held under ``key`` is about to go
+        (durable first, with the cursor: the conversation's id once known)."""
+        text = json.dumps({"turn": turn, "cursor": backend.checkpoint()},
+                          separators=(",", ":"), ensure_ascii=False, default=str)
+        where = self._keyed(backend, key)
+        await self._io(lambda: self.records.put(NAMESPACE, where, text))
+
+    async def ended(self, backend: Backend, key: str) -> None:
+        """The conversation held under ``key`` ended: nothing to continue."""
+        where = self._keyed(backend, key)
+        await self._io(lambda: self.records.delete(NAMESPACE, where))
 
     async def done(self, backend: Backend) -> None:
         """The turn ended: nothing to resume."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from ._approvals import BackendItems, answered, awaiting_step, keeps
 from ._calls import CallTracker
 from ._checkpoints import Checkpoints
 from ._deadline import refuse_late
+from ._keys import message_key
 from ._record import CallKey, Recorder, identify
 from ._submitter import Submitter
 from ._tasks import ConversationTasks
@@ -49,16 +51,26 @@ class Conversation:
     """Drives one `Backend` with a `Toolbox`, recording into a `Transcript`."""
 
     __slots__ = ("_calls", "_items", "_record", "_recoveries", "_rounds", "_submitter", "_tasks",
-                 "backend", "checkpoints", "settings", "toolbox", "transcript", "turn_index")
+                 "_unsure", "backend", "checkpoints", "handle", "key", "settings", "toolbox",
+                 "transcript", "turn_index")
 
     def __init__(self, backend: Backend, toolbox: Toolbox, transcript: Transcript,
-                 settings: DriverSettings, checkpoints: Checkpoints) -> None:
+                 settings: DriverSettings, checkpoints: Checkpoints, key: str | None = None
+                 ) -> None:
         self.backend = backend
         self.toolbox = toolbox
         self.transcript = transcript
         self.settings = settings
         self.checkpoints = checkpoints
         self.turn_index = 0
+        self.key = key
+        """The caller's key of the conversation: a successor holding it goes on with it."""
+        self.handle = f"key/{key}" if key else f"{backend.conversation or 'new'}/{uuid.uuid4().hex}"
+        """The name the message keys derive from (`message_key`): the caller's key, else
+        unique to this driver (two drivers of one conversation never share a key)."""
+        self._unsure = False
+        """A previous driver of the keyed conversation was sending this turn's message: ask
+        `sent` before sending it."""
         self._record = Recorder(transcript, settings)
         self._calls = CallTracker(backend)
         self._tasks = ConversationTasks()
@@ -96,9 +108,28 @@ class Conversation:
         send it again when it never arrived. Never sent twice: the error is raised when
         the backend cannot tell, or recoveries run out."""
         policy = self.settings.recovery
-        attempt = 0
+        attempt, arrived = 0, False
+        self.backend.message_key = message_key(self.handle, self.turn_index)
         while True:
+            told: bool | None
             try:
+                if self._unsure:  # a previous driver was sending it: did it arrive?
+                    told = await self.backend.sent(message)
+                    if told is None:
+                        raise BackendError(f"{self.backend.dialect.name}: a previous driver "
+                                           "was sending this message, and the backend cannot "
+                                           "tell whether it arrived; it is not sent again")
+                    self._unsure, arrived = False, told
+                if arrived:  # the turn it started goes on (a failure here: ask again)
+                    return await self.backend.resume()
+                if self.key is not None:  # durable before the conversation is made
+                    await self.checkpoints.messaging(self.backend, self.key, self.turn_index)
+                if not self.backend.conversation:  # created empty first, where it can be
+                    await self.backend.open()
+                    self._note_conversation()
+                    if self.key is not None and self.backend.conversation:  # its id, first
+                        await self.checkpoints.messaging(self.backend, self.key,
+                                                         self.turn_index)
                 return await self.backend.send(message)
             except Exception as exc:
                 attempt += 1
@@ -110,13 +141,12 @@ class Conversation:
                             self.backend.conversation, exc)
                 await asyncio.sleep(policy.delay(attempt, None))
                 try:
-                    arrived = await self.backend.sent(message)
+                    told = await self.backend.sent(message)
                 except BackendError:
-                    arrived = None
-                if arrived is None:
+                    told = None
+                if told is None:
                     raise
-                if arrived:
-                    return await self.backend.resume()
+                arrived = told
 
     async def serve(self) -> Step:
         """Answer what the conversation waits for until it is idle, within the settings'
@@ -131,6 +161,31 @@ class Conversation:
         first = await self.backend.resume()
         self._note_conversation()
         return await self._drive(first)
+
+    async def resume_keyed(self) -> None:
+        """Go on where a previous driver of the conversation held under `key` stopped: its
+        cursor (the conversation's id) and turn; that turn's message is asked about first."""
+        found = None if self.key is None else await self.checkpoints.keyed(self.backend,
+                                                                           self.key)
+        if found is None:
+            return
+        self.turn_index, cursor = found
+        self.backend.restore(cursor)
+        self._unsure = True
+        self._note_conversation()
+        log.info("%s: going on with conversation %s (key %s) at turn %d",
+                 self.backend.dialect.name, self.backend.conversation or "(new)", self.key,
+                 self.turn_index + 1)
+
+    async def keyed_turn_ended(self) -> None:
+        """A turn of the keyed conversation ended: a successor goes on from the next one."""
+        if self.key is not None:
+            await self.checkpoints.messaging(self.backend, self.key, self.turn_index)
+
+    async def end_keyed(self) -> None:
+        """The keyed conversation ended here: a later driver under its key starts anew."""
+        if self.key is not None:
+            await self.checkpoints.ended(self.backend, self.key)
 
     async def resume_checkpoint(self) -> Step | None:
         """Finish a turn an earlier driver left (its checkpoint): its final step, or ``None``
@@ -173,6 +228,7 @@ class Conversation:
     def finish_turn(self, final: Step) -> None:
         """Record the turn's reply and move to the next turn."""
         self.turn_index += 1
+        self._unsure = False
         if final.reply is not None:
             self.transcript.add("reply", final.reply, final.detail if isinstance(
                 final.detail, Mapping) else None)

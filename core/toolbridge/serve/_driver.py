@@ -48,9 +48,15 @@ async def aconverse(
     toolbox: Toolbox, dialect: str | Dialect, messages: Sequence[str], options: Options = None,
     *, conversation: str | None = None, connection: Connection | None = None,
     settings: DriverSettings | None = None, context: Mapping[str, Any] | None = None,
+    key: str | None = None,
 ) -> Transcript:
     """Hold a conversation on ``dialect``'s backend: send each of ``messages`` as a user turn
     and answer every call through ``toolbox``; stops at the first turn that does not complete.
+
+    ``key`` (yours, e.g. an order id) makes a new conversation recoverable: where it is and
+    which turn is being sent are recorded in the store's records before each message goes,
+    and a later driver given the same key (after this one's process died) goes on with that
+    conversation, asking whether that turn's message arrived, instead of starting a second.
 
     ``options`` are the dialect's serve options (`toolbridge.plugin.ServeCapability.options`:
     an instance or a mapping);
@@ -63,7 +69,7 @@ async def aconverse(
         raise UsageError("messages must be a list of user messages, not one string")
     async with _open(toolbox, dialect, options, connection) as conn:
         return await hold(toolbox, conn.backend(conversation), messages,
-                          _settings(settings, context))
+                          _settings(settings, context), key=key)
 
 
 async def aserve(
@@ -89,16 +95,20 @@ def _settings(settings: DriverSettings | None, context: Mapping[str, Any] | None
 
 
 async def hold(toolbox: Toolbox, backend: Backend, messages: Sequence[str] | None,
-               settings: DriverSettings, checkpoints: Checkpoints | None = None) -> Transcript:
-    """Drive ``backend``: play ``messages`` (``None``: serve what it waits for); closes it."""
+               settings: DriverSettings, checkpoints: Checkpoints | None = None, *,
+               key: str | None = None) -> Transcript:
+    """Drive ``backend``: play ``messages`` (``None``: serve what it waits for); closes it.
+    ``key``: the caller's key of the conversation (see `aconverse`)."""
     dialect = backend.dialect
     transcript = Transcript(dialect.name, conversation=backend.conversation, keep=settings.keep)
     if settings.keep:
         definitions = dialect.render_tools(list(toolbox)).definitions
         transcript.add("tools", ", ".join(toolbox.names()), definitions)
     conversation = Conversation(backend, toolbox, transcript, settings,
-                                checkpoints or Checkpoints.of(toolbox.store))
+                                checkpoints or Checkpoints.of(toolbox.store),
+                                key if messages is not None else None)
     try:
+        await conversation.resume_keyed()
         final = await conversation.resume_checkpoint()
         if final is not None:
             conversation.finish_turn(final)
@@ -112,6 +122,8 @@ async def hold(toolbox: Toolbox, backend: Backend, messages: Sequence[str] | Non
                     break
                 final = await _traced(backend, conversation.turn(message))
                 conversation.finish_turn(final)
+                await conversation.keyed_turn_ended()
+        await conversation.end_keyed()
         _end(transcript, final or Step("completed"), backend)
         return transcript
     except ServeError as exc:

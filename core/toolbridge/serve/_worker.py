@@ -40,10 +40,13 @@ log = logging.getLogger("toolbridge.serve")
 @dataclass(frozen=True)
 class Job:
     """One conversation for a `Worker`: serve ``conversation`` as it waits (``messages``
-    ``None``), or hold one with ``messages`` (a new one when ``conversation`` is ``None``)."""
+    ``None``), or hold one with ``messages`` (a new one when ``conversation`` is ``None``;
+    ``key``: yours, so that a worker given the same job after this one died goes on with it,
+    see `aconverse`)."""
 
     conversation: str | None = None
     messages: tuple[str, ...] | None = None
+    key: str | None = None
 
 
 class Worker:
@@ -153,7 +156,8 @@ class Worker:
                     ) -> Transcript:
         backend = connection.backend(job.conversation)
         try:
-            return await hold(self.toolbox, backend, job.messages, self.settings, checkpoints)
+            return await hold(self.toolbox, backend, job.messages, self.settings, checkpoints,
+                              key=job.key)
         except ServeError as exc:  # recoveries exhausted: this conversation ends here
             transcript: Transcript = exc.transcript or Transcript(self.dialect.name)
             transcript.end("failed", exc)

@@ -201,3 +201,35 @@ async def test_converse_for_the_demo(toolbox: toolbridge.Toolbox,
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(toolbridge.UsageError, match="app="):
         await aconverse(toolbox, dialect, ["add"], {"token": "t"})
+
+
+def test_a_create_whose_reply_was_lost_counts_as_done_when_identical(
+        toolbox: toolbridge.Toolbox) -> None:
+    # The list is request 1, the first create request 2: it is stored, its reply lost (500);
+    # its retry gets 409 "already exists", the stored tool is read and compared.
+    lost = {"fail_requests": [{"nth": 2, "status": 500, "after_processing": True}]}
+    with emulator("google-ces", faults=lost) as emu, \
+            CesClient(base_url=emu.base_url, token=TOKEN, retry=FAST) as client:
+        report = client.sync_tools(toolbox, APP)
+        creates = emu.journal.entries("POST", f"{APP}/tools")
+        assert [e.status for e in creates][:2] == [500, 409] and creates[0].dropped == 200
+        assert len(report.created) == 3 and len(client.list_tools(APP)) == 3
+        assert client.send_text(SESSION, "echo me")["outputs"][0]["text"] == "echo me"
+
+
+def test_a_create_that_finds_a_different_tool_names_both(toolbox: toolbridge.Toolbox) -> None:
+    with emulator("google-ces") as emu, \
+            CesClient(base_url=emu.base_url, token=TOKEN, retry=FAST) as client:
+        client.sync_tools(toolbox, APP)
+        stored = client.get_tool(f"{APP}/tools/add")
+        ours = {"displayName": stored["displayName"], "clientFunction": stored["clientFunction"]}
+        assert client.create_tool(APP, ours, "add")["name"] == f"{APP}/tools/add"
+        other = {**ours, "clientFunction": {**ours["clientFunction"], "description": "other"}}
+        with pytest.raises(CesApiError) as info:
+            client.create_tool(APP, other, "add")
+        assert info.value.status == 409 and info.value.status_name == "ALREADY_EXISTS"
+        message = str(info.value)
+        assert f"{APP}/tools/add already exists with a different definition" in message
+        assert '"other"' in message and stored["clientFunction"]["description"] in message
+        posts = emu.journal.entries("POST", f"{APP}/tools")
+        assert [e.status for e in posts[-2:]] == [409, 409]  # a 409 is not retried

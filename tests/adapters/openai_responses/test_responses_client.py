@@ -123,12 +123,18 @@ async def test_async_stream_recovery_and_background_poll(toolbox: toolbridge.Too
             assert final["output"][0]["type"] == "message"
 
 
-def test_injected_failures_are_retried_and_errors_keep_the_body(
+def test_a_failed_create_is_not_sent_again_and_errors_keep_the_body(
         toolbox: toolbridge.Toolbox) -> None:
+    # A create is not idempotent (a second one stores the input again): a 503 or 500 goes to
+    # the caller (the serve driver asks the backend), the client never re-sends it.
     faults = {"fail_requests": [{"nth": 1, "status": 503, "retry_after": 0},
                                 {"nth": 2, "status": 500}]}
     with emulator(D, script=PARALLEL, faults=faults) as emu, ResponsesClient(
             base_url=emu.base_url, api_key="sk-very-secret", retry=FAST) as client:
+        for status in (503, 500):
+            with pytest.raises(BackendError) as failed:
+                client.create(model="gpt-5", input="x", tools=toolbox.definitions(D))
+            assert failed.value.status == status
         response = client.create(model="gpt-5", input="x", tools=toolbox.definitions(D))
         assert len(emu.journal.entries("POST")) == 3
         with pytest.raises(BackendError) as info:  # one output missing: the real 400

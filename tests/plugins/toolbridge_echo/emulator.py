@@ -180,6 +180,7 @@ class EchoEmulator(Emulator):
         if conversation.status == "waiting":
             raise ApiError(409, "the conversation waits for answers to its calls")
         conversation.messages.append({"role": "user", "text": text})
+        self.intake.took_message(conversation.id, text)
         conversation.reply = conversation.error = None
         conversation.model.start_turn(text)
         conversation.play()
@@ -198,6 +199,7 @@ class EchoEmulator(Emulator):
         for answer in answers:
             value = answer.get("value") if answer["ok"] else {"error": answer.get("error")}
             conversation.model.record(value, answer["id"])
+        self.intake.took_results(conversation.id, [a["id"] for a in answers])
         answered = {a["id"] for a in answers}
         conversation.pending = [c for c in conversation.pending if c.id not in answered]
         if not conversation.pending:
