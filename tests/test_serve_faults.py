@@ -164,16 +164,19 @@ def test_assistants_without_streaming_under_result_faults(stream: bool) -> None:
 
 # Responses and Chat resume differently (a conversation's items; the checkpointed message
 # list): tests/adapters/openai_{responses,chat}/test_*_serve.py::test_a_successor_*.
-@pytest.mark.parametrize("dialect", DIALECTS[:3])
+BACKEND_CLASSES = {
+    "openai-agents": "toolbridge_openai_agents.backend.AgentsBackend",
+    "openai-assistants": "toolbridge_openai_assistants.backend.AssistantsBackend",
+    "google-ces": "toolbridge_google_ces.backend.CesBackend"}
+
+
+@pytest.mark.parametrize("dialect", sorted(BACKEND_CLASSES))
 def test_a_driver_stopped_between_the_tools_and_the_submit_resumes(
         dialect: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The second round's tools ran (one with side effects); the driver is cancelled before
     their answer is sent. A new driver, with the same durable store, picks the conversation
     up: the stored results are sent, nothing runs twice."""
-    backend_class: Any = {
-        "openai-agents": "toolbridge_openai_agents.backend.AgentsBackend",
-        "openai-assistants": "toolbridge_openai_assistants.backend.AssistantsBackend",
-        "google-ces": "toolbridge_google_ces.backend.CesBackend"}[dialect]
+    backend_class: Any = BACKEND_CLASSES[dialect]
     module, _, name = backend_class.rpartition(".")
     cls = getattr(__import__(module, fromlist=[name]), name)
     submit = cls.submit
