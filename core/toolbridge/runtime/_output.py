@@ -183,7 +183,9 @@ def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[
 def _message(exc: BaseException) -> str:
     try:
         return str(exc)
-    except Exception:
+    except Exception as failure:
+        log.debug("the message of a %s could not be read: %s", type(exc).__name__,
+                  type(failure).__name__)
         return "(its message could not be read)"
 
 
