@@ -127,10 +127,8 @@ async def test_a_handler_that_suspends_past_its_timeout_is_cancelled(wait: str) 
             raise
         return "never"
 
-    started = time.monotonic()
-    [result] = await box.aexecute(calls("hang"))
+    [result] = await asyncio.wait_for(box.aexecute(calls("hang")), 30)  # not waiting forever
     assert result.error == "hang timed out after 0.05 s"
-    assert time.monotonic() - started < 5
     assert cancelled == [asyncio.current_task()]  # cancelled in the task it ran in
     task = asyncio.current_task()
     if sys.version_info >= (3, 11):
