@@ -127,7 +127,7 @@ async def test_a_handler_that_suspends_past_its_timeout_is_cancelled(wait: str) 
             raise
         return "never"
 
-    [result] = await asyncio.wait_for(box.aexecute(calls("hang")), 30)  # not waiting forever
+    [result] = await box.aexecute(calls("hang"))  # in this task: the cancellation checks it
     assert result.error == "hang timed out after 0.05 s"
     assert cancelled == [asyncio.current_task()]  # cancelled in the task it ran in
     task = asyncio.current_task()
