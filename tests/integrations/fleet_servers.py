@@ -4,12 +4,24 @@ its own, so tests import it by a name no other directory's module shares (not ``
 
 from __future__ import annotations
 
+import importlib
 import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 
 import pytest
+
+
+def required(module: str) -> ModuleType:
+    """``module``, or a skip when it is not installed; in CI (where every extra is), a failure."""
+    if os.environ.get("CI"):
+        try:
+            return importlib.import_module(module)
+        except ImportError as exc:
+            pytest.fail(f"{module} is not installed in CI: {exc}")
+    return pytest.importorskip(module)
 
 
 def temporal_address() -> str:
