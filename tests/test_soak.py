@@ -5,7 +5,7 @@ result), duplicate side effects (a handler ran twice for one call: each tool wri
 ledger), unhandled exceptions (anything the driver did not turn into a typed outcome), and
 hangs (conversations still running when none has ended for `STALL` seconds). A conversation
 may end ``failed`` only with a typed error (a lost CES reply, a user message whose sending
-failed).
+failed), and only because of a fault the soak injected (`injected_cause`).
 
 Default: 150 conversations, 15 per dialect with and without stream faults, each emulator
 failing about one request in 25 and at least one of every kind (each status, before and after
@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import os
 import random
+import re
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -126,6 +128,28 @@ def accepted(dialect: str, emu: Any) -> set[str]:
     return took
 
 
+def resource(entry: Any) -> str:
+    """The resource a request acted on: its path without the version and the method suffix,
+    with the id a create names in its query (``POST .../tools?toolId=lookup``)."""
+    name = entry.path.removeprefix("/v1/").partition(":")[0]
+    query = dict(part.partition("=")[::2] for part in entry.query.split("&") if part)
+    ids = [v for k, v in query.items() if k.endswith("Id")]
+    return "/".join([name, *ids])
+
+
+def injected_cause(transcript: Transcript, emu: Any, rules: list[dict[str, Any]]) -> bool:
+    """Whether the conversation failed because of a fault the soak injected: the error names
+    an injected request, or it is what a retry meets after a reply was dropped on purpose
+    (the journal has that dropped reply for the resource the error names)."""
+    error = transcript.error
+    text = f"{error} {json.dumps(getattr(error, 'body', None))}"
+    numbers = {int(n) for n in re.findall(r"injected failure of request (\d+)", text)}
+    if numbers:
+        return numbers <= {rule["nth"] for rule in rules}
+    dropped = [e for e in emu.journal.entries() if e.dropped is not None]
+    return any(resource(e) in text for e in dropped)
+
+
 class Unhandled(logging.Handler):
     """Every log record carrying an exception: the driver logs nothing with a traceback
     unless something escaped its typed outcomes."""
@@ -186,6 +210,7 @@ def test_soak(tmp_path: Path) -> None:
     report: dict[str, Any] = {}
     lost: list[tuple[str, str]] = []
     hangs = 0
+    uncaused: list[str] = []
     outcomes: Counter[str] = Counter()
     injected = {(d, s): faults(d, rng, per_dialect, s) for d in DIALECTS for s in (False, True)}
     with watching() as unhandled, contextlib.ExitStack() as stack:
@@ -205,7 +230,8 @@ def test_soak(tmp_path: Path) -> None:
             took = set().union(*(accepted(d, emu) for (d, _), emu in emulators.items()
                                  if d == dialect))
             lost += [(dialect, c) for (d, c) in ledger.runs if d == dialect and c not in took]
-        for ((dialect, _), _emu), (ended, hung) in zip(emulators.items(), results, strict=True):
+        for ((dialect, stream), emu), (ended, hung) in zip(emulators.items(), results,
+                                                           strict=True):
             hangs += hung
             for t in ended:
                 kind = t.status if t.error is None else f"{t.status}:{type(t.error).__name__}"
@@ -217,6 +243,9 @@ def test_soak(tmp_path: Path) -> None:
                 if t.status == "failed":  # typed, and never a bare crash of the driver
                     assert isinstance(t.error, toolbridge.BackendError), t.render()
                     assert "unexpected" not in str(t.error), t.render()
+                    rules = injected[dialect, stream]["fail_requests"]
+                    if not injected_cause(t, emu, rules):
+                        uncaused.append(t.render())
     duplicates = {k: n for k, n in ledger.runs.items() if n > 1}
     report = {"conversations": per_dialect * 2 * len(DIALECTS), "lost": len(lost),
               "duplicates": len(duplicates), "unhandled": len(unhandled.records),
@@ -226,5 +255,6 @@ def test_soak(tmp_path: Path) -> None:
     assert duplicates == {}, report
     assert unhandled.records == [], [r.getMessage() for r in unhandled.records[:3]]
     assert hangs == 0, report
+    assert uncaused == [], uncaused[:3]  # every failure is a fault the soak injected
     completed = sum(n for k, n in outcomes.items() if k.endswith(" completed"))
     assert completed >= 0.8 * report["conversations"], report  # faults are the exception
