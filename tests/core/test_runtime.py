@@ -124,7 +124,7 @@ def test_an_unserializable_return_value_is_an_error_result() -> None:
     toolbox = Toolbox()
     toolbox.tool(lambda: object(), name="f")
     [result] = toolbox.execute([call("f")])
-    assert result.error == "f returned a object, which cannot be sent as a result"
+    assert result.error == "f returned an object, which cannot be sent as a result"
 
 
 def test_handler_errors_carry_type_and_message_only(caplog: pytest.LogCaptureFixture) -> None:
@@ -308,7 +308,7 @@ def test_malformed_payloads_raise_wire_format_errors(echo_dialect: str) -> None:
         toolbox.handle(echo_dialect, {"calls": [{"tool": "x"}]})
     with pytest.raises(WireFormatError, match="echo: <payload>: expected a JSON object"):
         toolbox.handle(echo_dialect, "[1, 2]")
-    with pytest.raises(WireFormatError, match="cannot read a object"):
+    with pytest.raises(WireFormatError, match="cannot read an object"):
         toolbox.handle(echo_dialect, object())
 
 
