@@ -59,12 +59,18 @@ def quantiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, p99 * 1000
 
 
+def reaction_times(state: Any) -> list[float]:
+    """Seconds from the emulator emitting ``requires_action`` to accepting each call's result."""
+    return [state.result_at[k] - t for k, t in state.requires_action_at.items()
+            if k in state.result_at]
+
+
 def _serve_emulator(conn: Connection, rounds: int) -> None:
     """Child process: serve the emulator until asked, then send back its reaction times."""
     with emulator("openai-agents", script=script(rounds)) as emu:
         conn.send(emu.base_url)
         conn.recv()
-        conn.send(emu.state.reaction_times())
+        conn.send(reaction_times(emu.state))
 
 
 @asynccontextmanager
@@ -74,7 +80,7 @@ async def served(rounds: int, in_process: bool) -> AsyncIterator[tuple[str, list
     if in_process:
         with emulator("openai-agents", script=script(rounds)) as emu:
             yield emu.base_url, times
-            times.extend(emu.state.reaction_times())
+            times.extend(reaction_times(emu.state))
         return
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()

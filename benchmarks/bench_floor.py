@@ -6,10 +6,10 @@ Per call, on `bench_handle.py`'s payloads (8 calls, and 512), these figures agai
 ``AgentSession.model_validate`` of the same payloads, measured in the same run:
 
 - floor: only the steps every answer needs, written out in plain Python: the call's fields
-  read from the wire, its arguments bound by the toolbox's own registered tool (the schema
-  check and pydantic, as ``handle`` binds them), a dict checked and written for the store's
-  claim, the handler, its output encoded (pydantic-core's ``to_json``) and the result in the
-  dict, the wire's result event;
+  read from the wire, its arguments bound by a `toolbridge.tools.RegisteredTool` of the same
+  definition and function (the schema check and pydantic, as ``handle`` binds them), a dict
+  checked and written for the store's claim, the handler, its output encoded (pydantic-core's
+  ``to_json``) and the result in the dict, the wire's result event;
 - floor + model: the same, also making the neutral model's two objects per call, a
   `ToolCall` (``ToolCall.trusted``) and a `ToolResult` (``ToolResult.ok``), at their cheapest;
 - inline: ``Toolbox`` with the same tools ``inline=True``, ``handle`` (the memory store);
@@ -38,16 +38,28 @@ from pydantic_core import to_json
 
 import toolbridge
 from toolbridge import ToolCall, ToolResult
+from toolbridge.tools import RegisteredTool, inspect_function
+
+
+def registered(box: toolbridge.Toolbox) -> dict[str, RegisteredTool]:
+    """Each of ``box``'s tools as the runtime binds it: its definition with its function."""
+    handlers: dict[str, Callable[..., Any]] = {f.__name__: f for f in bench.DECORATED}
+    handlers.update((definition.name, handler) for definition, handler in bench.ADDED)
+    tools = {}
+    for name in box.names():
+        definition, handler = box.get(name), handlers[name]
+        if name in {f.__name__ for f in bench.DECORATED}:
+            tools[name] = RegisteredTool.from_function(
+                definition, handler, inspect_function(handler, name), inline=True)
+        else:
+            tools[name] = RegisteredTool.from_definition(definition, handler, inline=True)
+    return tools
 
 
 def floor(box: toolbridge.Toolbox, model: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The least answer of an Agents session (``model``: with a `ToolCall` and a `ToolResult`
     per call), keeping what the store would keep in a dict."""
-    tools = {}
-    for name in box.names():
-        tool = box._registered(name)  # the tools handle binds, as it binds them
-        assert tool is not None
-        tools[name] = tool
+    tools = registered(box)
     store: dict[tuple[str, str, str, str], str | None] = {}
 
     def answer(payload: dict[str, Any]) -> dict[str, Any]:

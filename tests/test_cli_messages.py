@@ -15,7 +15,7 @@ import toolbridge
 from toolbridge.cli import main
 
 COMMANDS = ["demo", "dialects", "tools", "convert", "emulate", "serve", "migrate", "worker",
-            "approvals"]
+            "temporal", "approvals"]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,6 +96,14 @@ def test_serve_with_assistant_id_but_no_thread_says_thread_id_is_missing(
                      "-o", "assistant_id=asst_1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "thread_id" in err and "assistant_id is given" in err, err
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_emulate_on_a_port_that_is_none_is_one_line(port: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    line = _one_line_error(capsys, ["emulate", "openai-chat", "--port", port])
+    assert line == (f"toolbridge: error: port: {port} is not a TCP port (0 to 65535; 0 picks a "
+                    "free one)")
 
 
 def test_emulate_on_a_busy_port_is_one_line() -> None:

@@ -318,6 +318,9 @@ def postgres_url() -> str:
 
     url = os.environ.get("TOOLBRIDGE_TEST_POSTGRES_URL")
     if not url:
+        if os.environ.get("CI"):
+            pytest.fail("TOOLBRIDGE_TEST_POSTGRES_URL is unset in CI: scripts/test starts a "
+                        "server with scripts/postgres")
         pytest.skip("TOOLBRIDGE_TEST_POSTGRES_URL is not set (scripts/test starts a server)")
     pytest.importorskip("psycopg")
     return url

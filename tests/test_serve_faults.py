@@ -220,7 +220,7 @@ def test_a_driver_stopped_between_the_tools_and_the_submit_resumes(
     assert transcript.status == "completed", transcript.render()
     # The side-effecting call never runs twice; a plain one cut off mid-run may run again.
     assert runs["charge"] == 1 and runs["lookup:a"] == 1 and runs["lookup:b"] in (1, 2)
-    assert "charged 3" in transcript.reply or dialect != "google-ces"
+    assert "charged 3" in transcript.reply, transcript.render()
 
 
 def carries_charge(body: Any) -> bool:

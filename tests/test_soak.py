@@ -6,7 +6,7 @@ ledger), user messages stored twice (each emulator's own record, where docs/serv
 recovery table says never), unhandled exceptions (anything the driver did not turn into a
 typed outcome), and hangs (conversations still running when none has ended for `STALL`
 seconds). A conversation may end ``failed`` only with a typed error (a lost CES reply, a user
-message whose sending failed).
+message whose sending failed), and only because of a fault the soak injected (`injected_cause`).
 
 Default: 150 conversations, 15 per dialect with and without stream faults, each emulator
 failing about one request in 25 and at least one of every kind (each status, before and after
@@ -19,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import os
 import random
+import re
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -173,6 +175,28 @@ async def soak_one(dialect: str, box: toolbridge.Toolbox, emu: Any, count: int,
     return ended, count - len(ended)
 
 
+def resource(entry: Any) -> str:
+    """The resource a request acted on: its path without the version and the method suffix,
+    with the id a create names in its query (``POST .../tools?toolId=lookup``)."""
+    name = entry.path.removeprefix("/v1/").partition(":")[0]
+    query = dict(part.partition("=")[::2] for part in entry.query.split("&") if part)
+    ids = [v for k, v in query.items() if k.endswith("Id")]
+    return "/".join([name, *ids])
+
+
+def injected_cause(transcript: Transcript, emu: Any, rules: list[dict[str, Any]]) -> bool:
+    """Whether the conversation failed because of a fault the soak injected: the error names
+    an injected request, or it is what a retry meets after a reply was dropped on purpose
+    (the journal has that dropped reply for the resource the error names)."""
+    error = transcript.error
+    text = f"{error} {json.dumps(getattr(error, 'body', None))}"
+    numbers = {int(n) for n in re.findall(r"injected failure of request (\d+)", text)}
+    if numbers:
+        return numbers <= {rule["nth"] for rule in rules}
+    dropped = [e for e in emu.journal.entries() if e.dropped is not None]
+    return any(resource(e) in text for e in dropped)
+
+
 @pytest.mark.slow
 def test_soak(tmp_path: Path) -> None:
     rng = random.Random(13)
@@ -183,6 +207,7 @@ def test_soak(tmp_path: Path) -> None:
     lost: list[tuple[str, str]] = []
     hangs = 0
     outcomes: Counter[str] = Counter()
+    uncaused: list[str] = []
     injected = {(d, s): faults(d, rng, per_dialect, s) for d in DIALECTS for s in (False, True)}
     with watching() as unhandled, contextlib.ExitStack() as stack:
         emulators = {key: stack.enter_context(emulator(key[0], script=SCRIPT, faults=given))
@@ -201,7 +226,8 @@ def test_soak(tmp_path: Path) -> None:
             took = set().union(*(emu.state.results_received()
                                  for (d, _), emu in emulators.items() if d == dialect))
             lost += [(dialect, c) for (d, c) in ledger.runs if d == dialect and c not in took]
-        for ((dialect, _), _emu), (ended, hung) in zip(emulators.items(), results, strict=True):
+        for ((dialect, stream), emu), (ended, hung) in zip(emulators.items(), results,
+                                                           strict=True):
             hangs += hung
             for t in ended:
                 kind = t.status if t.error is None else f"{t.status}:{type(t.error).__name__}"
@@ -213,6 +239,9 @@ def test_soak(tmp_path: Path) -> None:
                 if t.status == "failed":  # typed, and never a bare crash of the driver
                     assert isinstance(t.error, toolbridge.BackendError), t.render()
                     assert "unexpected" not in str(t.error), t.render()
+                    rules = injected[dialect, stream]["fail_requests"]
+                    if not injected_cause(t, emu, rules):
+                        uncaused.append(t.render())
     windows = recovery_table()
     sent_twice = [(d, texts) for (d, _), emu in emulators.items()
                   if windows[d].startswith("never")
@@ -229,5 +258,6 @@ def test_soak(tmp_path: Path) -> None:
     assert sent_twice == [], (report, sent_twice[:3])
     assert unhandled.records == [], [r.getMessage() for r in unhandled.records[:3]]
     assert hangs == 0, report
+    assert uncaused == [], uncaused[:3]  # every failure is a fault the soak injected
     completed = sum(n for k, n in outcomes.items() if k.endswith(" completed"))
     assert completed >= 0.8 * report["conversations"], report  # faults are the exception

@@ -127,13 +127,6 @@ class GoogleCesDialect(Dialect):
         decoded = compile_decoder(tool.parameters)(call.arguments)
         return decoded if isinstance(decoded, dict) else dict(call.arguments)
 
-    def conversation_of(self, payload: Mapping[str, Any]) -> str:
-        config = payload.get("config")
-        if isinstance(config, Mapping) and isinstance(config.get("session"), str):
-            return str(config["session"])
-        return self.session
-
-
 
 # The client (httpx), the serve helpers, the backend and the emulator (the emulators extra)
 # load on first use: importing the package (plugin discovery does) stays light.

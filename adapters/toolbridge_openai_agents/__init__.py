@@ -94,10 +94,6 @@ class OpenAIAgentsDialect(Dialect):
 
         return import_tools(definitions)
 
-    def conversation_of(self, payload: Mapping[str, Any]) -> str:
-        session = payload.get("session", payload)
-        value = session.get("id") if isinstance(session, Mapping) else None
-        return value if isinstance(value, str) else ""
 
 _LAZY = {
     "AgentsEmulatorOptions": ".options",

@@ -355,8 +355,9 @@ class AgentsBackend(StreamingBackend):
         if status == "failed":
             return Step("failed", error=f"session failed: {session.get('error')}",
                         detail={"id": session.get("id"), "error": session.get("error")})
-        if self._serving:
-            return None if self.connection.options.watch else Step("completed")
+        if self._serving:  # the reply its stream showed, if any (none was sent by us)
+            return None if self.connection.options.watch else Step("completed",
+                                                                   reply=self._reply)
         if not self._over and (self._turn_ended or (resync and self._started)):
             return Step("completed", reply=self._reply)
         return None

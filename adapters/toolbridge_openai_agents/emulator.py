@@ -59,11 +59,6 @@ class AgentsEmulator(Emulator):
         kind = {429: ("requests", "rate_limit_exceeded")}.get(status, ("server_error", None))
         return {"error": {"message": message, "type": kind[0], "param": None, "code": kind[1]}}
 
-    def reaction_times(self) -> list[float]:
-        """Seconds from emitting ``requires_action`` to accepting each call's result."""
-        return [self.result_at[k] - t for k, t in self.requires_action_at.items()
-                if k in self.result_at]
-
     # ------------------------------------------------------------------ plumbing
     def _published(self, session: EmuSession, event: dict[str, Any]) -> None:
         if event["type"] == "agent.session.requires_action":

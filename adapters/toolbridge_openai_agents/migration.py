@@ -229,7 +229,7 @@ def _step_texts(step: Mapping[str, Any], tid: str, fates: list[Fate]) -> list[st
         function = (call.get("function") or {}) if kind == "function" else {}
         if kind != "function":
             fates.append(Fate("tool_call", subject, "dropped",
-                              f"a {kind} call: the Agents API has no such tool (its answer "
+                              f"the {kind} call: the Agents API has no such tool (its answer "
                               "stays in the next assistant message)"))
         elif step.get("status") != "completed" or function.get("output") is None:
             fates.append(Fate("tool_call", subject, "dropped",

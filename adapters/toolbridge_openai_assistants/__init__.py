@@ -25,7 +25,7 @@ from toolbridge.plugin import (
     lazy_module,
 )
 
-from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS, run_of
+from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
     from toolbridge.plugin import (
@@ -96,11 +96,6 @@ class OpenAIAssistantsDialect(Dialect):
         from toolbridge.schema import decode_strict_arguments
 
         return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
-
-    def conversation_of(self, payload: Mapping[str, Any]) -> str:
-        run, _ = run_of(payload)
-        thread = run.get("thread_id") if isinstance(run, Mapping) else None
-        return thread if isinstance(thread, str) else ""
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list or ``{"tools": [...]}`` (others are skipped)."""

@@ -132,5 +132,6 @@ def _data(assistant: Any) -> Mapping[str, Any]:
         value = assistant.model_dump(mode="json", exclude_unset=True)
         if isinstance(value, Mapping):
             return value
-    raise WireFormatError(DIALECT, "<assistant>", f"cannot read a {type(assistant).__name__}; "
-                          "pass a dict, JSON text or an openai SDK Assistant")
+    raise WireFormatError(DIALECT, "<assistant>", "cannot read a value of type "
+                          f"{type(assistant).__name__}; pass a dict, JSON text or an openai "
+                          "SDK Assistant")

@@ -105,18 +105,6 @@ class OpenAIResponsesDialect(Dialect):
 
         return read_tools(definitions)
 
-    def conversation_of(self, payload: Mapping[str, Any]) -> str:
-        try:
-            response, _ = translate.response_of(payload)
-        except Exception:
-            return ""
-        conversation = response.get("conversation")
-        if isinstance(conversation, Mapping):
-            conversation = conversation.get("id")
-        if isinstance(conversation, str) and conversation:
-            return conversation
-        value = response.get("id")
-        return value if isinstance(value, str) else ""
 
 _LAZY = {
     "ResponsesCorrelation": ".translate",

@@ -83,7 +83,7 @@ def step_items(step: Mapping[str, Any], tid: str, fates: list[Fate]
         subject = f"{where}.tool_calls[{i}]"
         if kind != "function":
             fates.append(Fate("tool_call", subject, "dropped",
-                              f"a {kind} call: Responses items need the container / results "
+                              f"the {kind} call: Responses items need the container / results "
                               "the run step does not hold (its answer stays in the next "
                               "assistant message)"))
             continue

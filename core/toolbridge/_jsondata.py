@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from ._articles import a_value_of
+
 __all__ = ["JsonProblem", "json_problem"]
 
 
@@ -54,7 +56,7 @@ def _scalar_problem(value: Any) -> str | None:
         return f"{value} is not a JSON number" if value - value != 0.0 else None
     if value is None or isinstance(value, (str, int)):  # bool is an int
         return None
-    return f"a {type(value).__name__} is not a JSON value"
+    return f"{a_value_of(value)} is not a JSON value"
 
 
 def _pointer(path: tuple[Any, ...]) -> str:

@@ -251,9 +251,6 @@ class Toolbox:
         except KeyError:
             raise UsageError(f"no tool {name!r}; tools: {', '.join(self._tools)}") from None
 
-    def _registered(self, name: str) -> RegisteredTool | None:
-        return self._tools.get(name)
-
     def __iter__(self) -> Iterator[ToolDefinition]:
         return (t.definition for t in self._tools.values())
 

@@ -127,10 +127,8 @@ async def test_a_handler_that_suspends_past_its_timeout_is_cancelled(wait: str) 
             raise
         return "never"
 
-    started = time.monotonic()
-    [result] = await box.aexecute(calls("hang"))
+    [result] = await box.aexecute(calls("hang"))  # in this task: the cancellation checks it
     assert result.error == "hang timed out after 0.05 s"
-    assert time.monotonic() - started < 5
     assert cancelled == [asyncio.current_task()]  # cancelled in the task it ran in
     task = asyncio.current_task()
     if sys.version_info >= (3, 11):
@@ -164,9 +162,11 @@ async def test_a_handler_past_its_timeout_in_never_suspending_steps_times_out() 
     assert done.output == "done"
 
 
-async def test_a_timed_out_handler_cleans_up_in_its_task_before_the_answer() -> None:
+async def test_a_timed_out_handler_cleans_up_in_its_task_before_the_answer(
+        caplog: pytest.LogCaptureFixture) -> None:
     """As under `asyncio.timeout`: the cancelled handler's cleanup (which may suspend, and
-    may exit scopes bound to its task) runs in its task, and the answer waits for it."""
+    may exit scopes bound to its task) runs in its task, and the answer waits for it; a
+    cleanup that fails is logged."""
     box, cleaned = Toolbox(store=None), []
 
     @box.tool(timeout=0.05)
@@ -202,6 +202,8 @@ async def test_a_timed_out_handler_cleans_up_in_its_task_before_the_answer() -> 
     assert [r.error for r in results] == [f"{n} timed out after 0.05 s" for n in names]
     assert cleaned == [True]
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+    [failed] = [r for r in caplog.records if "while cleaning up" in r.getMessage()]
+    assert failed.levelname == "WARNING" and "RuntimeError" in failed.getMessage()
 
 
 def test_a_timed_out_handler_under_execute_cleans_up_before_the_answer() -> None:

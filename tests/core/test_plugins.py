@@ -131,3 +131,12 @@ def test_every_hook_is_documented_and_prefixed() -> None:
         func = getattr(hookspecs, name)
         assert func.__doc__ and len(func.__doc__) > 80, f"{name} lacks a docstring"
         assert f"## `{name}(" in docs, f"docs/plugins.md has no heading for {name}"
+
+
+@pytest.mark.parametrize("name", sorted(toolbridge.dialects()))
+def test_conversation_of_is_deprecated_on_every_dialect(name: str) -> None:
+    """Nothing reads it: every installed dialect inherits the warning (no override is left)."""
+    dialect = toolbridge.plugin.get_dialect(name)
+    assert "conversation_of" not in type(dialect).__dict__
+    with pytest.warns(DeprecationWarning, match="ToolCall.conversation"):
+        assert dialect.conversation_of({"id": "sess_1"}) == ""

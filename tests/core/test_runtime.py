@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from meeting import AsyncMeeting
 from pydantic import BaseModel
 
 from toolbridge import (
@@ -123,7 +124,7 @@ def test_an_unserializable_return_value_is_an_error_result() -> None:
     toolbox = Toolbox()
     toolbox.tool(lambda: object(), name="f")
     [result] = toolbox.execute([call("f")])
-    assert result.error == "f returned a object, which cannot be sent as a result"
+    assert result.error == "f returned an object, which cannot be sent as a result"
 
 
 def test_handler_errors_carry_type_and_message_only(caplog: pytest.LogCaptureFixture) -> None:
@@ -199,14 +200,15 @@ def test_max_concurrency_bounds_running_calls() -> None:
 def test_calls_run_concurrently() -> None:
     toolbox = Toolbox()
 
+    meeting = AsyncMeeting(8)
+
     @toolbox.tool
     async def nap() -> str:
-        await asyncio.sleep(0.1)
+        await meeting.arrive()
         return "z"
 
-    started = time.perf_counter()
-    toolbox.execute([call("nap", id=str(i)) for i in range(8)])
-    assert time.perf_counter() - started < 0.5
+    results = toolbox.execute([call("nap", id=str(i)) for i in range(8)])
+    assert [r.output for r in results] == ["z"] * 8 and meeting.peak == 8
 
 
 def test_duplicate_call_ids_are_an_error_result_not_a_double_run() -> None:
@@ -239,11 +241,17 @@ def test_async_timeout_cancels_the_handler() -> None:
 
 def test_toolbox_default_timeout_applies_to_sync_handlers() -> None:
     toolbox = Toolbox(timeout=0.05)
-    toolbox.tool(lambda: time.sleep(0.5), name="sleepy")
-    started = time.perf_counter()
+    release, finished = threading.Event(), threading.Event()
+
+    def sleepy() -> None:
+        release.wait(30)
+        finished.set()
+
+    toolbox.tool(sleepy)
     [result] = toolbox.execute([call("sleepy")])
     assert result.error == "sleepy timed out after 0.05 s"
-    assert time.perf_counter() - started < 0.4
+    assert not finished.is_set()  # answered while the handler still runs
+    release.set()
 
 
 def test_context_reaches_the_handler() -> None:
@@ -300,7 +308,7 @@ def test_malformed_payloads_raise_wire_format_errors(echo_dialect: str) -> None:
         toolbox.handle(echo_dialect, {"calls": [{"tool": "x"}]})
     with pytest.raises(WireFormatError, match="echo: <payload>: expected a JSON object"):
         toolbox.handle(echo_dialect, "[1, 2]")
-    with pytest.raises(WireFormatError, match="cannot read a object"):
+    with pytest.raises(WireFormatError, match="cannot read an object"):
         toolbox.handle(echo_dialect, object())
 
 

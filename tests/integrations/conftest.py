@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from fleet_servers import required, temporal_address
 
-pytest.importorskip("temporalio")
+required("temporalio")
 
-from fleet_servers import temporal_address
-from temporalio.client import Client
+from temporalio.client import Client  # noqa: E402 (after the check above)
 
 
 @pytest.fixture

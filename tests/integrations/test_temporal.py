@@ -16,7 +16,14 @@ from temporalio.client import Client
 
 import toolbridge
 from toolbridge.testing import emulated_options, emulator, installed_dialects
-from toolbridge_temporal import FleetSettings, Outcome, Progress, serve, worker
+from toolbridge_temporal import (
+    ConversationWorkflow,
+    FleetSettings,
+    Outcome,
+    Progress,
+    serve,
+    worker,
+)
 
 SCRIPT = {"turns": [{"rounds": [
     [{"name": "lookup", "arguments": {"key": "a"}}],
@@ -61,13 +68,14 @@ async def test_a_conversation_per_dialect(temporal: Client, dialect: str, ledger
             handle = await serve(temporal, dialect, messages=["go", "again"],
                                  options=where(dialect, emu), task_queue=queue, settings=FAST)
             outcome = await asyncio.wait_for(handle.result(), 60)
-            progress = await handle.query("progress", result_type=Progress)
+            progress = await handle.query(ConversationWorkflow.progress)  # as docs/scaling.md
             described = await handle.describe()
         await activities.aclose()
     assert isinstance(outcome, Outcome)
     assert outcome.status == "completed", outcome
     assert outcome.calls == 4 and outcome.conversation
     assert len(outcome.replies) == 2 and "charged 3" in outcome.replies[0], outcome.replies
+    assert isinstance(progress, Progress)
     assert progress.status == "completed" and progress.turn == 2 and progress.calls == 4
     assert len(fleet_toolbox.entries("charge")) == 1
     assert len(fleet_toolbox.entries("lookup")) == 3

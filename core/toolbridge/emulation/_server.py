@@ -13,6 +13,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import UsageError
 from ._faults import Faults, StreamFaults
 from ._journal import Journal, JournalEntry
 
@@ -273,6 +274,8 @@ class EmulatorServer:
         # IPPROTO_TCP named, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only
         # on connections whose socket says TCP. With it on, a small SSE frame written while
         # the previous one is unacknowledged waits for the client's delayed ACK (40 ms).
+        if not 0 <= port <= 65535:
+            raise UsageError(f"port: {port} is not a TCP port (0 to 65535; 0 picks a free one)")
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .._articles import a
 from ..errors import PluginError, UsageError
 from ._approval_items import ApprovalItemsCapability
 from ._refs import Ref, resolve
@@ -233,11 +234,11 @@ class Capabilities:
         dialect and that nothing else declared the same."""
         what, protocol = _KINDS[hook]
         if not isinstance(declared, protocol):
-            raise PluginError(f"plugin {plugin!r} declared {declared!r} as a {what}, but it is "
+            raise PluginError(f"plugin {plugin!r} declared {declared!r} as {a(what)}, but it is "
                               f"not a toolbridge.plugin.{protocol.__name__}")
         dialect = declared.dialect  # type: ignore[attr-defined]
         if dialect not in self._dialects:
-            raise PluginError(f"plugin {plugin!r} declared a {what} for dialect {dialect!r}, "
+            raise PluginError(f"plugin {plugin!r} declared {a(what)} for dialect {dialect!r}, "
                               "which no plugin registered")
         key = getattr(declared, "name", dialect) if hook.startswith(
             "toolbridge_migration") else dialect

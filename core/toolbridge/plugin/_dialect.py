@@ -145,7 +145,15 @@ class Dialect(abc.ABC):
         return call.arguments
 
     def conversation_of(self, payload: Mapping[str, Any]) -> str:
-        """The session or thread a payload belongs to, for logs; empty when unknown."""
+        """Deprecated, and removed in the next release: nothing reads it. Returns ``""``.
+
+        A call's conversation is `ToolCall.conversation`, set by `read_calls`.
+        """
+        import warnings
+
+        warnings.warn("Dialect.conversation_of is deprecated and unused (read "
+                      "ToolCall.conversation); it is removed in the next release",
+                      DeprecationWarning, stacklevel=2)
         return ""
 
     def __repr__(self) -> str:

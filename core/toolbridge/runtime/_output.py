@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic_core import to_json, to_jsonable_python
 
+from .._articles import a_value_of
 from .._redact import redact_text
 from ..errors import ToolError
 from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
@@ -74,7 +75,7 @@ def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
         text = None if isinstance(output, (str, Content)) else json_text(output)
     except Exception as exc:
         log.error("tool %s returned a value that is not JSON-compatible", call.name, exc_info=exc)
-        return ToolResult.failed(call, f"{call.name} returned a {type(value).__name__}, which "
+        return ToolResult.failed(call, f"{call.name} returned {a_value_of(value)}, which "
                                        "cannot be sent as a result"), None
     return new_result(call, True, output, None), text
 
@@ -183,7 +184,9 @@ def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[
 def _message(exc: BaseException) -> str:
     try:
         return str(exc)
-    except Exception:
+    except Exception as failure:
+        log.debug("the message of a %s could not be read: %s", type(exc).__name__,
+                  type(failure).__name__)
         return "(its message could not be read)"
 
 

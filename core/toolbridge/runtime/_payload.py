@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._articles import a_value_of
 from ..errors import WireFormatError
 from ..plugin import MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nests_deeper_than
 
@@ -36,12 +37,12 @@ def to_data(payload: Any, dialect: str) -> Mapping[str, Any]:
     else:
         raise WireFormatError(
             dialect, "<payload>",
-            f"cannot read a {type(payload).__name__}; pass a dict, JSON text or bytes, "
+            f"cannot read {a_value_of(payload)}; pass a dict, JSON text or bytes, "
             "or an official SDK object",
         )
     if not isinstance(data, Mapping):
         raise WireFormatError(
-            dialect, "<payload>", f"expected a JSON object, got {type(data).__name__}"
+            dialect, "<payload>", f"expected a JSON object, got {a_value_of(data)}"
         )
     return data
 

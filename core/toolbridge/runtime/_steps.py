@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 import types
 from collections.abc import Awaitable, Generator
 from typing import Any, Final, Protocol
 
 __all__ = ["OVERDUE", "Resumed", "Steps", "within"]
+
+log = logging.getLogger("toolbridge.runtime")
 
 OVERDUE: Final = object()
 """What `within` gives when the awaitable suspended past its deadline (it was cancelled)."""
@@ -144,6 +147,7 @@ def _cancelled(steps: Steps, waiting: Any) -> Generator[Any, Any, object]:
     except asyncio.CancelledError:
         if cancelled:
             raise
-    except Exception:  # their cleanup failed: timed out all the same
-        pass
+    except Exception as exc:  # their cleanup failed: timed out all the same
+        log.warning("a timed-out tool call failed while cleaning up (%s); it is reported as "
+                    "timed out", type(exc).__name__)
     return OVERDUE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,8 @@ TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
     "openapi-3.0": OpenAPI30Schema,
     "ces": CesSchema,
 }
+
+log = logging.getLogger("toolbridge.schema")
 
 
 def convert_schema(
@@ -109,7 +112,9 @@ def fast_valid(schema: Mapping[str, Any]) -> bool:
         return False
     try:
         return bool(jsonschema_rs.meta.is_valid(dict(schema)))
-    except Exception:  # an unknown $schema, text Rust cannot hold: the reference decides
+    except Exception as exc:  # an unknown $schema, text Rust cannot hold: the reference decides
+        log.debug("jsonschema-rs cannot check this schema (%s: %s); jsonschema decides",
+                  type(exc).__name__, exc)
         return False
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from toolbridge._articles import a, a_value_of
 from toolbridge.errors import ArgumentError, SchemaConversionError, UsageError, validation_text
 from toolbridge.schema._openapi_direction import for_direction
 from toolbridge.schema._to_json_schema import to_json_schema
@@ -161,8 +162,8 @@ def build_http_request(tool: ToolDefinition, arguments: Mapping[str, Any]) -> Ht
     form: dict[str, str] | None = None
     if media in FORM_TYPES and body is not None:
         if not isinstance(body, Mapping):
-            raise ArgumentError(f"tool {tool.name!r}: a {media} body is a set of fields, not "
-                                f"a {type(body).__name__}", path="/body")
+            raise ArgumentError(f"tool {tool.name!r}: {a(media)} body is a set of fields, not "
+                                f"{a_value_of(body)}", path="/body")
         form, body = {str(k): _text(v) for k, v in body.items() if v is not None}, None
     return HttpRequestSpec(extra["method"], path, query, headers, body, extra.get("server"),
                            cookies, form, media if body is not None or form is not None

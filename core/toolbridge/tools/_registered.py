@@ -100,7 +100,9 @@ def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
         # jsonschema treats "format" as an annotation unless asked; do the same.
         checker: Callable[[Any], bool] = jsonschema_rs.validator_for(
             dict(schema), validate_formats=False).is_valid
-    except Exception:
+    except Exception as exc:  # what Rust refuses, the reference checks
+        log.debug("jsonschema-rs refuses a tool schema (%s: %s); jsonschema checks it",
+                  type(exc).__name__, exc)
         return None
     return checker
 
@@ -171,7 +173,10 @@ def _plain_types(signature: FunctionSignature) -> dict[str, frozenset[type]] | N
 def _context_param(handler: Callable[..., Any]) -> str | None:
     try:
         hints = typing.get_type_hints(handler)
-    except Exception:
+    except Exception as exc:  # unresolvable annotations: no ToolContext can be asked for
+        log.warning("handler %s: its type hints cannot be resolved (%s: %s); it is given no "
+                    "ToolContext", getattr(handler, "__qualname__", handler), type(exc).__name__,
+                    exc)
         hints = {}
     for name, hint in hints.items():
         if hint is ToolContext:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from pydantic.fields import FieldInfo
 from ..errors import ArgumentError, ToolDefinitionError
 from ..model import NoTitles, schema_of_model
 from ._context import ToolContext
+
+log = logging.getLogger("toolbridge.runtime")
 
 __all__ = ["FunctionSignature", "inspect_function", "validation_message"]
 
@@ -62,7 +65,8 @@ def _first_unschematizable(fields: dict[str, Any]) -> str | None:
     for name, (annotation, _) in fields.items():
         try:
             TypeAdapter(annotation).json_schema()
-        except Exception:
+        except Exception as exc:  # whatever pydantic raises, this is the field to name
+            log.debug("parameter %s has no JSON Schema: %s: %s", name, type(exc).__name__, exc)
             return name
     return None
 
@@ -127,8 +131,10 @@ def inspect_function(func: Callable[..., Any], tool_name: str) -> FunctionSignat
         try:
             returns = TypeAdapter(ret).json_schema(schema_generator=NoTitles)
             returns.pop("title", None)
-        except Exception:
-            returns = None  # an unschematizable return type only loses `returns`, not the tool
+        except Exception as exc:  # an unschematizable return type loses `returns`, not the tool
+            log.warning("tool %s: its return type has no JSON Schema (%s: %s); the definition "
+                        "has no returns", tool_name, type(exc).__name__, exc)
+            returns = None
     description = "\n\n".join(
         part for part in (doc.short_description, doc.long_description) if part
     )
