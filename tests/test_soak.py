@@ -187,14 +187,17 @@ def resource(entry: Any) -> str:
 def injected_cause(transcript: Transcript, emu: Any, rules: list[dict[str, Any]]) -> bool:
     """Whether the conversation failed because of a fault the soak injected: the error names
     an injected request, or it is what a retry meets after a reply was dropped on purpose
-    (the journal has that dropped reply for the resource the error names)."""
+    (the journal has that dropped reply for the resource the error names, or for the
+    conversation itself: a CES message resent after a 503 that had acted finds its calls
+    pending)."""
     error = transcript.error
     text = f"{error} {json.dumps(getattr(error, 'body', None))}"
     numbers = {int(n) for n in re.findall(r"injected failure of request (\d+)", text)}
     if numbers:
         return numbers <= {rule["nth"] for rule in rules}
-    dropped = [e for e in emu.journal.entries() if e.dropped is not None]
-    return any(resource(e) in text for e in dropped)
+    dropped = [resource(e) for e in emu.journal.entries() if e.dropped is not None]
+    conversation = transcript.conversation
+    return any(r in text or (conversation and conversation in r) for r in dropped)
 
 
 @pytest.mark.slow
