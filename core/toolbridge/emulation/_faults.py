@@ -21,10 +21,16 @@ F = TypeVar("F", bound="Faults")
 
 
 class FailRule(BaseModel):
-    """Fail the ``nth`` request (1-based, counting every request the emulator receives)."""
+    """Fail the ``nth`` request (1-based, counting every request the emulator receives, or
+    only those that ``method`` and ``matching`` select)."""
 
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
     nth: int = Field(ge=1)
+    method: str | None = None
+    """Count only requests with this method (``POST``)."""
+    matching: str | None = None
+    """Count only requests whose path or body text contains this (``"again"``: the request
+    that carries that user message, whatever else the client sent before it)."""
     status: Literal[429, 500, 502, 503] = 500
     retry_after: float | None = None
     """Seconds to put in a ``Retry-After`` header."""

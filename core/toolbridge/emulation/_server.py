@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ._faults import Faults, StreamFaults
+from ._faults import FailRule, Faults, StreamFaults
 from ._journal import Journal, JournalEntry
 
 __all__ = ["EmulatorServer", "RunningEmulator", "instrument", "serve", "sse_frames"]
@@ -47,7 +47,11 @@ def instrument(app: ASGIApp, journal: Journal, faults: Faults, error_body: Error
     """
     counter = 0
     lock = threading.Lock()
-    rules = {rule.nth: rule for rule in faults.fail_requests}
+    rules = {rule.nth: rule for rule in faults.fail_requests
+             if rule.method is None and rule.matching is None}
+    selective = [rule for rule in faults.fail_requests
+                 if rule.method is not None or rule.matching is not None]
+    matched = [0] * len(selective)
 
     async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
         nonlocal counter
@@ -70,9 +74,14 @@ def instrument(app: ASGIApp, journal: Journal, faults: Faults, error_body: Error
         with lock:
             counter += 1
             nth = counter
+            rule = rules.get(nth)
+            for i, chosen in enumerate(selective):
+                if _selects(chosen, scope["method"], scope["path"], raw):
+                    matched[i] += 1
+                    if matched[i] == chosen.nth and rule is None:
+                        rule = chosen
         if faults.latency_ms:
             await asyncio.sleep(faults.latency_ms / 1000)
-        rule = rules.get(nth)
         if rule is not None and not rule.after_processing:
             await _fail(send, entry, rule, error_body, nth)
             return
@@ -92,6 +101,15 @@ def instrument(app: ASGIApp, journal: Journal, faults: Faults, error_body: Error
             await app(scope, replay, _dropping(send, entry, rule, error_body, nth))
 
     return wrapped
+
+
+def _selects(rule: FailRule, method: str, path: str, raw: bytes) -> bool:
+    """Whether ``rule`` counts this request (its ``method`` and ``matching``)."""
+    if rule.method is not None and rule.method.upper() != method.upper():
+        return False
+    if rule.matching is None:
+        return True
+    return rule.matching in path or rule.matching in raw.decode("utf-8", "replace")
 
 
 class _ReplyDropped(Exception):
