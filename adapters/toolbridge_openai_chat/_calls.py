@@ -15,17 +15,17 @@ from toolbridge.http import (
     Call,
     Drain,
     Flow,
+    JsonEvents,
     Pause,
     RetryPolicy,
     Secret,
-    SSEDecoder,
     raise_for_backend,
 )
 
 from .stream import ChunkAssembler
 from .wire import DIALECT
 
-__all__ = ["ChatCalls", "ChatConfig", "Chunks"]
+__all__ = ["ChatCalls", "ChatConfig", "chunks_reader"]
 
 TokenProvider = Callable[[], "str | Awaitable[str]"]
 OnChunk = Callable[[dict[str, Any]], None] | None
@@ -117,28 +117,9 @@ def _decode(response: httpx.Response) -> dict[str, Any]:
     return data
 
 
-class Chunks:
+def chunks_reader() -> JsonEvents:
     """A `toolbridge.http.Reader` of completion chunks; a drop ends them early, silently."""
-
-    def __init__(self) -> None:
-        self.frames = SSEDecoder()
-        self.finished = False
-
-    def feed(self, line: str) -> Any:
-        frame = self.frames.feed(line)
-        if frame is None:
-            return None
-        if frame[1].startswith("[DONE]"):
-            self.finished = True
-            return None
-        try:
-            return json.loads(frame[1])
-        except ValueError:
-            raise WireFormatError(DIALECT, "<chunk>", "chunk data is not JSON",
-                                  frame[1][:2000]) from None
-
-    def ended(self, broke: Exception | None) -> None:
-        return None
+    return JsonEvents(DIALECT, "<chunk>")
 
 
 def _collect(assembler: ChunkAssembler, on_chunk: OnChunk) -> Callable[[dict[str, Any]], bool]:
@@ -168,7 +149,7 @@ class ChatCalls:
         retry = self.config.retry
         for attempt in range(1, retry.max_attempts + 1):
             assembler = ChunkAssembler()
-            yield Drain(self._stream(body), Chunks(), _collect(assembler, on_chunk))
+            yield Drain(self._stream(body), chunks_reader(), _collect(assembler, on_chunk))
             if assembler.finished:
                 return assembler.completion()
             yield Pause(retry.delay(attempt, None))

@@ -18,7 +18,7 @@ import httpx
 
 from toolbridge.http import AsyncSender, Network, Sender
 
-from ._calls import ChatCalls, ChatConfig, Chunks, OnChunk
+from ._calls import ChatCalls, ChatConfig, OnChunk, chunks_reader
 
 __all__ = ["AsyncChatClient", "ChatClient", "ChatConfig"]
 
@@ -41,7 +41,7 @@ class ChatClient(ChatCalls):
 
     def stream(self, **body: Any) -> Iterator[dict[str, Any]]:
         """``stream: true``: the chunks as they arrive (a drop ends them early, silently)."""
-        return self._sender.events(self._stream(body), Chunks())
+        return self._sender.events(self._stream(body), chunks_reader())
 
     def stream_completion(self, *, on_chunk: OnChunk = None, **body: Any) -> dict[str, Any]:
         """Stream and assemble one completion; a stream that drops before every choice has
@@ -75,7 +75,7 @@ class AsyncChatClient(ChatCalls):
 
     def stream(self, **body: Any) -> AsyncIterator[dict[str, Any]]:
         """``stream: true``: the chunks as they arrive."""
-        return self._sender.events(self._stream(body), Chunks())
+        return self._sender.events(self._stream(body), chunks_reader())
 
     async def stream_completion(self, *, on_chunk: OnChunk = None, **body: Any
                                 ) -> dict[str, Any]:

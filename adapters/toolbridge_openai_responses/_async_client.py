@@ -10,7 +10,7 @@ import httpx
 from toolbridge.http import AsyncSender, Network
 
 from ._config import ClientConfig
-from ._requests import Events, OnEvent, Requests
+from ._requests import OnEvent, Requests, events_reader
 
 __all__ = ["AsyncResponsesClient"]
 
@@ -46,16 +46,16 @@ class AsyncResponsesClient(Requests):
     def events(self, request: httpx.Request, *, idempotent: bool
                ) -> AsyncIterator[dict[str, Any]]:
         """The decoded events of one stream request; ends quietly when the stream drops."""
-        return self._sender.events(self._given(request, idempotent), Events(), request)
+        return self._sender.events(self._given(request, idempotent), events_reader(), request)
 
     def stream(self, **body: Any) -> AsyncIterator[dict[str, Any]]:
         """``POST /responses`` with ``stream: true``: its events."""
-        return self._sender.events(self._stream(body), Events())
+        return self._sender.events(self._stream(body), events_reader())
 
     def attach(self, response_id: str, *, starting_after: int | None = None
                ) -> AsyncIterator[dict[str, Any]]:
         """Re-attach to a background response's stream after sequence number N."""
-        return self._sender.events(self._attach(response_id, starting_after), Events())
+        return self._sender.events(self._attach(response_id, starting_after), events_reader())
 
     async def stream_response(self, *, on_event: OnEvent = None, **body: Any
                               ) -> dict[str, Any]:

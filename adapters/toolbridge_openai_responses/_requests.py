@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
 
 from toolbridge import BackendError, WireFormatError
-from toolbridge.http import Call, Drain, Flow, Pause, SSEDecoder, raise_for_backend
+from toolbridge.http import Call, Drain, Flow, JsonEvents, Pause, raise_for_backend
 
 from ._config import ClientConfig
 from ._gather import StreamGatherer
 from .wire import ACTIVE_STATUSES, DIALECT, MAX_ITEMS_PER_CREATE
 
-__all__ = ["Events", "OnEvent", "Requests", "ResponseStreamError", "chunks", "decode"]
+__all__ = ["OnEvent", "Requests", "ResponseStreamError", "chunks", "decode", "events_reader"]
 
 OnEvent = Callable[[dict[str, Any]], None] | None
 
@@ -44,29 +43,10 @@ def _versions(what: str) -> Callable[[httpx.Response], Any]:
     return lambda response: None if response.status_code == 404 else decode(response, what)
 
 
-class Events:
+def events_reader() -> JsonEvents:
     """A `toolbridge.http.Reader` of decoded events; ``[DONE]`` ends the stream, a drop
     ends it quietly."""
-
-    def __init__(self) -> None:
-        self.decoder = SSEDecoder()
-        self.finished = False
-
-    def feed(self, line: str) -> Any:
-        frame = self.decoder.feed(line)
-        if frame is None:
-            return None
-        if frame[1].startswith("[DONE]"):
-            self.finished = True
-            return None
-        try:
-            return json.loads(frame[1])
-        except ValueError:
-            raise WireFormatError(DIALECT, "<event>", "event data is not JSON",
-                                  frame[1][:2000]) from None
-
-    def ended(self, broke: Exception | None) -> None:
-        return None
+    return JsonEvents(DIALECT, "<event>")
 
 
 def chunks(items: list[Any]) -> list[list[Any]]:
@@ -153,7 +133,7 @@ class Requests:
                          ) -> Flow[dict[str, Any]]:
         gatherer = StreamGatherer()
         take = _gathering(gatherer, on_event)
-        yield Drain(self._stream(body), Events(), take)
+        yield Drain(self._stream(body), events_reader(), take)
         attempt = 0
         while not gatherer.done:
             if gatherer.response_id is None:
@@ -163,7 +143,7 @@ class Requests:
             if not gatherer.background or attempt >= self.config.retry.max_attempts:
                 return (yield from self._poll(gatherer.response_id, None))
             yield Pause(self.config.retry.delay(attempt, None))
-            yield Drain(self._attach(gatherer.response_id, gatherer.last_sequence), Events(),
+            yield Drain(self._attach(gatherer.response_id, gatherer.last_sequence), events_reader(),
                         take)
         return gatherer.result()
 

@@ -21,7 +21,7 @@ from toolbridge.http import Network, Sender
 from ._async_client import AsyncResponsesClient
 from ._config import ClientConfig
 from ._gather import StreamGatherer
-from ._requests import Events, OnEvent, Requests, ResponseStreamError
+from ._requests import OnEvent, Requests, ResponseStreamError, events_reader
 
 __all__ = ["AsyncResponsesClient", "ResponseStreamError", "ResponsesClient", "StreamGatherer"]
 
@@ -60,18 +60,18 @@ class ResponsesClient(Requests):
 
     def events(self, request: httpx.Request, *, idempotent: bool) -> Iterator[dict[str, Any]]:
         """The decoded events of one stream request; ends quietly when the stream drops."""
-        return self._sender.events(self._given(request, idempotent), Events(), request)
+        return self._sender.events(self._given(request, idempotent), events_reader(), request)
 
     def stream(self, **body: Any) -> Iterator[dict[str, Any]]:
         """``POST /responses`` with ``stream: true``: its events (no recovery; see
         `stream_response`)."""
-        return self._sender.events(self._stream(body), Events())
+        return self._sender.events(self._stream(body), events_reader())
 
     def attach(self, response_id: str, *, starting_after: int | None = None
                ) -> Iterator[dict[str, Any]]:
         """Re-attach to a background response's stream: ``GET /responses/{id}?stream=true&
         starting_after=N`` (the events after sequence number N)."""
-        return self._sender.events(self._attach(response_id, starting_after), Events())
+        return self._sender.events(self._attach(response_id, starting_after), events_reader())
 
     def stream_response(self, *, on_event: OnEvent = None, **body: Any) -> dict[str, Any]:
         """Create a streamed response and return it finished, recovering a dropped stream.

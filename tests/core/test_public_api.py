@@ -59,7 +59,7 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.http": {
         "AsyncSender", "Call", "Drain", "Emit", "Endpoint", "Flow", "Open", "Pause", "Reader",
-        "Relay", "Sender", "Network",
+        "Relay", "Sender", "Network", "JsonEvents",
         "aread_events", "read_events",
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
         "raise_for_backend", "redact_text", "redact_url", "send_with_retries",

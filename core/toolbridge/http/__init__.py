@@ -20,7 +20,7 @@ from ._retries import (
     transport_failure,
 )
 from ._senders import AsyncSender, Sender, aread_events, read_events
-from ._sse import SSEDecoder
+from ._sse import JsonEvents, SSEDecoder
 
 if TYPE_CHECKING:
     from ._clients import Network
@@ -33,6 +33,7 @@ __all__ = [
     "Emit",
     "Endpoint",
     "Flow",
+    "JsonEvents",
     "Network",
     "Open",
     "Pause",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["SSEDecoder"]
+import json
+from typing import Any
+
+__all__ = ["JsonEvents", "SSEDecoder"]
 
 
 class SSEDecoder:
@@ -35,4 +38,34 @@ class SSEDecoder:
             self._data.append(value)
         elif field == "event":
             self._event = value
+        return None
+
+
+class JsonEvents:
+    """A `toolbridge.http.Reader` of OpenAI-style streams: each frame's data is one JSON
+    value, ``[DONE]`` ends the stream, a stream that drops ends quietly. Data that is not JSON
+    is a `WireFormatError` of ``dialect`` naming ``what`` (``"<event>"``, ``"<chunk>"``)."""
+
+    def __init__(self, dialect: str, what: str = "<event>") -> None:
+        self.dialect = dialect
+        self.what = what
+        self.decoder = SSEDecoder()
+        self.finished = False
+
+    def feed(self, line: str) -> Any:
+        frame = self.decoder.feed(line)
+        if frame is None:
+            return None
+        if frame[1].startswith("[DONE]"):
+            self.finished = True
+            return None
+        try:
+            return json.loads(frame[1])
+        except ValueError:
+            from ..errors import WireFormatError
+
+            raise WireFormatError(self.dialect, self.what, f"{self.what.strip('<>')} data is "
+                                  "not JSON", frame[1][:2000]) from None
+
+    def ended(self, broke: Exception | None) -> None:
         return None
