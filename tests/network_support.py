@@ -36,15 +36,21 @@ class ForwardProxy:
         return [line for line in self.log_file.read_text().splitlines()
                 if "access_log" in line]
 
-    def saw(self, needle: str, *, within: float = 5.0) -> bool:
+    def saw(self, needle: str, *, within: float = 5.0, since: int = 0) -> bool:
         """Whether an access-log line names ``needle`` (proxy.py writes it when the
-        connection closes: wait up to ``within`` seconds)."""
+        connection closes: wait up to ``within`` seconds); ``since``: only lines after the
+        first ``since`` (a `mark` taken before, so that an earlier test's line for a port the
+        system gave out again does not count)."""
         deadline = time.monotonic() + within
         while time.monotonic() < deadline:
-            if any(needle in line for line in self.log()):
+            if any(needle in line for line in self.log()[since:]):
                 return True
             time.sleep(0.05)
         return False
+
+    def mark(self) -> int:
+        """How many access-log lines there are now (for `saw`'s ``since``)."""
+        return len(self.log())
 
 
 @contextmanager
