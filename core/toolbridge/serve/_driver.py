@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BackendError, ServeError, UsageError
 from ..plugin import Backend, Connection, Dialect, ServeOptions, Step, capabilities, get_dialect
+from ..runtime._loops import in_running_loop
 from ..telemetry._turns import turn_span
 from ._checkpoints import Checkpoints
 from ._conversation import Conversation
@@ -165,11 +166,7 @@ def _end(transcript: Transcript, final: Step, backend: Backend) -> None:
 
 
 def _run(coro: Coroutine[Any, Any, T], what: str) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass  # no loop runs here: the blocking form may start one
-    else:
+    if in_running_loop():  # checked outside any handler: the error chains nothing
         coro.close()
         raise UsageError(f"{what} was called inside a running event loop; await its async "
                          f"form (a{what}) instead")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..plugin import Dialect, capabilities, get_dialect
+from ..runtime._loops import in_running_loop
 from ._backend_kit import acheck_backend, check_backend
 from ._dialect_kit import check_dialect
 from ._emulators import emulated_options, emulator
@@ -73,11 +74,7 @@ def converse(
     **options: Any,
 ) -> Transcript:
     """Blocking `aconverse` (not inside a running event loop)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass  # no loop runs here (outside the handler: its errors chain nothing)
-    else:
+    if in_running_loop():  # checked outside any handler: the error chains nothing
         raise UsageError("converse was called inside a running event loop; use "
                          "await toolbridge.testing.aconverse(...) instead")
     return asyncio.run(aconverse(toolbox, dialect, messages, script=script, faults=faults,
