@@ -1,0 +1,1 @@
+"""toolbridge's Anthropic Messages plugin (being built: it registers nothing yet)."""

@@ -1,0 +1,1 @@
+"""toolbridge's Claude Managed Agents sessions plugin (being built: it registers nothing yet)."""

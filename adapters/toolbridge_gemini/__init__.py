@@ -1,0 +1,1 @@
+"""toolbridge's Gemini generateContent plugin (being built: it registers nothing yet)."""

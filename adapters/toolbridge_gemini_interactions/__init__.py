@@ -1,0 +1,1 @@
+"""toolbridge's Gemini Interactions plugin (being built: it registers nothing yet)."""

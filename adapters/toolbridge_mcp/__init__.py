@@ -1,0 +1,1 @@
+"""toolbridge's the Model Context Protocol plugin (being built: it registers nothing yet)."""
