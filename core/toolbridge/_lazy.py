@@ -10,10 +10,11 @@ import importlib
 import importlib.util
 import sys
 import types
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_attributes", "lazy_module", "lazy_options"]
+__all__ = ["lazy_attributes", "lazy_module", "lazy_options", "moved_attributes"]
 
 
 def lazy_attributes(module: str, table: Mapping[str, str]) -> Callable[[str], Any]:
@@ -30,6 +31,30 @@ def lazy_attributes(module: str, table: Mapping[str, str]) -> Callable[[str], An
         value = getattr(importlib.import_module(source, module), name)
         setattr(sys.modules[module], name, value)
         return value
+
+    return __getattr__
+
+
+def moved_attributes(module: str, moved: Mapping[str, str],
+                     then: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for names that moved: each of ``moved`` (old name → its new
+    public path, ``"package.module.Name"``) is imported from there with a `DeprecationWarning`
+    naming that path, on every access (never kept in ``module``); other names go to ``then``
+    (e.g. a `lazy_attributes` table)::
+
+        __getattr__ = moved_attributes(__name__, {"Old": "toolbridge.testing.New"})
+    """
+
+    def __getattr__(name: str) -> Any:
+        target = moved.get(name)
+        if target is None:
+            if then is not None:
+                return then(name)
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        where, _, attribute = target.rpartition(".")
+        warnings.warn(f"{module}.{name} is deprecated: use {target}", DeprecationWarning,
+                      stacklevel=2)
+        return getattr(importlib.import_module(where), attribute)
 
     return __getattr__
 

@@ -1,4 +1,5 @@
-"""`toolbridge.plugin.lazy_module`, `lazy_attributes` and `lazy_options`: loaded on first use."""
+"""`toolbridge.plugin.lazy_module`, `lazy_attributes` and `lazy_options`: loaded on first use;
+`moved_attributes`: old names that warn and resolve to their new path."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from toolbridge._lazy import moved_attributes
 from toolbridge.plugin import lazy_attributes, lazy_module, lazy_options
 
 
@@ -73,3 +75,21 @@ def test_lazy_options_import_the_class_when_first_read(probe: str) -> None:
     assert lazy_probe.runs == []
     assert Holder.options is Holder().options is sys.modules[f"{probe}.heavy"].Thing
     assert lazy_probe.runs == ["heavy"]
+
+
+def test_moved_attributes_warn_with_the_new_path_on_every_access(probe: str) -> None:
+    import lazy_probe
+
+    getattr_ = moved_attributes(probe, {"Old": f"{probe}.heavy.Thing"},
+                                then=lazy_attributes(probe, {"VALUE": ".heavy"}))
+    for _ in range(2):  # never kept in the module: each access warns again
+        with pytest.warns(DeprecationWarning,
+                          match=r"^lazy_probe\.Old is deprecated: use lazy_probe\.heavy\.Thing$"):
+            old = getattr_("Old")
+        assert old is sys.modules[f"{probe}.heavy"].Thing
+    assert not hasattr(lazy_probe, "Old")
+    assert getattr_("VALUE") == 42  # other names go to ``then``
+    with pytest.raises(AttributeError, match="no attribute 'Other'"):
+        getattr_("Other")
+    with pytest.raises(AttributeError, match="module 'lazy_probe' has no attribute 'Other'"):
+        moved_attributes(probe, {})("Other")
