@@ -14,7 +14,7 @@ import pytest
 
 import toolbridge
 from toolbridge.plugin import capabilities
-from toolbridge.serve import aconverse, aserve
+from toolbridge.serve import aanswer_pending, aconverse
 from toolbridge.testing import emulated_options, emulator, installed_dialects
 
 SCRIPT = {"turns": [{"rounds": [
@@ -68,8 +68,8 @@ async def test_the_turn_waits_then_resumes_when_decided(dialect: str, tmp_path: 
         if dialect not in WAITING:  # the service keeps no pending calls: local only
             return
         toolbox(store, []).approvals.approve(request, by="ana")  # any process decides
-        again = await aserve(toolbox(store, runs), dialect, resumed(dialect, emu, request),
-                             conversation=first.conversation)
+        again = await aanswer_pending(toolbox(store, runs), dialect, resumed(dialect, emu, request),
+                                      conversation=first.conversation)
         assert again.status == "completed", again.render()
         assert runs == ["lookup", "charge"]
         assert sent(emu).count("charged 3") == 1  # the backend received it once
@@ -87,8 +87,9 @@ async def test_an_expired_assistants_run_ends_expired_and_the_request_stays(
         await asyncio.sleep(6.5)  # the run expires while the person decides
         [request] = box.approvals.pending()
         box.approvals.approve(request)
-        again = await aserve(box, "openai-assistants", resumed("openai-assistants", emu, request),
-                             conversation=first.conversation)
+        again = await aanswer_pending(box, "openai-assistants",
+                                      resumed("openai-assistants", emu, request),
+                                      conversation=first.conversation)
     assert again.status == "expired", again.render()
     assert runs == ["lookup"]  # nothing ran for a run that can take no output
     assert box.approvals.pending(decided=True)  # decided, kept: nothing consumed it
@@ -104,7 +105,8 @@ async def test_approval_expiry_below_the_runs_answers_it_while_the_run_waits(
         assert first.status == "awaiting_approval", first.render()
         await asyncio.sleep(0.3)
         [request] = box.approvals.pending()
-        again = await aserve(box, "openai-assistants", resumed("openai-assistants", emu, request),
-                             conversation=first.conversation)
+        again = await aanswer_pending(box, "openai-assistants",
+                                      resumed("openai-assistants", emu, request),
+                                      conversation=first.conversation)
         assert again.status == "completed", again.render()
         assert "expired at" in sent(emu) and runs == ["lookup"]

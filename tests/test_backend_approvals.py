@@ -29,7 +29,7 @@ from openai_sdk_types import check_param
 
 import toolbridge
 from toolbridge.errors import UsageError
-from toolbridge.serve import aconverse, aserve
+from toolbridge.serve import aanswer_pending, aconverse
 from toolbridge.testing import emulated_options, emulator
 
 BACKENDS = ["openai-agents", "openai-responses"]
@@ -116,8 +116,8 @@ async def ask(dialect: str, emu: Any, box: toolbridge.Toolbox) -> Any:
 
 
 async def resume(dialect: str, emu: Any, box: toolbridge.Toolbox, conversation: str) -> Any:
-    return await aserve(box, dialect, emulated_options(dialect, emu.base_url),
-                        conversation=conversation)
+    return await aanswer_pending(box, dialect, emulated_options(dialect, emu.base_url),
+                                 conversation=conversation)
 
 
 @pytest.mark.parametrize("dialect", BACKENDS)

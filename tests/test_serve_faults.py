@@ -20,7 +20,7 @@ import toolbridge
 from toolbridge.errors import ReplyLostError
 from toolbridge.http import RetryPolicy
 from toolbridge.plugin import Step
-from toolbridge.serve import DriverSettings, aconverse, aserve
+from toolbridge.serve import DriverSettings, aanswer_pending, aconverse
 from toolbridge.testing import emulated_options, emulator, installed_dialects
 
 FAST = RetryPolicy(max_attempts=4, backoff=0.005, max_delay=0.05)
@@ -207,11 +207,11 @@ def test_a_driver_stopped_between_the_tools_and_the_submit_resumes(
         box = make_toolbox(runs, store=store)
         if dialect == "openai-agents":
             [session] = emu.state.sessions
-            transcript = asyncio.run(aserve(box, dialect, opts, conversation=session,
-                                            settings=SETTINGS))
+            transcript = asyncio.run(aanswer_pending(box, dialect, opts, conversation=session,
+                                                     settings=SETTINGS))
         elif dialect == "openai-assistants":
             [(run_id, run)] = emu.state.service.runs.items()
-            transcript = asyncio.run(aserve(box, dialect, opts.model_copy(update={
+            transcript = asyncio.run(aanswer_pending(box, dialect, opts.model_copy(update={
                 "thread_id": run.run["thread_id"], "run_id": run_id}), settings=SETTINGS))
         else:
             [session] = emu.state.sessions

@@ -12,9 +12,8 @@ from typing import Any, Literal
 import pytest
 
 import toolbridge
-from toolbridge.emulation import MISBEHAVIOURS
 from toolbridge.serve import Transcript, aconverse
-from toolbridge.testing import emulated_options, emulator, installed_dialects
+from toolbridge.testing import MISBEHAVIOURS, emulated_options, emulator, installed_dialects
 
 DIALECTS = installed_dialects()
 GOOD = {"name": "lookup", "arguments": {"key": "z"}}

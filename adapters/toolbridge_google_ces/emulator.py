@@ -15,8 +15,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from toolbridge.emulation import Emulator, Faults, Script, ScriptedModel, ScriptError
 from toolbridge.schema import to_json_schema
+from toolbridge.testing import Faults, Script, ScriptError
+from toolbridge.testing.emulators import Emulator, ScriptedModel
 
 from . import wire
 from ._validate import (
@@ -51,7 +52,7 @@ class _Session:
 
 
 class GoogleCesEmulator(Emulator):
-    """CES ``runSession`` and tool resources, playing a `toolbridge.emulation.Script`.
+    """CES ``runSession`` and tool resources, playing a `toolbridge.testing.Script`.
 
     A session's tools are its app's client-function tools. ``number_style`` says how Struct
     numbers (doubles) are printed: ``"proto"`` like protobuf JSON (``2``), ``"float"`` as

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from toolbridge.emulation import EmulatorOptions
 from toolbridge.http import RetryPolicy, Secret
 from toolbridge.plugin import ServeOptions
+from toolbridge.testing.emulators import EmulatorOptions
 
 __all__ = ["APP_VARIABLES", "DEMO_APP", "CesEmulatorOptions", "CesOptions"]
 

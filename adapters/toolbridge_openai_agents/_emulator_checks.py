@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolbridge.emulation import OpenAIApiError as ApiError
-from toolbridge.emulation import missing_parameter as missing
+from toolbridge.testing.emulators import OpenAIApiError as ApiError
+from toolbridge.testing.emulators import missing_parameter as missing
 
 from .wire import MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RACE_MESSAGE, TOOL_RESULT
 

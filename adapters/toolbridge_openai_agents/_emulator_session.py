@@ -9,7 +9,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolbridge.emulation import Script, ScriptedModel, ScriptError
+from toolbridge.testing import Script, ScriptError
+from toolbridge.testing.emulators import ScriptedModel
 
 from ._emulator_checks import ApiError, unknown_call
 

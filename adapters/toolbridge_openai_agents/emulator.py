@@ -24,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from toolbridge.emulation import Emulator, RunningEmulator, sse_frames
+from toolbridge.testing import RunningEmulator
+from toolbridge.testing.emulators import Emulator, sse_frames
 
 from ._emulator_checks import ApiError, check_create, check_events, check_tools, unknown_call
 from ._emulator_session import APPROVALS, EmuSession, new_id

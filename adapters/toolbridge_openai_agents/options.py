@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbridge.emulation import EmulatorOptions, StreamFaults
 from toolbridge.http import RetryPolicy, Secret
 from toolbridge.plugin import ServeOptions
+from toolbridge.testing import StreamFaults
+from toolbridge.testing.emulators import EmulatorOptions
 
 from .translate import DIALECT
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from toolbridge import Toolbox, Transcript, UsageError
 from toolbridge.http import Secret
-from toolbridge.serve import aconverse, aserve, converse, serve
+from toolbridge.serve import aanswer_pending, aconverse, answer_pending, converse
 
 from .client import AsyncAgentsClient
 from .options import AgentsOptions
@@ -40,15 +40,15 @@ async def aserve_session(
     are other `AgentsOptions` (``retry``, ``organization``, ...). Without ``client``,
     ``base_url`` or ``api_key``, ``$OPENAI_API_KEY`` is required (`UsageError` first).
     """
-    return await aserve(toolbox, DIALECT, _options(client, base_url, api_key, {
+    return await aanswer_pending(toolbox, DIALECT, _options(client, base_url, api_key, {
         "watch": watch, **options}), conversation=session_id, context=context)
 
 
 def serve_session(toolbox: Toolbox, session_id: str, **options: Any) -> Transcript:
     """Blocking form of `aserve_session`."""
     context = options.pop("context", None)
-    return serve(toolbox, DIALECT, AgentsOptions.parse(options), conversation=session_id,
-                 context=context)
+    return answer_pending(toolbox, DIALECT, AgentsOptions.parse(options), conversation=session_id,
+                          context=context)
 
 
 async def arun_conversation(

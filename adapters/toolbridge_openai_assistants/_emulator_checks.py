@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolbridge.emulation import OpenAIApiError as ApiError
-from toolbridge.emulation import missing_parameter as missing
-from toolbridge.emulation import strict_schema_problem, wrong_type
+from toolbridge.testing.emulators import OpenAIApiError as ApiError
+from toolbridge.testing.emulators import missing_parameter as missing
+from toolbridge.testing.emulators import strict_schema_problem, wrong_type
 
 from .wire import MAX_TOOLS
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge.emulation import Intake, ModelCall, Script, ScriptedModel, ScriptError
+from toolbridge.testing import Script, ScriptError
+from toolbridge.testing.emulators import Intake, ModelCall, ScriptedModel
 
 from ._emulator_checks import ApiError, check_tools, missing, wrong_type
 from .wire import MAX_OUTPUT_CHARS

@@ -15,7 +15,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from toolbridge.emulation import Emulator, sse_frames
+from toolbridge.testing.emulators import Emulator, sse_frames
 
 from ._emulator_state import ApiError, EmulatedService, Event
 from .options import AssistantsFaults

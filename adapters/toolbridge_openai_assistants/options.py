@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from toolbridge import ToolChoice
-from toolbridge.emulation import EmulatorOptions, StreamFaults
 from toolbridge.http import RetryPolicy, Secret
 from toolbridge.migration import DEFAULT_MODEL
 from toolbridge.plugin import ServeOptions
+from toolbridge.testing import StreamFaults
+from toolbridge.testing.emulators import EmulatorOptions
 
 from .wire import DIALECT
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from toolbridge import ToolChoice, Transcript
 from toolbridge.migration import DEFAULT_MODEL
-from toolbridge.serve import DriverSettings, aconverse, aserve, converse, serve
+from toolbridge.serve import DriverSettings, aanswer_pending, aconverse, answer_pending, converse
 
 from .client import AsyncAssistantsClient
 from .options import AssistantsOptions
@@ -40,15 +40,15 @@ async def aserve_run(
     options = AssistantsOptions.parse(client=client, thread_id=thread_id, run_id=run_id,
                                       assistant_id=assistant_id, stream=stream,
                                       run_options=dict(run_options or {}))
-    return await aserve(toolbox, DIALECT, options, context=context,
-                        settings=DriverSettings(max_rounds=max_rounds))
+    return await aanswer_pending(toolbox, DIALECT, options, context=context,
+                                 settings=DriverSettings(max_rounds=max_rounds))
 
 
 def serve_run(toolbox: Any, **options: Any) -> Transcript:
     """Blocking form: serve the run named by ``options`` (`AssistantsOptions`: ``thread_id``
     and ``run_id`` or ``assistant_id``, and the client's); other keys go to the handlers."""
     parsed, context = _split(options)
-    return serve(toolbox, DIALECT, parsed, context=context)
+    return answer_pending(toolbox, DIALECT, parsed, context=context)
 
 
 async def arun_conversation(

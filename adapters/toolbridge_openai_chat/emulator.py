@@ -20,15 +20,10 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from toolbridge.emulation import (
-    Emulator,
-    ScriptedModel,
-    ScriptError,
-    sse_frames,
-    strict_schema_problem,
-)
-from toolbridge.emulation import OpenAIApiError as ApiError
-from toolbridge.emulation import missing_parameter as missing
+from toolbridge.testing import ScriptError
+from toolbridge.testing.emulators import Emulator, ScriptedModel, sse_frames, strict_schema_problem
+from toolbridge.testing.emulators import OpenAIApiError as ApiError
+from toolbridge.testing.emulators import missing_parameter as missing
 
 from .options import ChatFaults
 from .wire import DIALECT, MAX_TOOLS

@@ -15,7 +15,8 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from toolbridge.emulation import ModelCall, Script, ScriptedModel, ScriptError
+from toolbridge.testing import Script, ScriptError
+from toolbridge.testing.emulators import ModelCall, ScriptedModel
 
 __all__ = ["build_events", "message_item", "new_id", "next_output", "response_object",
            "stored_input_item", "text_of"]

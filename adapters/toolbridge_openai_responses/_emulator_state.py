@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge.emulation import Intake, Script, ScriptError
+from toolbridge.testing import Script, ScriptError
+from toolbridge.testing.emulators import Intake
 
 from ._emulator_checks import (
     ApiError,

@@ -23,7 +23,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from toolbridge.emulation import Emulator, sse_frames
+from toolbridge.testing.emulators import Emulator, sse_frames
 
 from ._emulator_checks import ApiError
 from ._emulator_state import EmulatedService, StoredResponse

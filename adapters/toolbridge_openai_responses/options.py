@@ -8,10 +8,11 @@ from typing import Any, ClassVar
 from pydantic import Field, SecretStr, model_validator
 
 from toolbridge import UsageError
-from toolbridge.emulation import EmulatorOptions, StreamFaults
 from toolbridge.http import RetryPolicy
 from toolbridge.migration import DEFAULT_MODEL
 from toolbridge.plugin import ServeOptions
+from toolbridge.testing import StreamFaults
+from toolbridge.testing.emulators import EmulatorOptions
 
 from .wire import DIALECT
 

@@ -4,7 +4,8 @@ The top level is what an application needs: `Toolbox`, the neutral model, the er
 installed dialects and the result store. The rest lives in public submodules:
 `toolbridge.plugin` (writing a dialect), `toolbridge.schema`, `toolbridge.tools`,
 `toolbridge.runtime`, `toolbridge.store`, `toolbridge.http`, `toolbridge.serve`,
-`toolbridge.emulation` and `toolbridge.testing`.
+`toolbridge.migration`, `toolbridge.telemetry` and `toolbridge.testing` (with
+`toolbridge.testing.emulators`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .emulation import RunningEmulator
+    from .testing import RunningEmulator
 
 __all__ = ["toolbridge_emulator"]
 

@@ -15,16 +15,8 @@ from starlette.routing import Route
 
 from toolbridge import UsageError
 from toolbridge.cli._options import parse_fault_options
-from toolbridge.emulation import (
-    Emulator,
-    Faults,
-    Script,
-    ScriptedModel,
-    ScriptError,
-    StreamFaults,
-    faults_from,
-    sse_frames,
-)
+from toolbridge.testing import Faults, Script, ScriptError, StreamFaults
+from toolbridge.testing.emulators import Emulator, ScriptedModel, faults_from, sse_frames
 
 
 class Tiny(Emulator):

@@ -27,8 +27,8 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from toolbridge.emulation import EmulatorServer
-from toolbridge.emulation._server import _prompt_server_class
+from toolbridge.testing.emulators import EmulatorServer
+from toolbridge.testing.emulators._server import _prompt_server_class
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

@@ -13,7 +13,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from toolbridge import BackendError
-from toolbridge.emulation import Emulator
 from toolbridge.http import (
     RetryPolicy,
     Secret,
@@ -21,6 +20,7 @@ from toolbridge.http import (
     raise_for_backend,
     send_with_retries,
 )
+from toolbridge.testing.emulators import Emulator
 
 
 class Ok(Emulator):

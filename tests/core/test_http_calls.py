@@ -16,7 +16,6 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from toolbridge import BackendError
-from toolbridge.emulation import Emulator
 from toolbridge.http import (
     AsyncSender,
     Call,
@@ -31,6 +30,7 @@ from toolbridge.http import (
     SSEDecoder,
     raise_for_backend,
 )
+from toolbridge.testing.emulators import Emulator
 
 FAST = RetryPolicy(backoff=0.001, max_attempts=2)
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
+import itertools
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -67,17 +71,11 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.serve": {
         "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
-        "MemoryDialect", "ScriptedBackend", "ScriptedConnection", "SeamFault", "Status",
-        "Transcript", "TranscriptEntry", "Worker", "aconverse", "aserve", "converse", "hold",
-        "message_key", "refuse_late", "results_key", "serve", "tool_timeout",
+        "Status", "Transcript", "TranscriptEntry", "Worker", "aanswer_pending", "aconverse",
+        "answer_pending", "converse", "hold", "message_key", "refuse_late", "results_key",
+        "tool_timeout",
     },
-    "toolbridge.emulation": {
-        "MISBEHAVIOURS", "Emulator", "EmulatorOptions", "EmulatorServer", "FailRule", "Faults",
-        "Intake", "Journal", "JournalEntry", "Misbehaviour", "ModelCall", "OpenAIApiError",
-        "RunningEmulator", "Script", "ScriptApproval", "ScriptCall", "ScriptError", "ScriptTurn",
-        "ScriptedModel", "StreamDropped", "StreamFaults", "faults_from", "instrument",
-        "missing_parameter", "serve", "sse_frames", "strict_schema_problem", "wrong_type",
-    },
+    "toolbridge.emulation": set(),  # deprecated: every name moved (MOVED below)
     "toolbridge.migration": {
         "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",
         "AgentPlan", "Fate", "FateKind",
@@ -88,8 +86,17 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.telemetry": {"CAPTURE_ENV", "configure", "tracer"},
     "toolbridge.testing": {
-        "acheck_backend", "aconverse", "check_backend", "check_dialect", "converse",
-        "emulated_options", "emulator", "installed_dialects",
+        "MISBEHAVIOURS", "FailRule", "Faults", "MemoryDialect", "Misbehaviour", "RunningEmulator",
+        "Script", "ScriptApproval", "ScriptCall", "ScriptError", "ScriptTurn", "ScriptedBackend",
+        "ScriptedConnection", "SeamFault", "StreamFaults", "acheck_backend", "aconverse",
+        "check_backend", "check_dialect", "converse", "emulated_options", "emulator",
+        "installed_dialects",
+    },
+    "toolbridge.testing.emulators": {
+        "Emulator", "EmulatorOptions", "EmulatorServer", "Intake", "Journal", "JournalEntry",
+        "ModelCall", "OpenAIApiError", "ScriptedModel", "StreamDropped", "faults_from",
+        "instrument", "missing_parameter", "run_app", "sse_frames", "strict_schema_problem",
+        "wrong_type",
     },
 }
 MODULES = sorted(EXPECTED)
@@ -116,6 +123,42 @@ def test_every_exported_name_resolves(module: str) -> None:
     imported = importlib.import_module(module)
     for name in imported.__all__:
         assert getattr(imported, name) is not None, name
+
+
+@cache
+def _attribute_docstrings(package: str) -> frozenset[str]:
+    """The names given a docstring where they are assigned (a string right after
+    ``NAME = ...``) in ``package``'s source files, and the names its ``__init__`` imports
+    them as (``from ._checkpoints import NAMESPACE as CHECKPOINTS``)."""
+    root = Path(importlib.import_module(package).__file__ or "").parent
+    found = set()
+    for path in root.rglob("*.py"):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        for node, after in itertools.pairwise(body):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, ast.AnnAssign) else [])
+            if (isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                found.update(t.id for t in targets if isinstance(t, ast.Name))
+    init = ast.parse((root / "__init__.py").read_text(encoding="utf-8")).body
+    found.update(alias.asname for node in init if isinstance(node, ast.ImportFrom)
+                 for alias in node.names if alias.asname and alias.name in found)
+    return frozenset(found)
+
+
+def _has_docstring(module: str, name: str) -> bool:
+    value = getattr(importlib.import_module(module), name)
+    if inspect.isclass(value) or inspect.isroutine(value) or inspect.ismodule(value):
+        return bool(inspect.getdoc(value))
+    # data and type aliases (``hookimpl`` too, a pluggy marker): a docstring where assigned
+    return name in _attribute_docstrings(module)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_exported_name_has_a_docstring(module: str) -> None:
+    missing = [n for n in importlib.import_module(module).__all__
+               if n != "__version__" and not _has_docstring(module, n)]
+    assert not missing, f"public names without a docstring: {missing}"
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -157,7 +200,8 @@ NOT_ON_IMPORT = [
     # engine, tool inspection, the serve driver, the emulator and the adapters' clients.
     "toolbridge.runtime._pipeline", "toolbridge.runtime._threads", "toolbridge.runtime._journal",
     "toolbridge.store", "toolbridge.schema", "toolbridge.tools", "toolbridge.toolbox",
-    "toolbridge.serve", "toolbridge.emulation._server", "toolbridge.emulation._scripted",
+    "toolbridge.serve", "toolbridge.testing.emulators._server",
+    "toolbridge.testing.emulators._scripted",
     "toolbridge.http._transport",
     *(f"{a}.{m}" for a in BUILT_IN_ADAPTERS
       for m in ("client", "backend", "emulator", "serve", "tools_import")),

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from toolbridge.emulation import MISBEHAVIOURS, ModelCall, Script, ScriptedModel, ScriptError
+from toolbridge.testing import MISBEHAVIOURS, Script, ScriptError
+from toolbridge.testing.emulators import ModelCall, ScriptedModel
 
 WEATHER = {
     "type": "object",

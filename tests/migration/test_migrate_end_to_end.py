@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from migration_support import Credential, export_jsonl, make_source, toolbox
 
-from toolbridge.emulation import FailRule
 from toolbridge.migration import Ledger, migrate, read_export
 from toolbridge.serve import converse
 from toolbridge.store import MemoryRecords, SqliteStore
-from toolbridge.testing import emulator
+from toolbridge.testing import FailRule, emulator
 
 CALL = {"turns": [{"reply": "noted"}, {"reply": "noted"},
                   {"rounds": [[{"name": "get_customer", "arguments": {"customer_id": "42"}}]],

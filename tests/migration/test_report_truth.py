@@ -15,7 +15,6 @@ from migration_support import Credential
 
 from toolbridge import BackendError, UsageError
 from toolbridge.cli import main
-from toolbridge.emulation import FailRule
 from toolbridge.migration import (
     Ledger,
     delete_orphans,
@@ -25,7 +24,7 @@ from toolbridge.migration import (
     resolve_model,
 )
 from toolbridge.store import MemoryRecords
-from toolbridge.testing import emulator
+from toolbridge.testing import FailRule, emulator
 
 LOOKUP = {"type": "function", "function": {
     "name": "lookup", "description": "Find an order.",

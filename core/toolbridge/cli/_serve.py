@@ -74,7 +74,7 @@ def _show(transcript: Any, as_json: bool) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ..serve import DriverSettings, Worker, aconverse, aserve
+    from ..serve import DriverSettings, Worker, aanswer_pending, aconverse
 
     toolbox = load_toolbox(args.toolbox)
     dialect = get_dialect(args.dialect)
@@ -107,8 +107,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return EXIT_OK if transcript.ok else EXIT_FAILED
         if len(args.conversation) <= 1 and not args.discover:
             conversation = args.conversation[0] if args.conversation else None
-            transcript = asyncio.run(aserve(toolbox, dialect, options,
-                                            conversation=conversation, settings=settings))
+            transcript = asyncio.run(aanswer_pending(toolbox, dialect, options,
+                                                     conversation=conversation, settings=settings))
             _show(transcript, args.json)
             return EXIT_OK if transcript.ok else EXIT_FAILED
         failed = [0]

@@ -229,7 +229,7 @@ class StreamingBackend(Backend):
 
     watching: bool = False
     """Serving the conversation follows it past its idle turns until cancelled (an Agents
-    session served with ``watch``): `toolbridge.serve.aserve` then has no end, and only the
+    session served with ``watch``): `toolbridge.serve.aanswer_pending` then has no end, and only the
     turns it sends (`aconverse`) are bounded by ``DriverSettings.turn_timeout``."""
 
     @abc.abstractmethod

@@ -71,7 +71,7 @@ class ServeCapability(Protocol):
 
 @runtime_checkable
 class EmulatorCapability(Protocol):
-    """A dialect's emulated backend (a `toolbridge.emulation.Emulator`)."""
+    """A dialect's emulated backend (a `toolbridge.testing.emulators.Emulator`)."""
 
     @property
     def dialect(self) -> str: ...
@@ -150,8 +150,8 @@ class Serves:
 @dataclass(frozen=True)
 class Emulates:
     """Declares an emulator: ``create`` (a reference to ``f(options)`` returning the
-    `toolbridge.emulation.Emulator`) and its options class ``options``; ``hint`` says how the
-    vendor's SDK reaches it (``{base_url}`` is filled in)."""
+    `toolbridge.testing.emulators.Emulator`) and its options class ``options``; ``hint`` says
+    how the vendor's SDK reaches it (``{base_url}`` is filled in)."""
 
     dialect: str
     options_ref: Ref = field(repr=False)

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["hookimpl", "hookspec"]
 
 hookspec = pluggy.HookspecMarker("toolbridge")
+"""Marks a hook specification of the ``toolbridge`` project (this module's functions)."""
 hookimpl = pluggy.HookimplMarker("toolbridge")
+"""Marks a plugin's implementation of a toolbridge hook (``@hookimpl``)."""
 
 
 @hookspec
@@ -55,8 +57,8 @@ def toolbridge_serve_backends() -> Sequence[ServeCapability]:
 def toolbridge_emulators() -> Sequence[EmulatorCapability]:
     """Emulated backends: ``[Emulates("my-dialect", "my_pkg.options:MyEmulatorOptions",
     "my_pkg.emulator:create")]``, where ``create(options)`` returns a
-    `toolbridge.emulation.Emulator`; ``hint`` tells how the vendor SDK reaches it. Used by
-    ``toolbridge emulate``, ``toolbridge demo`` and `toolbridge.testing`.
+    `toolbridge.testing.emulators.Emulator`; ``hint`` tells how the vendor SDK reaches it. Used
+    by ``toolbridge emulate``, ``toolbridge demo`` and `toolbridge.testing`.
     """
     return []
 

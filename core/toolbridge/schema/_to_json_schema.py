@@ -22,6 +22,7 @@ from toolbridge.schema._walk import (
 __all__ = ["SchemaSource", "to_json_schema"]
 
 SchemaSource = Literal["openapi-3.0", "openapi-3.1", "ces"]
+"""The schema dialects `to_json_schema` reads."""
 
 # Proto JSON parsers accept the proto field names too (google.protobuf json_format).
 _CES_FIELDS = {"any_of": "anyOf", "prefix_items": "prefixItems", "unique_items": "uniqueItems",

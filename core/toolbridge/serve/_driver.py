@@ -1,9 +1,9 @@
 """The serve driver's entry points: hold a scripted conversation, or serve an existing one.
 
 Any dialect: `aconverse` sends user messages and answers every call until each turn ends;
-`aserve` answers what an existing conversation waits for. Both return the `Transcript`, with
-its status, and raise only for usage errors and for recoveries exhausted (`ServeError`, the
-transcript attached).
+`aanswer_pending` answers what an existing conversation waits for. Both return the
+`Transcript`, with its status, and raise only for usage errors and for recoveries exhausted
+(`ServeError`, the transcript attached).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ._transcript import Status, Transcript
 if TYPE_CHECKING:
     from ..toolbox import Toolbox
 
-__all__ = ["aconverse", "aserve", "converse", "hold", "serve"]
+__all__ = ["aanswer_pending", "aconverse", "answer_pending", "converse", "hold"]
 
 T = TypeVar("T")
 Options = ServeOptions | Mapping[str, Any] | None
@@ -73,7 +73,7 @@ async def aconverse(
                           _settings(settings, context), key=key)
 
 
-async def aserve(
+async def aanswer_pending(
     toolbox: Toolbox, dialect: str | Dialect, options: Options = None, *,
     conversation: str | None = None, connection: Connection | None = None,
     settings: DriverSettings | None = None, context: Mapping[str, Any] | None = None,
@@ -179,7 +179,7 @@ def converse(toolbox: Toolbox, dialect: str | Dialect, messages: Sequence[str],
     return _run(aconverse(toolbox, dialect, messages, options, **keywords), "converse")
 
 
-def serve(toolbox: Toolbox, dialect: str | Dialect, options: Options = None,
-          **keywords: Any) -> Transcript:
-    """Blocking form of `aserve`."""
-    return _run(aserve(toolbox, dialect, options, **keywords), "serve")
+def answer_pending(toolbox: Toolbox, dialect: str | Dialect, options: Options = None,
+                   **keywords: Any) -> Transcript:
+    """Blocking form of `aanswer_pending`."""
+    return _run(aanswer_pending(toolbox, dialect, options, **keywords), "answer_pending")

@@ -1,5 +1,5 @@
 """One connection shared by the conversations that the per-conversation entry points
-(`aconverse`, `aserve` and each dialect's wrappers of them) hold at once on the same event
+(`aconverse`, `aanswer_pending` and each dialect's wrappers of them) hold at once on the same event
 loop with equal options and the same tools: one HTTP client and one rendering of the tools
 for all of them, as a `Worker` has, closed when the last of them ends."""
 

@@ -11,6 +11,8 @@ from ..errors import BackendError, ServeError
 __all__ = ["EntryKind", "Status", "Transcript", "TranscriptEntry"]
 
 EntryKind = Literal["tools", "user", "call", "result", "reply", "note"]
+"""The kinds of `TranscriptEntry`: the tools rendered, a user message, a call, its result, the
+model's reply, a note (recoveries, the final status)."""
 Status = Literal["in_progress", "completed", "failed", "expired", "cancelled", "incomplete",
                  "awaiting_approval"]
 """``completed``: every turn ended with a reply. ``failed``: the backend failed it or it could

@@ -2,7 +2,7 @@
 
 Conversations come given up front, fed by the application (`Worker.add`, until
 `Worker.close`), or discovered (`Connection.discover`, where the backend can list them, e.g.
-Agents sessions by metadata). Each is driven by the same driver as `aserve` / `aconverse`,
+Agents sessions by metadata). Each is driven by the same driver as `aanswer_pending` / `aconverse`,
 with summary transcripts (status, error, reply, counts) so a long-running worker keeps only
 what each conversation needs.
 """

@@ -1,29 +1,87 @@
 """Helpers for testing handlers and adapters: emulators by dialect name, conversations on
-them, and the conformance kit every dialect passes (`check_dialect` for the translations,
-`check_backend` for a serve backend against its emulator)."""
+them, the conformance kit every dialect passes (`check_dialect` for the translations,
+`check_backend` for a serve backend against its emulator), and the in-memory double of the
+serve seam (`ScriptedBackend`, with `ScriptedConnection`, `SeamFault` and its wire
+`MemoryDialect`).
+
+What an emulator's user writes is here too: the `Script` (its `ScriptTurn`, `ScriptCall` and
+`ScriptApproval`; `ScriptError` for a script that does not fit the request), the `Faults` to
+inject (`StreamFaults`, `FailRule`) and the `RunningEmulator` that `emulator` yields. What an
+emulator's author builds on is in `toolbridge.testing.emulators`.
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import lazy_attributes as _lazy_attributes
 from ..errors import UsageError
 from ..plugin import Dialect, capabilities, get_dialect
 from ..runtime._loops import in_running_loop
-from ._backend_kit import acheck_backend, check_backend
-from ._dialect_kit import check_dialect
 from ._emulators import emulated_options, emulator
+from .emulators._faults import FailRule, Faults, StreamFaults
 
 if TYPE_CHECKING:
-    from ..emulation import Faults, RunningEmulator, Script
     from ..serve import Transcript
     from ..toolbox import Toolbox
+    from ._backend_kit import acheck_backend, check_backend
+    from ._dialect_kit import check_dialect
+    from ._doubles import MemoryDialect, ScriptedBackend, ScriptedConnection, SeamFault
+    from .emulators._script import (
+        MISBEHAVIOURS,
+        Misbehaviour,
+        Script,
+        ScriptApproval,
+        ScriptCall,
+        ScriptError,
+        ScriptTurn,
+    )
+    from .emulators._server import RunningEmulator
 
-__all__ = ["acheck_backend", "aconverse", "check_backend", "check_dialect", "converse",
-           "emulated_options", "emulator", "installed_dialects"]
+__all__ = [
+    "MISBEHAVIOURS",
+    "FailRule",
+    "Faults",
+    "MemoryDialect",
+    "Misbehaviour",
+    "RunningEmulator",
+    "Script",
+    "ScriptApproval",
+    "ScriptCall",
+    "ScriptError",
+    "ScriptTurn",
+    "ScriptedBackend",
+    "ScriptedConnection",
+    "SeamFault",
+    "StreamFaults",
+    "acheck_backend",
+    "aconverse",
+    "check_backend",
+    "check_dialect",
+    "converse",
+    "emulated_options",
+    "emulator",
+    "installed_dialects",
+]
+
+# An adapter's options import the faults (light); the kit, the double (with asyncio) and the
+# scripts load on first use.
+_LAZY: dict[str, str] = {
+    "acheck_backend": "._backend_kit", "check_backend": "._backend_kit",
+    "check_dialect": "._dialect_kit",
+    "MemoryDialect": "._doubles", "ScriptedBackend": "._doubles",
+    "ScriptedConnection": "._doubles", "SeamFault": "._doubles",
+    "MISBEHAVIOURS": ".emulators._script", "Misbehaviour": ".emulators._script",
+    "Script": ".emulators._script", "ScriptApproval": ".emulators._script",
+    "ScriptCall": ".emulators._script", "ScriptError": ".emulators._script",
+    "ScriptTurn": ".emulators._script",
+    "RunningEmulator": ".emulators._server",
+}
+
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 def installed_dialects() -> list[str]:
@@ -77,6 +135,8 @@ def converse(
     if in_running_loop():  # checked outside any handler: the error chains nothing
         raise UsageError("converse was called inside a running event loop; use "
                          "await toolbridge.testing.aconverse(...) instead")
+    import asyncio
+
     return asyncio.run(aconverse(toolbox, dialect, messages, script=script, faults=faults,
                                  running=running, **options))
 

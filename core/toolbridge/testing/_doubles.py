@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..emulation import Script, ScriptedModel
 from ..errors import BackendError, ReplyLostError, WireFormatError
 from ..model import ToolCall, ToolDefinition, ToolResult
 from ..plugin import (
@@ -29,6 +28,8 @@ from ..plugin import (
     read_arguments,
 )
 from ..runtime import output_text
+from .emulators import ScriptedModel
+from .emulators._script import Script
 
 __all__ = ["MemoryDialect", "ScriptedBackend", "ScriptedConnection", "SeamFault"]
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..plugin import Dialect, ServeOptions, capabilities, get_dialect
 
 if TYPE_CHECKING:
-    from ..emulation import RunningEmulator
+    from .emulators import RunningEmulator
 
 __all__ = ["emulated_options", "emulator"]
 

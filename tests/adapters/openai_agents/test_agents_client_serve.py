@@ -212,8 +212,8 @@ async def test_recovery_resubmits_stored_results_without_rerunning(tmp_path: Pat
         cut = AsyncAgentsClient(base_url=base, retry=once,
                                 http_client=httpx.AsyncClient(transport=_NoSubmits()))
         with pytest.raises(ServeError, match="gave up after 2 recoveries") as info:
-            await toolbridge.serve.aserve(toolbox, DIALECT, {"client": cut},
-                                          conversation=session["id"], settings=quick)
+            await toolbridge.serve.aanswer_pending(toolbox, DIALECT, {"client": cut},
+                                                   conversation=session["id"], settings=quick)
         await cut.aclose()
         assert info.value.transcript is not None and runs == {"get_weather": 1}
         final = await aserve_session(toolbox, session["id"], base_url=base, retry=FAST)
@@ -248,17 +248,19 @@ async def test_watch_keeps_serving_until_cancelled(toolbox: toolbridge.Toolbox) 
 
 async def test_serve_options_are_typed(toolbox: toolbridge.Toolbox) -> None:
     with pytest.raises(toolbridge.UsageError, match="session_id"):
-        await toolbridge.serve.aserve(toolbox, DIALECT, {"base_url": "http://127.0.0.1:9",
+        await toolbridge.serve.aanswer_pending(toolbox, DIALECT, {"base_url": "http://127.0.0.1:9",
                                                          "api_key": "k"})
     with pytest.raises(toolbridge.UsageError, match=r"unknown option\(s\) colour; known: "):
-        await toolbridge.serve.aserve(toolbox, DIALECT, {"session_id": "s", "colour": "red"})
+        await toolbridge.serve.aanswer_pending(toolbox, DIALECT,
+                                               {"session_id": "s", "colour": "red"})
     with pytest.raises(toolbridge.UsageError, match="watch: Input should be a valid boolean"):
-        await toolbridge.serve.aserve(toolbox, DIALECT, {"session_id": "s", "watch": "maybe"})
+        await toolbridge.serve.aanswer_pending(toolbox, DIALECT,
+                                               {"session_id": "s", "watch": "maybe"})
     with emulator(DIALECT, script=SCRIPT) as emu:
         base = emu.base_url + "/v1"
         async with aclient(emu) as client:
             session = await client.create_session(toolbox, input="hi")
-        final = await toolbridge.serve.aserve(toolbox, DIALECT, {
+        final = await toolbridge.serve.aanswer_pending(toolbox, DIALECT, {
             "session_id": session["id"], "base_url": base, "watch": "false"})
     assert final.status == "completed"
 

@@ -308,8 +308,8 @@ def test_serving_an_existing_run() -> None:
         thread = client.create_thread()
         client.create_message(thread["id"], "hi")
         run = client.create_run(thread["id"], assistant["id"])
-        final = toolbridge.serve.serve(box, D, {"thread_id": thread["id"], "run_id": run["id"],
-                                                **_openai(emu)})
+        final = toolbridge.serve.answer_pending(box, D, {"thread_id": thread["id"],
+                                                         "run_id": run["id"], **_openai(emu)})
         assert final.status == "completed" and final.conversation == thread["id"]
         with pytest.raises(UsageError, match="thread_id"):
-            toolbridge.serve.serve(box, D, _openai(emu))
+            toolbridge.serve.answer_pending(box, D, _openai(emu))

@@ -19,7 +19,7 @@ from responses_support import D
 import toolbridge
 from toolbridge.http import RetryPolicy
 from toolbridge.plugin import capabilities
-from toolbridge.serve import DriverSettings, aconverse, aserve
+from toolbridge.serve import DriverSettings, aanswer_pending, aconverse
 from toolbridge.testing import emulator
 from toolbridge_openai_responses import ResponsesServeOptions
 
@@ -171,8 +171,8 @@ async def test_a_successor_serves_a_conversation_from_the_store(tmp_path: Path) 
             """Returns at once in the successor."""
             return "ok"
 
-        transcript = await aserve(successor, D, options(emu), conversation=conversation,
-                                  settings=SETTINGS)
+        transcript = await aanswer_pending(successor, D, options(emu), conversation=conversation,
+                                           settings=SETTINGS)
         successor.close()
     assert transcript.status == "completed", transcript.render()
     assert charges == [] and ledger.read_text() == "7\n"  # charged once, by the first worker

@@ -12,13 +12,8 @@ import toolbridge
 from toolbridge.errors import ReplyLostError, ServeError
 from toolbridge.http import RetryPolicy
 from toolbridge.plugin import MAX_NESTING_DEPTH, Step
-from toolbridge.serve import (
-    DriverSettings,
-    ScriptedBackend,
-    SeamFault,
-    Transcript,
-    hold,
-)
+from toolbridge.serve import DriverSettings, Transcript, hold
+from toolbridge.testing import ScriptedBackend, SeamFault
 
 FAST = DriverSettings(recovery=RetryPolicy(max_attempts=4, backoff=0.001, max_delay=0.01))
 KINDS = {  # the backends the seam must serve: how each gets its steps and takes answers

@@ -11,8 +11,9 @@ import pytest
 
 import toolbridge
 from toolbridge.http import RetryPolicy
-from toolbridge.serve import DriverSettings, ScriptedBackend, Transcript, hold
+from toolbridge.serve import DriverSettings, Transcript, hold
 from toolbridge.store import SqliteStore
+from toolbridge.testing import ScriptedBackend
 
 FAST = DriverSettings(recovery=RetryPolicy(max_attempts=4, backoff=0.001, max_delay=0.01))
 KINDS = {

@@ -9,15 +9,8 @@ import pytest
 
 import toolbridge
 from toolbridge.plugin import Step
-from toolbridge.serve import (
-    DriverSettings,
-    Job,
-    ScriptedBackend,
-    ScriptedConnection,
-    Transcript,
-    Worker,
-)
-from toolbridge.testing import emulator
+from toolbridge.serve import DriverSettings, Job, Transcript, Worker
+from toolbridge.testing import ScriptedBackend, ScriptedConnection, emulator
 
 SCRIPT = {"turns": [{"rounds": [[{"name": "echo", "arguments": {"text": "a"}}],
                                 [{"name": "echo", "arguments": {"text": "b"}}]],
@@ -126,7 +119,7 @@ def test_agents_sessions_are_discovered_by_metadata() -> None:
 
 def test_one_conversation_giving_up_does_not_stop_the_others() -> None:
     from toolbridge.http import RetryPolicy
-    from toolbridge.serve import SeamFault
+    from toolbridge.testing import SeamFault
 
     box = make_toolbox()
     backends: dict[str, Any] = {f"c{i}": ScriptedBackend(SCRIPT, tools=list(box),

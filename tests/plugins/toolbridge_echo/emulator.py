@@ -22,7 +22,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbridge.emulation import Emulator, ModelCall, ScriptedModel, ScriptError
+from toolbridge.testing import ScriptError
+from toolbridge.testing.emulators import Emulator, ModelCall, ScriptedModel
 
 from .options import DIALECT
 

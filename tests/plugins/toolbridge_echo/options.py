@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolbridge.emulation import EmulatorOptions
 from toolbridge.http import RetryPolicy, Secret
 from toolbridge.plugin import DialectOptions, ServeOptions
+from toolbridge.testing.emulators import EmulatorOptions
 
 __all__ = ["EchoEmulatorOptions", "EchoServeOptions", "EchoTargetOptions"]
 

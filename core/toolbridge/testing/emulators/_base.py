@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from ._faults import Faults, faults_from
 from ._journal import Intake, Journal
 from ._script import Script
-from ._server import ASGIApp, RunningEmulator, instrument, serve
+from ._server import ASGIApp, RunningEmulator, instrument, run_app
 
 __all__ = ["Emulator"]
 
@@ -68,5 +68,5 @@ class Emulator(abc.ABC):
             tls: tuple[str, str] | None = None) -> Iterator[RunningEmulator]:
         """Serve on loopback (a free port by default) for the duration of the block; over
         HTTPS with ``tls``, ``(certificate file, key file)`` (PEM)."""
-        with serve(self.app, self, self.journal, host, port, tls) as running:
+        with run_app(self.app, self, self.journal, host, port, tls) as running:
             yield running

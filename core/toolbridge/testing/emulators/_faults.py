@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 __all__ = ["FailRule", "Faults", "StreamFaults", "faults_from"]
 

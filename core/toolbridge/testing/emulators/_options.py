@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..plugin import DialectOptions
+from ...plugin import DialectOptions
 
 __all__ = ["EmulatorOptions"]
 

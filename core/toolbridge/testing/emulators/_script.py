@@ -14,13 +14,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 __all__ = ["MISBEHAVIOURS", "Misbehaviour", "Script", "ScriptApproval", "ScriptCall",
            "ScriptError", "ScriptTurn"]
 
 Misbehaviour = Literal["wrong_types", "invalid_enum", "broken_json", "unknown_tool",
                        "hallucinated_id", "repeated_id"]
+"""The kinds of misbehaviour a `ScriptCall` can be marked with (`MISBEHAVIOURS` describes
+each)."""
 
 MISBEHAVIOURS: dict[str, str] = {
     "wrong_types": "arguments of the wrong JSON type, sent as written (the declared schema "

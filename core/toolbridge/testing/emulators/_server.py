@@ -13,11 +13,11 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UsageError
+from ...errors import UsageError
 from ._faults import FailRule, Faults, StreamFaults
 from ._journal import Journal, JournalEntry
 
-__all__ = ["EmulatorServer", "RunningEmulator", "instrument", "serve", "sse_frames"]
+__all__ = ["EmulatorServer", "RunningEmulator", "instrument", "run_app", "sse_frames"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -329,9 +329,10 @@ class EmulatorServer:
 
 
 @contextmanager
-def serve(app: ASGIApp, state: Any, journal: Journal, host: str = "127.0.0.1", port: int = 0,
-          tls: tuple[str, str] | None = None) -> Iterator[RunningEmulator]:
-    """Serve ``app`` on loopback for the duration of the block (over TLS with ``tls``)."""
+def run_app(app: ASGIApp, state: Any, journal: Journal, host: str = "127.0.0.1", port: int = 0,
+            tls: tuple[str, str] | None = None) -> Iterator[RunningEmulator]:
+    """Run ``app`` on loopback for the duration of the block (over TLS with ``tls``); yields
+    its `RunningEmulator` (``state``: the emulator object it shows)."""
     server = EmulatorServer(app, host, port, tls)
     server.start()
     try:
