@@ -15,16 +15,8 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolbridge import get_dialect
-from toolbridge.migration import (
-    AgentPlan,
-    Fate,
-    FateKind,
-    ThreadPlan,
-    config_hash,
-    message_fates,
-    setting_fates,
-    thread_metadata,
-)
+from toolbridge.migration import AgentPlan, Fate, FateKind, ThreadPlan
+from toolbridge.migration.targets import config_hash, message_fates, setting_fates, thread_metadata
 
 from .client import AgentsClient
 

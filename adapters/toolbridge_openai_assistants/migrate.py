@@ -34,7 +34,8 @@ def read_workload(client: AssistantsClient, *, assistant_ids: Sequence[str] | No
     deployments are listed too, so that each assistant's deployment name resolves to its
     model."""
     from toolbridge import UsageError
-    from toolbridge.migration import UNFINISHED_RUNS, Workload
+    from toolbridge.migration import Workload
+    from toolbridge.migration.targets import UNFINISHED_RUNS
 
     workload = Workload()
     assistants = ([client.retrieve_assistant(a) for a in assistant_ids] if assistant_ids
@@ -74,7 +75,7 @@ def _ended(client: AssistantsClient, run: dict[str, Any], deadline: float | None
            ) -> dict[str, Any]:
     """``run`` read again until it ends or ``deadline`` passes (``None``: not waited for);
     the last state read."""
-    from toolbridge.migration import UNFINISHED_RUNS
+    from toolbridge.migration.targets import UNFINISHED_RUNS
 
     while deadline is not None and run.get("status") in UNFINISHED_RUNS and (
             time.monotonic() < deadline):

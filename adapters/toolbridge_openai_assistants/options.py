@@ -6,7 +6,7 @@ from typing import Any
 
 from toolbridge import ToolChoice
 from toolbridge.http import RetryPolicy, Secret
-from toolbridge.migration import DEFAULT_MODEL
+from toolbridge.migration.targets import DEFAULT_MODEL
 from toolbridge.plugin import ServeOptions
 from toolbridge.testing import StreamFaults
 from toolbridge.testing.emulators import EmulatorOptions
@@ -51,7 +51,7 @@ class AssistantsOptions(ServeOptions):
     """The assistant to run (else one is created with the toolbox's tools)."""
     model: str = DEFAULT_MODEL
     """The model of a created assistant (on Azure: the deployment name). Default: a current
-    model (``toolbridge.migration.DEFAULT_MODEL``)."""
+    model (``toolbridge.migration.targets.DEFAULT_MODEL``)."""
     instructions: str | None = None
     """The instructions of a created assistant."""
     tool_choice: ToolChoice | str | None = None

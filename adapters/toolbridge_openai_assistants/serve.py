@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolbridge import ToolChoice, Transcript
-from toolbridge.migration import DEFAULT_MODEL
+from toolbridge.migration.targets import DEFAULT_MODEL
 from toolbridge.serve import DriverSettings, aanswer_pending, aconverse, answer_pending, converse
 
 from .client import AsyncAssistantsClient

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from pydantic import SecretStr
 
 from toolbridge.http import RetryPolicy
-from toolbridge.migration import DEFAULT_MODEL
+from toolbridge.migration.targets import DEFAULT_MODEL
 from toolbridge.plugin import ServeOptions
 from toolbridge.testing import StreamFaults
 from toolbridge.testing.emulators import EmulatorOptions
@@ -31,7 +31,7 @@ class ChatServeOptions(ServeOptions):
     """Azure ``api-version`` (e.g. ``2024-10-21``)."""
     model: str | None = DEFAULT_MODEL
     """Model name (Azure: defaults to the deployment). Default: a current model
-    (``toolbridge.migration.DEFAULT_MODEL``)."""
+    (``toolbridge.migration.targets.DEFAULT_MODEL``)."""
     instructions: str | None = None
     """A system message opening the conversation."""
     conversation: str | None = None

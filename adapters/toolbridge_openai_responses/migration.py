@@ -22,15 +22,8 @@ from typing import Any
 
 from toolbridge import ToolDefinition, get_dialect
 from toolbridge.http import RetryPolicy
-from toolbridge.migration import (
-    AgentPlan,
-    Fate,
-    ThreadPlan,
-    config_hash,
-    message_fates,
-    setting_fates,
-    thread_metadata,
-)
+from toolbridge.migration import AgentPlan, Fate, ThreadPlan
+from toolbridge.migration.targets import config_hash, message_fates, setting_fates, thread_metadata
 
 from ._migration_items import held_item, message_item, step_items
 from .client import ResponsesClient

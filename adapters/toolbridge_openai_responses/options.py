@@ -9,7 +9,7 @@ from pydantic import Field, SecretStr, model_validator
 
 from toolbridge import UsageError
 from toolbridge.http import RetryPolicy
-from toolbridge.migration import DEFAULT_MODEL
+from toolbridge.migration.targets import DEFAULT_MODEL
 from toolbridge.plugin import ServeOptions
 from toolbridge.testing import StreamFaults
 from toolbridge.testing.emulators import EmulatorOptions
@@ -38,7 +38,7 @@ class ResponsesServeOptions(ServeOptions):
     openai-responses``; read with `load_config`): its fields fill the options not given."""
     model: str | None = DEFAULT_MODEL
     """Model (Azure: deployment name); unused with ``agent``. Default: a current model
-    (``toolbridge.migration.DEFAULT_MODEL``)."""
+    (``toolbridge.migration.targets.DEFAULT_MODEL``)."""
     instructions: str | None = None
     """Sent with every request (``previous_response_id`` does not carry them over)."""
     tools: list[dict[str, Any]] | None = None

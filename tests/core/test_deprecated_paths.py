@@ -15,6 +15,10 @@ _EMULATORS = ("Emulator", "EmulatorOptions", "EmulatorServer", "Intake", "Journa
               "faults_from", "instrument", "missing_parameter", "sse_frames",
               "strict_schema_problem", "wrong_type")
 _DOUBLES = ("MemoryDialect", "ScriptedBackend", "ScriptedConnection", "SeamFault")
+_MIGRATION_TARGETS = ("CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS",
+                      "UNFINISHED_RUNS", "ModelChoice", "config_hash", "message_fates",
+                      "message_text", "remapped", "resolve_model", "setting_fates",
+                      "thread_metadata")
 
 MOVED: dict[str, str] = {
     **{f"toolbridge.emulation.{n}": f"toolbridge.testing.{n}" for n in _TESTING},
@@ -23,6 +27,8 @@ MOVED: dict[str, str] = {
     **{f"toolbridge.serve.{n}": f"toolbridge.testing.{n}" for n in _DOUBLES},
     "toolbridge.serve.serve": "toolbridge.serve.answer_pending",
     "toolbridge.serve.aserve": "toolbridge.serve.aanswer_pending",
+    **{f"toolbridge.migration.{n}": f"toolbridge.migration.targets.{n}"
+       for n in _MIGRATION_TARGETS},
 }
 """Old path → new path: the changelog's list of moves."""
 

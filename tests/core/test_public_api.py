@@ -77,12 +77,14 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.emulation": set(),  # deprecated: every name moved (MOVED below)
     "toolbridge.migration": {
+        "AgentPlan", "Fate", "FateKind", "FileRecords", "Ledger", "MigrationReport",
+        "MigrationTarget", "ThreadOutcome", "ThreadPlan", "Verification", "Workload",
+        "delete_orphans", "migrate", "orphan_lines", "read_export",
+    },
+    "toolbridge.migration.targets": {
         "CURRENT_MODELS", "DEFAULT_MODEL", "EXPORT_VERSION", "RETIRED_MODELS", "UNFINISHED_RUNS",
-        "AgentPlan", "Fate", "FateKind",
-        "FileRecords", "Ledger", "MigrationReport", "MigrationTarget", "ModelChoice",
-        "ThreadOutcome", "ThreadPlan", "Verification", "Workload", "config_hash",
-        "delete_orphans", "message_fates", "message_text", "migrate", "orphan_lines",
-        "read_export", "remapped", "resolve_model", "setting_fates", "thread_metadata",
+        "ModelChoice", "config_hash", "message_fates", "message_text", "remapped",
+        "resolve_model", "setting_fates", "thread_metadata",
     },
     "toolbridge.telemetry": {"CAPTURE_ENV", "configure", "tracer"},
     "toolbridge.testing": {

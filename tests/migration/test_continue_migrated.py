@@ -13,15 +13,8 @@ from openai.types.responses import ResponseCreateParams
 from openai_sdk_types import check_param
 
 import toolbridge
-from toolbridge.migration import (
-    CURRENT_MODELS,
-    DEFAULT_MODEL,
-    Ledger,
-    MigrationReport,
-    MigrationTarget,
-    Workload,
-    migrate,
-)
+from toolbridge.migration import Ledger, MigrationReport, MigrationTarget, Workload, migrate
+from toolbridge.migration.targets import CURRENT_MODELS, DEFAULT_MODEL
 from toolbridge.serve import converse
 from toolbridge.store import MemoryRecords
 from toolbridge.testing import emulator

@@ -11,7 +11,8 @@ from migration_support import ASSISTANT
 
 from toolbridge import UsageError
 from toolbridge.cli import main
-from toolbridge.migration import FileRecords, Ledger, read_export, remapped
+from toolbridge.migration import FileRecords, Ledger, read_export
+from toolbridge.migration.targets import remapped
 
 ASST = {"id": "asst_1", "object": "assistant", **ASSISTANT}
 THREAD = {"id": "thread_1", "object": "thread", "metadata": {}}

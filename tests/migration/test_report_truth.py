@@ -15,14 +15,8 @@ from migration_support import Credential
 
 from toolbridge import BackendError, UsageError
 from toolbridge.cli import main
-from toolbridge.migration import (
-    Ledger,
-    delete_orphans,
-    migrate,
-    orphan_lines,
-    read_export,
-    resolve_model,
-)
+from toolbridge.migration import Ledger, delete_orphans, migrate, orphan_lines, read_export
+from toolbridge.migration.targets import resolve_model
 from toolbridge.store import MemoryRecords
 from toolbridge.testing import FailRule, emulator
 

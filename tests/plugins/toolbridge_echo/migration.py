@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from toolbridge import BackendError, UsageError, get_dialect
-from toolbridge.migration import (
-    AgentPlan,
-    Fate,
-    ThreadPlan,
+from toolbridge.migration import AgentPlan, Fate, ThreadPlan
+from toolbridge.migration.targets import (
     config_hash,
     message_fates,
     message_text,
