@@ -10,6 +10,8 @@ import ast
 import importlib
 import importlib.util
 import itertools
+import types
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,21 +62,30 @@ ADAPTER_MODULES = {name: path for base in (ADAPTERS, ROOT / "tests" / "plugins")
                    for name, path in _modules(base, package).items()}
 
 
+def _moved(module: types.ModuleType, name: str) -> str:
+    """``": <module>.<name> is deprecated: use <its new path>"`` for a name that moved."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        getattr(module, name, None)
+    moved = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    return f": {moved[0]}" if moved else ""
+
+
 def _violations(name: str, path: Path) -> Iterator[str]:
-    where = f"{path.relative_to(ROOT)}"
+    where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"
     for module, names, line in _imports(name, path):
         if module.split(".")[0] != "toolbridge":
             continue
         if _private(module):
             yield f"{where}:{line}: imports the private module {module}"
             continue
-        public = set(importlib.import_module(module).__all__)
+        loaded = importlib.import_module(module)
         for imported in names:
             submodule = f"{module}.{imported}"
-            if imported not in public and (_private(submodule) or importlib.util.find_spec(
+            if imported not in loaded.__all__ and (_private(submodule) or importlib.util.find_spec(
                     submodule) is None):
                 yield (f"{where}:{line}: imports {imported} from {module}, which does not "
-                       "export it (not in its __all__)")
+                       f"export it (not in its __all__){_moved(loaded, imported)}")
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         chain = []
         while isinstance(node, ast.Attribute):
@@ -178,6 +189,15 @@ def _path(graph: dict[str, dict[str, int]], component: list[str]) -> str:
     steps.reverse()
     return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in itertools.pairwise(steps)) + (
         f" -> {start}")
+
+
+def test_a_deprecated_import_is_refused_naming_the_new_path(tmp_path: Path) -> None:
+    module = tmp_path / "old_style.py"
+    module.write_text("from toolbridge.serve import ScriptedBackend, hold\n")
+    assert list(_violations("old_style", module)) == [
+        f"{module}:1: imports "
+        "ScriptedBackend from toolbridge.serve, which does not export it (not in its __all__): "
+        "toolbridge.serve.ScriptedBackend is deprecated: use toolbridge.testing.ScriptedBackend"]
 
 
 def test_core_imports_have_no_cycles() -> None:

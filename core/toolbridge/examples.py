@@ -18,6 +18,7 @@ from .toolbox import Toolbox
 __all__ = ["Customer", "Ticket", "tickets", "toolbox"]
 
 toolbox = Toolbox(timeout=10)
+"""The example tools (``get_customer``, ``get_weather``, ``create_ticket``), 10 s per call."""
 
 
 class Customer(BaseModel):

@@ -27,6 +27,7 @@ MOVED: dict[str, str] = {
     **{f"toolbridge.serve.{n}": f"toolbridge.testing.{n}" for n in _DOUBLES},
     "toolbridge.serve.serve": "toolbridge.serve.answer_pending",
     "toolbridge.serve.aserve": "toolbridge.serve.aanswer_pending",
+    "toolbridge.plugin.hookspec": "toolbridge.plugin.hookspecs.hookspec",
     **{f"toolbridge.migration.{n}": f"toolbridge.migration.targets.{n}"
        for n in _MIGRATION_TARGETS},
 }

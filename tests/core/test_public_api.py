@@ -33,7 +33,7 @@ EXPECTED: dict[str, set[str]] = {
         "MigrationSourceCapability", "MigrationTargetCapability", "OptionHelp", "PendingCalls",
         "RenderedTools", "ServeCapability", "ServeOptions", "Serves", "SkippedTool", "Step",
         "StepStatus", "StreamingBackend", "Translations", "capabilities",
-        "dialects", "get_dialect", "hookimpl", "hookspec", "lazy_attributes", "lazy_module",
+        "dialects", "get_dialect", "hookimpl", "lazy_attributes", "lazy_module",
         "lazy_options",
         "nests_deeper_than", "plugin_manager", "read_arguments", "register_plugin",
     },
@@ -101,9 +101,40 @@ EXPECTED: dict[str, set[str]] = {
         "wrong_type",
     },
 }
+# Public modules whose names are documented through their module (``::: toolbridge.errors``)
+# or their re-export (the model, `Toolbox` at the top), not one by one under their own path.
+EXPECTED.update({
+    "toolbridge.errors": {
+        "ArgumentError", "AwaitingApproval", "BackendError", "PluginError", "ReplyLostError",
+        "SchemaConversionError", "ServeError", "ToolDefinitionError", "ToolError",
+        "ToolbridgeError", "TurnTimeoutError", "UnknownDialectError", "UsageError",
+        "WireFormatError",
+    },
+    "toolbridge.model": {
+        "NAME_PATTERN", "Content", "Correlation", "ImagePart", "TextPart", "ToolCall",
+        "ToolChoice", "ToolDefinition", "ToolResult", "ToolRetry",
+    },
+    "toolbridge.toolbox": {"Toolbox"},
+    "toolbridge.examples": {"Customer", "Ticket", "tickets", "toolbox"},
+    "toolbridge.pytest_plugin": {"toolbridge_emulator"},
+    "toolbridge.cli": {"main"},
+    "toolbridge.plugin.hookspecs": {"hookimpl", "hookspec"},
+})
+DOCUMENTED_AS_MODULES = {"toolbridge.errors", "toolbridge.model", "toolbridge.toolbox",
+                         "toolbridge.examples", "toolbridge.pytest_plugin", "toolbridge.cli",
+                         "toolbridge.plugin.hookspecs"}
 MODULES = sorted(EXPECTED)
 HEAVY = ["httpx", "jsonschema", "openai", "google", "openapi_pydantic", "starlette", "uvicorn",
          "sqlite3", "jsonschema_rs", "psycopg"]
+
+
+def test_every_public_module_is_pinned() -> None:
+    """Every module of the package with no private part in its path is pinned above."""
+    root = Path(toolbridge.__file__).parent
+    found = {".".join(("toolbridge", *p.relative_to(root).with_suffix("").parts)).removesuffix(
+        ".__init__") for p in root.rglob("*.py")}
+    public = {m for m in found if not any(part.startswith("_") for part in m.split("."))}
+    assert public == set(EXPECTED), sorted(public ^ set(EXPECTED))
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -112,7 +143,7 @@ def test_all_is_pinned(module: str) -> None:
     assert exported == EXPECTED[module], sorted(exported ^ EXPECTED[module])
 
 
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("module", sorted(set(MODULES) - DOCUMENTED_AS_MODULES))
 def test_every_public_name_is_documented(module: str) -> None:
     docs = "\n".join(p.read_text() for p in (Path(__file__).parents[2] / "docs").rglob("*.md"))
     missing = [n for n in importlib.import_module(module).__all__

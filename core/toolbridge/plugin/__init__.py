@@ -15,6 +15,7 @@ docstrings), configured by its typed `ServeOptions`; argument text is decoded wi
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes, lazy_module, lazy_options
+from .._lazy import moved_attributes as _moved_attributes
 from ._approval_items import ApprovalItemsCapability, ApprovesItems, BackendApproval
 from ._capabilities import (
     Capabilities,
@@ -32,7 +33,7 @@ from ._capabilities import (
 from ._dialect import Dialect, DialectLimits, LossPolicy
 from ._manager import capabilities, dialects, get_dialect, plugin_manager, register_plugin
 from ._registry import DialectRegistry
-from .hookspecs import hookimpl, hookspec
+from .hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from ._arguments import Arguments, read_arguments
@@ -95,7 +96,6 @@ __all__ = [
     "dialects",
     "get_dialect",
     "hookimpl",
-    "hookspec",
     "lazy_attributes",
     "lazy_module",
     "lazy_options",
@@ -120,4 +120,7 @@ _LAZY: dict[str, str] = {
     "RenderedTools": "._translated", "SkippedTool": "._translated",
 }
 
-__getattr__ = lazy_attributes(__name__, _LAZY)
+# Deprecated for one release: only toolbridge declares hooks (a plugin implements them).
+_MOVED = {"hookspec": "toolbridge.plugin.hookspecs.hookspec"}
+
+__getattr__ = _moved_attributes(__name__, _MOVED, then=lazy_attributes(__name__, _LAZY))
