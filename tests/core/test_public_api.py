@@ -75,7 +75,7 @@ EXPECTED: dict[str, set[str]] = {
         "answer_pending", "converse", "hold", "message_key", "refuse_late", "results_key",
         "tool_timeout",
     },
-    "toolbridge.emulation": set(),  # deprecated: every name moved (MOVED below)
+    "toolbridge.emulation": set(),  # deprecated: every name moved (test_deprecated_paths.py)
     "toolbridge.migration": {
         "AgentPlan", "Fate", "FateKind", "FileRecords", "Ledger", "MigrationReport",
         "MigrationTarget", "ThreadOutcome", "ThreadPlan", "Verification", "Workload",
