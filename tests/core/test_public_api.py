@@ -137,6 +137,24 @@ def test_every_public_module_is_pinned() -> None:
     assert public == set(EXPECTED), sorted(public ^ set(EXPECTED))
 
 
+SAME_NAME_ELSEWHERE = {"aconverse", "converse"}
+"""Names two public modules export as different objects, with one meaning: the testing forms
+hold the same conversation as `toolbridge.serve`'s, on an emulator they start."""
+
+
+def test_one_meaning_per_name() -> None:
+    """A name exported by several public modules is one object (a re-export), and no module
+    exports a name its own package path already means (``toolbridge.serve.serve``)."""
+    found: dict[str, set[int]] = {}
+    for module in MODULES:
+        imported = importlib.import_module(module)
+        for name in imported.__all__:
+            found.setdefault(name, set()).add(id(getattr(imported, name)))
+        assert module.rpartition(".")[2] not in imported.__all__, module
+    different = {name for name, objects in found.items() if len(objects) > 1}
+    assert different == SAME_NAME_ELSEWHERE, sorted(different)
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_all_is_pinned(module: str) -> None:
     exported = set(importlib.import_module(module).__all__)
