@@ -126,7 +126,7 @@ class Toolbox:
         strict: bool | None = None, inline: bool = False,
         vendor_extras: Mapping[str, dict[str, Any]] | None = None,
         retry: ToolRetry | None = None, idempotent: bool = False,
-        needs_approval: NeedsApproval = False,
+        needs_approval: NeedsApproval = False, read_only: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -135,7 +135,7 @@ class Toolbox:
         timeout: float | None = None, defer_loading: bool = False, strict: bool | None = None,
         inline: bool = False, vendor_extras: Mapping[str, dict[str, Any]] | None = None,
         retry: ToolRetry | None = None, idempotent: bool = False,
-        needs_approval: NeedsApproval = False,
+        needs_approval: NeedsApproval = False, read_only: bool = False,
     ) -> Any:
         """Register a sync or async function as a tool; use bare or with options.
 
@@ -149,6 +149,8 @@ class Toolbox:
         a side effect left started by a dead worker is run again with the same key.
         ``needs_approval``: ``True``, or a predicate over the `ToolCall`, for calls a person
         must approve first (docs/approvals.md).
+        ``read_only=True``: the tool only reads (MCP's ``readOnlyHint``); ``side_effects=False``,
+        the default, only says a call is safe to run again.
         """
 
         def register(f: F) -> F:
@@ -160,7 +162,7 @@ class Toolbox:
                 parameters=signature.parameters, returns=signature.returns,
                 side_effects=side_effects, timeout=timeout, defer_loading=defer_loading,
                 strict=strict, vendor_extras=dict(vendor_extras or {}), retry=retry,
-                idempotent=idempotent,
+                idempotent=idempotent, read_only=read_only,
             )
             tool = RegisteredTool.from_function(definition, f, signature, inline)
             tool.needs_approval = needs_approval
