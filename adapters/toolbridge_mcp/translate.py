@@ -6,6 +6,7 @@ A definition is an MCP ``Tool``; a pending call is a ``tools/call`` request (or 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,13 +24,14 @@ from toolbridge import (
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
 from toolbridge.runtime import output_text
 
-from .wire import DIALECT, IDEMPOTENCY_META
+from .wire import DIALECT, IDEMPOTENCY_META, NAME_RULE
 
 __all__ = [
     "KEYED_TURN",
     "McpCorrelation",
     "annotations_of",
     "call_tool_result",
+    "local_name",
     "read_call",
     "read_calls",
     "read_tool",
@@ -38,6 +40,8 @@ __all__ = [
     "render_tools",
     "write_results",
 ]
+
+_UNFIT = re.compile(r"[^A-Za-z0-9_-]")
 
 KEYED_TURN = "idempotency-key"
 """The store key's turn of a call that carries an idempotency key: it is stored under
@@ -75,8 +79,11 @@ def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
     takes whole: nothing is lost), ``outputSchema`` when the result is a JSON object."""
     from toolbridge.schema import normalize_root  # the schema engine: on first use
 
-    wire: dict[str, Any] = {"name": tool.name}
-    title = tool.vendor_extras.get(DIALECT, {}).get("title")
+    extras = tool.vendor_extras.get(DIALECT, {})
+    remote = extras.get("name")  # the MCP name of a tool read from MCP, while it fits
+    wire: dict[str, Any] = {"name": remote if isinstance(remote, str) and local_name(remote)
+                            == tool.name and NAME_RULE.match(remote) else tool.name}
+    title = extras.get("title")
     if isinstance(title, str):
         wire["title"] = title
     if tool.description:
@@ -104,13 +111,15 @@ def read_tool(tool: Mapping[str, Any], where: str) -> ToolDefinition:
     ``readOnlyHint`` reads as `read_only`; a tool that does not say it only reads is taken to
     change the world (MCP's defaults: not read-only, destructive), so ``side_effects=True``;
     ``idempotentHint`` reads as ``idempotent``. The annotations are kept in
-    ``vendor_extras["mcp"]``.
+    ``vendor_extras["mcp"]``, and so is a name MCP allows but toolbridge does not
+    (``book.room`` becomes ``book_room``; `local_name`).
     """
     from toolbridge.schema import normalize_root
 
-    name = tool.get("name")
-    if not isinstance(name, str) or not name:
+    remote = tool.get("name")
+    if not isinstance(remote, str) or not remote:
         raise WireFormatError(DIALECT, f"{where}.name", "missing or not a string", tool)
+    name = local_name(remote)
     description = tool.get("description") or ""
     if not isinstance(description, str):
         raise WireFormatError(DIALECT, f"{where}.description", "not a string", tool)
@@ -129,6 +138,8 @@ def read_tool(tool: Mapping[str, Any], where: str) -> ToolDefinition:
     extras: dict[str, Any] = {"annotations": dict(hints)} if hints else {}
     if isinstance(tool.get("title"), str):
         extras["title"] = tool["title"]
+    if name != remote:
+        extras["name"] = remote
     try:
         return ToolDefinition(
             name=name, description=description, read_only=read_only,
@@ -137,6 +148,13 @@ def read_tool(tool: Mapping[str, Any], where: str) -> ToolDefinition:
     except ValueError as exc:
         raise WireFormatError(DIALECT, where, f"not a definition toolbridge takes: {exc}",
                               tool) from None
+
+
+def local_name(remote: str, prefix: str | None = None) -> str:
+    """A toolbridge name (``[A-Za-z0-9_-]{1,64}``) for an MCP tool name: other characters
+    (MCP also allows ``.``) become ``_``, ``prefix`` goes first (``<prefix>_<name>``)."""
+    name = _UNFIT.sub("_", remote)
+    return (f"{prefix}_{name}" if prefix else name)[:64]
 
 
 def read_tools(definitions: Sequence[Mapping[str, Any]] | Mapping[str, Any]

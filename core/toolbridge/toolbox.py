@@ -88,6 +88,8 @@ class Toolbox:
         else:
             self.store = None if store is None else open_store(store)
         self._owns_store = isinstance(store, str)
+        self._attached: list[Any] = []
+        """Connections whose tools this toolbox holds (`add_mcp`), closed by `close`."""
 
     max_concurrency: int = _setting("max_concurrency", "Calls of one payload run at once.")
     timeout: float | None = _setting("timeout", "Default per-call limit in seconds.")
@@ -216,6 +218,27 @@ class Toolbox:
             self._insert(tool)
         return [tool.definition for tool in ready]
 
+    def add_mcp(self, server: str | Sequence[str], *, prefix: str | None = None,
+                timeout: float | None = None, env: Mapping[str, str] | None = None,
+                cwd: str | None = None, connect_timeout: float = 30.0) -> Any:
+        """Import an MCP server's tools (``server``: a URL for streamable HTTP, or the
+        command that starts it on stdio, a line or an argv list); returns the
+        `toolbridge_mcp.McpTools` handle. Needs the ``mcp`` extra (docs/mcp.md).
+
+        ``prefix`` names them ``<prefix>_<tool>``, for servers whose names collide;
+        ``timeout`` is each call's limit (default: the toolbox's). They run like local tools;
+        a server that is gone answers with error results. `close` ends the connection.
+        """
+        try:
+            from toolbridge_mcp.client import attach
+        except ImportError as exc:
+            raise UsageError("Toolbox.add_mcp needs the `mcp` extra: pip install "
+                             f"'toolbridge[mcp]' ({exc})") from None
+        tools = attach(self, server, prefix=prefix, timeout=timeout, env=env, cwd=cwd,
+                       connect_timeout=connect_timeout)
+        self._attached.append(tools)
+        return tools
+
     def _define(self, **fields: Any) -> ToolDefinition:
         try:
             return ToolDefinition(**fields)
@@ -267,7 +290,10 @@ class Toolbox:
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Close the result store if this toolbox opened it from a URL (idempotent)."""
+        """Close the result store if this toolbox opened it from a URL, and the MCP
+        connections of `add_mcp` (idempotent)."""
+        while self._attached:
+            self._attached.pop().close()
         if self._owns_store and self.store is not None:
             self.store.close()
 
