@@ -76,8 +76,7 @@ class ToolboxServer:
                          params: types.CallToolRequestParams) -> types.CallToolResult:
         wire = params.model_dump(by_alias=True, exclude_none=True, mode="json")
         call = translate.read_call(wire, ctx.request_id)
-        wants_progress = ctx.meta is not None and ctx.meta.get("progressToken") is not None
-        async with _progress(ctx, self.progress_interval if wants_progress else None) as beat:
+        async with _progress(ctx, self.progress_interval) as beat:
             with heartbeats(beat):
                 try:
                     result, = await self.toolbox.aexecute([call])
@@ -111,39 +110,48 @@ class ToolboxServer:
 
 
 @contextlib.asynccontextmanager
-async def _progress(ctx: ServerRequestContext[Any], interval: float | None
-                    ) -> AsyncIterator[Any]:
-    """A heartbeat hook sending progress notifications (from any thread), and a ticker every
-    ``interval`` seconds; nothing when the client asked for no progress (``None``)."""
-    if interval is None:
-        yield None
-        return
+async def _progress(ctx: ServerRequestContext[Any], interval: float) -> AsyncIterator[Any]:
+    """A heartbeat hook sending progress notifications in order (from any thread), and a
+    tick every ``interval`` seconds; all are sent before the call's reply. The session sends
+    them only when the client asked (a ``progressToken``, or an in-process client's
+    callback); otherwise they are no-ops."""
     loop = asyncio.get_running_loop()
-    count = itertools.count(1)
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
 
-    def send(message: str | None) -> None:
-        task = loop.create_task(ctx.session.report_progress(next(count), None, message))
-        task.add_done_callback(_report_failure)
-
-    def beat(*details: Any) -> None:
-        text = " ".join(map(str, details)) or None
-        loop.call_soon_threadsafe(send, text)
+    async def send() -> None:
+        for count in itertools.count(1):
+            message = await queue.get()
+            if message is None:
+                return
+            try:
+                await ctx.session.report_progress(count, None, message or None)
+            except Exception as exc:  # a client gone mid-call: the reply fails too
+                log.debug("mcp: a progress notification was not sent: %r", exc)
 
     async def tick() -> None:
         for seconds in itertools.count(1):
             await asyncio.sleep(interval)
-            send(f"running ({seconds * interval:g} s)")
+            queue.put_nowait(f"running ({seconds * interval:g} s)")
 
-    ticker = loop.create_task(tick())
+    def beat(*details: Any) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, " ".join(map(str, details)))
+
+    sender, ticker = loop.create_task(send()), loop.create_task(tick())
     try:
         yield beat
     finally:
         ticker.cancel()
+        queue.put_nowait(None)
+        try:
+            await asyncio.wait_for(sender, _FLUSH_SECONDS)
+        except asyncio.TimeoutError:
+            log.debug("mcp: progress notifications still unsent at the reply were dropped")
+        finally:
+            sender.cancel()
 
 
-def _report_failure(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.debug("mcp: a progress notification was not sent: %r", task.exception())
+_FLUSH_SECONDS = 10.0
+"""How long a reply waits for its progress notifications to be written (a stuck client)."""
 
 
 def build_server(toolbox: Toolbox, **options: Any) -> ToolboxServer:
