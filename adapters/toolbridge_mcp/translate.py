@@ -186,7 +186,8 @@ def read_call(params: Mapping[str, Any], request_id: str | int | None,
     name = params.get("name")
     if not isinstance(name, str) or not name:
         raise WireFormatError(DIALECT, "params.name", "missing or not a non-empty string", body)
-    meta = params.get("_meta") or {}
+    meta = params.get("_meta")
+    meta = {} if meta is None else meta
     if not isinstance(meta, Mapping):
         raise WireFormatError(DIALECT, "params._meta", "not an object", body)
     key = meta.get(IDEMPOTENCY_META)
@@ -205,8 +206,10 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     """The call of a ``tools/call`` JSON-RPC request, or of its ``params`` alone."""
     if "method" in payload:
         method = payload.get("method")
+        if not isinstance(method, str):
+            raise WireFormatError(DIALECT, "method", "not a string", payload)
         if method != "tools/call":
-            return PendingCalls((), reason=f"the request is {method!r}, not a tools/call")
+            return PendingCalls((), reason=f"the request is {method[:64]!r}, not a tools/call")
         params = payload.get("params")
         if not isinstance(params, Mapping):
             raise WireFormatError(DIALECT, "params", "missing or not an object", payload)

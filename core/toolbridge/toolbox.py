@@ -229,12 +229,14 @@ class Toolbox:
         ``timeout`` is each call's limit (default: the toolbox's). They run like local tools;
         a server that is gone answers with error results. `close` ends the connection.
         """
+        import importlib  # the plugin, on first use: the core imports no adapter
+
         try:
-            from toolbridge_mcp.client import attach
+            plugin = importlib.import_module("toolbridge_mcp.client")
         except ImportError as exc:
             raise UsageError("Toolbox.add_mcp needs the `mcp` extra: pip install "
                              f"'toolbridge[mcp]' ({exc})") from None
-        tools = attach(self, server, prefix=prefix, timeout=timeout, env=env, cwd=cwd,
+        tools = plugin.attach(self, server, prefix=prefix, timeout=timeout, env=env, cwd=cwd,
                        connect_timeout=connect_timeout)
         self._attached.append(tools)
         return tools
