@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import re
 import shlex
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from toolbridge import BackendError, Content, ImagePart, TextPart, ToolError, UsageError
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     import mcp_types as types
     from mcp import Client
 
-    from toolbridge import ToolDefinition, Toolbox
+    from toolbridge import Toolbox, ToolDefinition
 
 __all__ = ["McpTools", "attach"]
 
@@ -116,7 +117,9 @@ class _Session:
         try:
             if self._gone is not None:
                 raise ConnectionError(str(self._gone) or type(self._gone).__name__)
-            return await self._client.call_tool(name, arguments, meta={IDEMPOTENCY_META: key})
+            # an open map (PEP 728 ``extra_items``), which mypy does not read yet
+            meta = cast("types.RequestParamsMeta", {IDEMPOTENCY_META: key})
+            return await self._client.call_tool(name, arguments, meta=meta)
         except asyncio.CancelledError:
             if self._gone is None:
                 raise  # the caller's cancellation (a timeout): the SDK tells the server
@@ -154,10 +157,9 @@ class _Session:
         if not self._loop.is_closed():
             if self._loop.is_running():
                 self._loop.call_soon_threadsafe(self._closing.set)
-                try:
+                # the session's own end, whatever it was, was already reported to calls
+                with contextlib.suppress(BaseException):
                     self._main.result(10)
-                except BaseException:  # the session's own end: already reported to calls
-                    pass
                 self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
             if not self._thread.is_alive():

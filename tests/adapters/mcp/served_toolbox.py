@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toolbridge import ToolContext, ToolError, Toolbox
+from toolbridge import Toolbox, ToolContext, ToolError
 from toolbridge.store import SqliteStore, StoreCompletion
 
 HERE = Path(os.environ.get("MCP_TEST_DIR", "."))

@@ -12,7 +12,7 @@ import pytest
 from mcp_support import HERE, http_server, lines
 
 import toolbridge
-from toolbridge import ToolCall, ToolDefinitionError, Toolbox, UsageError
+from toolbridge import Toolbox, ToolCall, ToolDefinitionError, UsageError
 from toolbridge.testing import converse, emulator
 
 SERVER = [sys.executable, str(HERE / "sdk_server.py")]
