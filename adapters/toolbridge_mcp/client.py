@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import shlex
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -50,6 +51,7 @@ def server_label(server: Any) -> str:
 
 def _client(server: Any, env: Mapping[str, str] | None, cwd: str | None) -> Client:
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     if isinstance(server, str) and server.startswith(("http://", "https://")):
         return Client(server)
@@ -58,9 +60,10 @@ def _client(server: Any, env: Mapping[str, str] | None, cwd: str | None) -> Clie
         if not argv:
             raise UsageError("add_mcp: the server command is empty; give a command line "
                              "(\"python server.py\") or a URL")
-        return Client(StdioServerParameters(command=argv[0], args=argv[1:],
-                                            env=dict(env) if env is not None else None,
-                                            cwd=cwd))
+        params = StdioServerParameters(command=argv[0], args=argv[1:],
+                                       env=dict(env) if env is not None else None, cwd=cwd)
+        # the server's stderr to ours as it is now (the SDK's default is bound at its import)
+        return Client(stdio_client(params, errlog=sys.stderr))
     return Client(server)  # an SDK `Transport` or in-process server, as `mcp.Client` takes
 
 
