@@ -71,6 +71,7 @@ def run_demo(script: Mapping[str, Any]) -> bool:
     try:
         return asyncio.run(_session(script, print))
     except Exception as exc:  # the SDK's task groups raise groups: say what failed, once
-        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            exc = exc.exceptions[0]
-        raise BackendError(f"the MCP demo failed: {type(exc).__name__}: {exc}") from None
+        inner: BaseException = exc
+        while len(getattr(inner, "exceptions", ())) == 1:  # an exception group of one
+            inner = getattr(inner, "exceptions")[0]  # noqa: B009  (any group type)
+        raise BackendError(f"the MCP demo failed: {type(inner).__name__}: {inner}") from None
