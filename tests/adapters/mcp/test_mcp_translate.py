@@ -159,3 +159,32 @@ def test_a_toolbox_answers_a_tools_call_request() -> None:
     body = toolbox.handle("mcp", recorded("mcp.tools-call.request.json"))
     assert types.CallToolResult.model_validate(body["result"]).structured_content == {
         "city": "Lima"}
+
+
+async def test_approvals_hold_a_served_call_until_decided(tmp_path: Path) -> None:
+    """A served call needing approval is answered ``isError`` until a person decides; the
+    re-issue with the same key then runs it, once."""
+    from mcp import Client
+
+    from toolbridge_mcp import ToolboxServer
+
+    toolbox = Toolbox(store=f"sqlite:///{tmp_path}/results.db")
+    paid: list[int] = []
+
+    @toolbox.tool(side_effects=True, needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an invoice."""
+        paid.append(amount)
+        return f"paid {amount}"
+
+    meta: Any = {IDEMPOTENCY_META: "invoice-9"}
+    with toolbox:
+        async with Client(ToolboxServer(toolbox).server) as client:
+            waiting = await client.call_tool("pay", {"amount": 500}, meta=meta)
+            request, = toolbox.approvals.pending()
+            toolbox.approvals.approve(request, by="ana")
+            approved = await client.call_tool("pay", {"amount": 500}, meta=meta)
+            again = await client.call_tool("pay", {"amount": 500}, meta=meta)
+    assert waiting.is_error and "approval" in waiting.content[0].text  # type: ignore[union-attr]
+    assert not approved.is_error and approved.content[0].text == "paid 500"  # type: ignore[union-attr]
+    assert not again.is_error and paid == [500]
