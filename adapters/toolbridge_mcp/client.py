@@ -18,9 +18,9 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
 from toolbridge import BackendError, Content, ImagePart, TextPart, ToolError, UsageError
+from toolbridge.http import redact_text, redact_url
 from toolbridge.tools import ToolContext
 
 from . import translate
@@ -40,13 +40,19 @@ _UNFIT = re.compile(r"[^A-Za-z0-9_-]")
 def server_label(server: Any) -> str:
     """How messages name the server: a URL without credentials or query, or the command."""
     if isinstance(server, str) and server.startswith(("http://", "https://")):
-        parts = urlsplit(server)
-        return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}" \
-               f"{parts.path}"
+        return redact_url(server, keep_query=False)
     if isinstance(server, (str, Sequence)):  # the program only: arguments may hold secrets
         argv = shlex.split(server) if isinstance(server, str) else list(server)
         return os.path.basename(str(argv[0])) if argv else "<empty command>"
     return type(server).__name__
+
+
+def _said(exc: BaseException) -> str:
+    """``Type: text`` of an exception (the one inside a group of one), for a message: URLs
+    in it without credentials or query."""
+    while len(getattr(exc, "exceptions", ())) == 1:  # an exception group of one
+        exc = getattr(exc, "exceptions")[0]  # noqa: B009  (any group type)
+    return f"{type(exc).__name__}: {redact_text(str(exc))}".rstrip(": ")
 
 
 def _client(server: Any, env: Mapping[str, str] | None, cwd: str | None) -> Client:
@@ -91,7 +97,7 @@ class _Session:
         except Exception as exc:
             self.close()
             raise BackendError(f"MCP server {label} could not be reached: "
-                               f"{type(exc).__name__}: {exc}") from None
+                               f"{_said(exc)}") from None
 
     async def _hold(self) -> None:
         """Enter the client, list its tools, hold the session until `close`."""
@@ -119,14 +125,14 @@ class _Session:
         self._inflight.add(task)
         try:
             if self._gone is not None:
-                raise ConnectionError(str(self._gone) or type(self._gone).__name__)
+                raise ConnectionError(_said(self._gone))
             # an open map (PEP 728 ``extra_items``), which mypy does not read yet
             meta = cast("types.RequestParamsMeta", {IDEMPOTENCY_META: key})
             return await self._client.call_tool(name, arguments, meta=meta)
         except asyncio.CancelledError:
             if self._gone is None:
                 raise  # the caller's cancellation (a timeout): the SDK tells the server
-            raise ConnectionError(f"{type(self._gone).__name__}: {self._gone}") from None
+            raise ConnectionError(_said(self._gone)) from None
         finally:
             self._inflight.discard(task)
 
@@ -149,11 +155,13 @@ class _Session:
                 raise ToolError(f"MCP server {self.label} is gone (its connection closed); "
                                 "the call was not answered") from None
             if isinstance(exc, MCPError):
-                raise ToolError(f"MCP server {self.label} refused the call: {exc}") from None
+                raise ToolError(f"MCP server {self.label} refused the call: {_said(exc)}"
+                                ) from None
             if self._gone is not None or not self._thread.is_alive():
-                raise ToolError(f"MCP server {self.label} is gone ({type(exc).__name__}: "
-                                f"{exc}); the call was not answered") from None
-            raise ToolError(f"MCP server {self.label}: {type(exc).__name__}: {exc}") from None
+                raise ToolError(f"MCP server {self.label} is gone ("
+                                f"{_said(exc)}); the call was not answered") from None
+            raise ToolError(f"MCP server {self.label}: {_said(exc)}"
+                            ) from None
 
     def close(self) -> None:
         """End the session and its thread (idempotent)."""

@@ -139,3 +139,11 @@ def test_our_own_server_over_http_forwards_the_idempotency_key(tmp_path: Path) -
     assert first.success and again.success and first.output == again.output == "charged 3"
     assert len(lines(tmp_path / "effects.log")) == 1
     assert looked.output == {"order": 2, "status": "shipped"}
+
+
+def test_credentials_in_a_url_stay_out_of_messages() -> None:
+    with Toolbox(store=None) as box, pytest.raises(toolbridge.BackendError) as caught:
+        box.add_mcp("http://ana:s3cret@127.0.0.1:9/mcp?token=abc123", connect_timeout=30)
+    text = f"{caught.value} {caught.value!r}"
+    assert "127.0.0.1:9/mcp" in text
+    assert "s3cret" not in text and "abc123" not in text
