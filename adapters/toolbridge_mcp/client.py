@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from toolbridge import BackendError, Content, ImagePart, TextPart, ToolError, UsageError
 from toolbridge.http import redact_text, redact_url
-from toolbridge.tools import ToolContext
+from toolbridge.tools import NeedsApproval, ToolContext
 
 from . import translate
 from .wire import IDEMPOTENCY_META
@@ -241,7 +241,8 @@ class McpTools:
 
 def attach(toolbox: Toolbox, server: Any, *, prefix: str | None = None,
            timeout: float | None = None, env: Mapping[str, str] | None = None,
-           cwd: str | None = None, connect_timeout: float = 30.0) -> McpTools:
+           cwd: str | None = None, connect_timeout: float = 30.0,
+           needs_approval: NeedsApproval = False) -> McpTools:
     """Import ``server``'s tools into ``toolbox`` (`toolbridge.Toolbox.add_mcp`)."""
     if prefix is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", prefix):
         raise UsageError(f"add_mcp: prefix {prefix!r} must match [A-Za-z0-9_-]{{1,32}}")
@@ -255,7 +256,7 @@ def attach(toolbox: Toolbox, server: Any, *, prefix: str | None = None,
             neutral = neutral.model_copy(update={
                 "name": translate.local_name(tool.name, prefix), "timeout": timeout})
             definitions.append((neutral, _handler(session, tool.name)))
-        added = toolbox.add_all(definitions)
+        added = toolbox.add_all(definitions, needs_approval=needs_approval)
     except BaseException:
         session.close()
         raise

@@ -190,9 +190,10 @@ class Toolbox:
 
     def add_all(
         self, tools: Iterable[tuple[ToolDefinition | Mapping[str, Any], Callable[..., Any]]], *,
-        inline: bool = False
+        inline: bool = False, needs_approval: NeedsApproval = False
     ) -> list[ToolDefinition]:
-        """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported.
+        """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported
+        (``needs_approval``, for each of them: see `tool`).
 
         All or nothing: when any pair does not fit (see `add`; names must be unique), one
         `ToolDefinitionError` lists every problem (also one per line in ``problems``) and no
@@ -204,6 +205,7 @@ class Toolbox:
         for definition, handler in tools:
             try:
                 tool = RegisteredTool.from_definition(definition, handler, inline)
+                tool.needs_approval = needs_approval
                 self._check_insert(tool, taken)
             except ToolDefinitionError as exc:
                 problems.extend(exc.problems)
@@ -220,13 +222,15 @@ class Toolbox:
 
     def add_mcp(self, server: str | Sequence[str], *, prefix: str | None = None,
                 timeout: float | None = None, env: Mapping[str, str] | None = None,
-                cwd: str | None = None, connect_timeout: float = 30.0) -> Any:
+                cwd: str | None = None, connect_timeout: float = 30.0,
+                needs_approval: NeedsApproval = False) -> Any:
         """Import an MCP server's tools (``server``: a URL for streamable HTTP, or the
         command that starts it on stdio, a line or an argv list); returns the
         `toolbridge_mcp.McpTools` handle. Needs the ``mcp`` extra (docs/mcp.md).
 
         ``prefix`` names them ``<prefix>_<tool>``, for servers whose names collide;
-        ``timeout`` is each call's limit (default: the toolbox's). They run like local tools;
+        ``timeout`` is each call's limit (default: the toolbox's); ``needs_approval`` as for
+        `tool`, for each of them. They run like local tools;
         a server that is gone answers with error results. `close` ends the connection.
         """
         import importlib  # the plugin, on first use: the core imports no adapter
@@ -237,7 +241,7 @@ class Toolbox:
             raise UsageError("Toolbox.add_mcp needs the `mcp` extra: pip install "
                              f"'toolbridge[mcp]' ({exc})") from None
         tools = plugin.attach(self, server, prefix=prefix, timeout=timeout, env=env, cwd=cwd,
-                       connect_timeout=connect_timeout)
+                              connect_timeout=connect_timeout, needs_approval=needs_approval)
         self._attached.append(tools)
         return tools
 

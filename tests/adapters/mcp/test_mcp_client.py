@@ -147,3 +147,21 @@ def test_credentials_in_a_url_stay_out_of_messages() -> None:
     text = f"{caught.value} {caught.value!r}"
     assert "127.0.0.1:9/mcp" in text
     assert "s3cret" not in text and "abc123" not in text
+
+
+def test_imported_tools_wait_for_approval(tmp_path: Path, log: Path) -> None:
+    from toolbridge.errors import AwaitingApproval
+
+    booking = ToolCall(id="call_1", name="book_room", arguments={"room": "D"}, dialect="test",
+                       conversation="conv", turn="t1")
+    with Toolbox(store=f"sqlite:///{tmp_path}/results.db") as box:
+        box.add_mcp([*SERVER, str(log)],
+                    needs_approval=lambda call: call.name == "book_room")
+        with pytest.raises(AwaitingApproval) as waiting:
+            box.execute([booking])
+        assert lines(log) == []  # nothing ran before the decision
+        box.approvals.approve(waiting.value.requests[0], by="ana")
+        booked, = box.execute([booking])
+        again, = box.execute([booking])
+    assert booked.output == again.output == {"result": "booked D"}
+    assert lines(log) == ["book D"]
