@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from . import translate
     from .client import McpTools, attach
-    from .server import ToolboxServer, build_server, serve_http, serve_stdio
+    from .server import ToolboxServer, serve_http, serve_stdio
     from .translate import McpCorrelation
 else:
     translate = lazy_module(f"{__name__}.translate")
@@ -43,7 +43,6 @@ __all__ = [
     "McpTools",
     "ToolboxServer",
     "attach",
-    "build_server",
     "serve_http",
     "serve_stdio",
 ]
@@ -74,7 +73,7 @@ class McpDialect(Dialect):
 _LAZY = {
     "McpCorrelation": ".translate",
     "McpTools": ".client", "attach": ".client",
-    "ToolboxServer": ".server", "build_server": ".server", "serve_http": ".server",
+    "ToolboxServer": ".server", "serve_http": ".server",
     "serve_stdio": ".server",
 }
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from toolbridge import Toolbox
 
-__all__ = ["ToolboxServer", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["ToolboxServer", "serve_http", "serve_stdio"]
 
 log = logging.getLogger("toolbridge.mcp")
 
@@ -154,13 +154,9 @@ _FLUSH_SECONDS = 10.0
 """How long a reply waits for its progress notifications to be written (a stuck client)."""
 
 
-def build_server(toolbox: Toolbox, **options: Any) -> ToolboxServer:
-    """`ToolboxServer` (``options``: its keyword arguments)."""
-    return ToolboxServer(toolbox, **options)
-
-
 def serve_stdio(toolbox: Toolbox, **options: Any) -> None:
-    """Serve ``toolbox`` over stdio (blocking): what a desktop host starts."""
+    """Serve ``toolbox`` over stdio (blocking): what a desktop host starts (``options``:
+    `ToolboxServer`'s)."""
     asyncio.run(ToolboxServer(toolbox, **options).run_stdio())
 
 
