@@ -57,7 +57,16 @@ class McpDialect(Dialect):
     def render_tools(
         self, tools: Sequence[ToolDefinition], *, policy: Any = "describe"
     ) -> RenderedTools:
-        return translate.render_tools(tools, policy=policy)
+        """MCP ``Tool`` entries; a name outside MCP's rule is a `UsageError` naming it."""
+        rendered = translate.render_tools(tools, policy=policy)
+        bad = [d["name"] for d in rendered.definitions
+               if not self.limits.name_pattern.match(d["name"])]
+        if bad:
+            from toolbridge import UsageError
+
+            raise UsageError(f"{DIALECT}: tool names {bad} do not match MCP's rule "
+                             "[A-Za-z0-9._-]{1,128} (SEP-986); rename them")
+        return rendered
 
     def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
         return translate.read_calls(payload)

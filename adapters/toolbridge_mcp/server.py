@@ -21,7 +21,7 @@ from toolbridge.errors import AwaitingApproval
 from toolbridge.tools import heartbeats
 
 from . import translate
-from .wire import DIALECT, NAME_RULE, SERVER_NAME
+from .wire import DIALECT, SERVER_NAME
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -54,7 +54,7 @@ class ToolboxServer:
         self.server: Server[Any] = Server(
             name, version=version or __version__, instructions=instructions,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool)
-        self.tools()  # a name MCP refuses, or a schema that cannot go, fails here
+        self.tools()  # a name MCP refuses (`UsageError`), or a schema that cannot go, fail here
 
     def tools(self) -> list[types.Tool]:
         """The toolbox's tools as MCP lists them; each schema's losses (none: MCP takes JSON
@@ -62,10 +62,6 @@ class ToolboxServer:
         rendered = self.toolbox.render(DIALECT)
         for tool_name, losses in rendered.losses.items():
             log.warning("mcp: tool %r loses %s", tool_name, "; ".join(map(str, losses)))
-        bad = [d["name"] for d in rendered.definitions if not NAME_RULE.match(d["name"])]
-        if bad:
-            raise UsageError(f"mcp: tool names {bad} do not match MCP's rule "
-                             "[A-Za-z0-9._-]{1,128}; rename them")
         return [types.Tool.model_validate(d) for d in rendered.definitions]
 
     async def _list_tools(self, ctx: ServerRequestContext[Any],

@@ -18,6 +18,7 @@ from toolbridge import (
     ToolDefinition,
     ToolDefinitionError,
     ToolResult,
+    UsageError,
     WireFormatError,
     get_dialect,
 )
@@ -188,3 +189,39 @@ async def test_approvals_hold_a_served_call_until_decided(tmp_path: Path) -> Non
     assert waiting.is_error and "approval" in waiting.content[0].text  # type: ignore[union-attr]
     assert not approved.is_error and approved.content[0].text == "paid 500"  # type: ignore[union-attr]
     assert not again.is_error and paid == [500]
+
+
+def test_a_name_outside_mcps_rule_is_refused() -> None:
+    # No validated definition has one (toolbridge's names fit MCP's rule); a constructed one
+    # stands for a third-party definition that skipped validation.
+    odd = ToolDefinition.model_construct(name="has space", description="", parameters={
+        "type": "object", "properties": {}}, vendor_extras={})
+    with pytest.raises(UsageError, match="has space"):
+        MCP.render_tools([odd])
+
+
+async def test_a_long_call_ticks_progress_while_it_runs() -> None:
+    from mcp import Client
+
+    from toolbridge_mcp import ToolboxServer
+
+    toolbox = Toolbox(store=None)
+
+    @toolbox.tool
+    async def think() -> str:
+        """Thinks, saying nothing."""
+        import asyncio
+
+        await asyncio.sleep(0.5)
+        return "thought"
+
+    seen: list[str | None] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+
+    async with Client(ToolboxServer(toolbox, progress_interval=0.05).server,
+                      mode="legacy") as client:
+        result = await client.call_tool("think", {}, progress_callback=progress)
+    assert not result.is_error
+    assert seen and all(m is not None and m.startswith("running (") for m in seen), seen
