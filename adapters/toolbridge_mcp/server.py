@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server import Server
 
-from toolbridge import UsageError
+from toolbridge import UsageError, WireFormatError
 from toolbridge.errors import AwaitingApproval
 from toolbridge.tools import heartbeats
 
@@ -71,16 +71,18 @@ class ToolboxServer:
     async def _call_tool(self, ctx: ServerRequestContext[Any],
                          params: types.CallToolRequestParams) -> types.CallToolResult:
         wire = params.model_dump(by_alias=True, exclude_none=True, mode="json")
-        call = translate.read_call(wire, ctx.request_id)
+        try:
+            call = translate.read_call(wire, ctx.request_id)
+        except WireFormatError as exc:  # e.g. a key that is not text: this call's error
+            return _failed(str(exc))
         async with _progress(ctx, self.progress_interval) as beat:
             with heartbeats(beat):
                 try:
                     result, = await self.toolbox.aexecute([call])
                 except AwaitingApproval:
-                    return types.CallToolResult(is_error=True, content=[types.TextContent(
-                        type="text", text=f"{call.name} awaits a person's approval (toolbridge "
-                        "approvals list); call it again with the same idempotency key once "
-                        "it is decided")])
+                    return _failed(f"{call.name} awaits a person's approval (toolbridge "
+                                   "approvals list); call it again with the same idempotency "
+                                   "key once it is decided")
         body = translate.write_results([result])["result"]
         return types.CallToolResult.model_validate(body)
 
@@ -103,6 +105,11 @@ class ToolboxServer:
         config = uvicorn.Config(self.http_app(host=host, path=path), host=host, port=port,
                                 log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve()
+
+
+def _failed(text: str) -> types.CallToolResult:
+    return types.CallToolResult(is_error=True, content=[types.TextContent(type="text",
+                                                                           text=text)])
 
 
 @contextlib.asynccontextmanager

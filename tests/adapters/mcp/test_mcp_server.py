@@ -176,3 +176,12 @@ async def test_a_key_reused_with_other_arguments_is_refused(tmp_path: Path) -> N
     assert not first.is_error
     assert reused.is_error
     assert len(lines(effects)) == 1
+
+
+async def test_a_malformed_key_is_an_error_result_naming_the_field(tmp_path: Path) -> None:
+    async with over_stdio(tmp_path) as client:
+        result = await client.call_tool("charge", {"amount": 5},
+                                        meta={IDEMPOTENCY_META: ""})  # type: ignore[arg-type]
+    assert result.is_error
+    assert IDEMPOTENCY_META in result.content[0].text  # type: ignore[union-attr]
+    assert not lines(tmp_path / "effects.log")
