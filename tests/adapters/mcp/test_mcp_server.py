@@ -95,12 +95,13 @@ async def test_progress_is_sent_when_the_client_asks(connect: Connect, tmp_path:
 
     async with connect(tmp_path) as client:
         result = await client.call_tool("crunch", {"steps": 3}, progress_callback=progress)
-        await until(lambda: len(seen) >= 3, "three progress notifications")
+        sent = len(seen)  # all of them came before the reply
         quiet = await client.call_tool("crunch", {"steps": 2})
     assert not result.is_error and not quiet.is_error
-    assert [m for _, m in seen[:3]] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
+    steps = [m for _, m in seen if m is not None and m.startswith("step")]
+    assert steps == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]  # (a slow run also ticks)
     assert [v for v, _ in seen] == sorted(v for v, _ in seen)  # progress only increases
-    assert len(seen) == 3  # the call without a progressToken sent none
+    assert len(seen) == sent  # the call without a progressToken sent none
 
 
 @pytest.mark.parametrize("connect", TRANSPORTS)
