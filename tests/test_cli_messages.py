@@ -15,7 +15,7 @@ import toolbridge
 from toolbridge.cli import main
 
 COMMANDS = ["demo", "dialects", "tools", "convert", "emulate", "serve", "migrate", "worker",
-            "temporal", "approvals"]
+            "temporal", "mcp", "approvals"]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,7 +48,7 @@ tickets: list[Ticket] = []
 """Tickets opened by `create_ticket`, in order: shows a side effect ran exactly once."""
 
 
-@toolbox.tool
+@toolbox.tool(read_only=True)
 def get_customer(customer_id: str) -> Customer:
     """Look up a customer by id.
 
@@ -61,7 +61,7 @@ def get_customer(customer_id: str) -> Customer:
         raise ToolError(f"no customer {customer_id!r}; known ids: 42, 7") from None
 
 
-@toolbox.tool
+@toolbox.tool(read_only=True)
 async def get_weather(city: str, days: int = 1) -> dict[str, object]:
     """Weather forecast for a city.
 

@@ -85,7 +85,11 @@ class ToolDefinition(_Frozen):
     defer_loading: bool = False
     """Hide the tool until the model finds it with tool search (where the dialect has it)."""
     side_effects: bool = False
-    """The tool changes the world: its result is stored and it never runs twice for one call."""
+    """The tool changes the world: its result is stored and it never runs twice for one call.
+    ``False`` (the default) means "safe to run again", not "reads only" (see `read_only`)."""
+    read_only: bool = False
+    """The tool only reads: it changes nothing, so any host may call it freely (MCP's
+    ``readOnlyHint``). Implies no side effects; ``side_effects=True`` with it is refused."""
     idempotent: bool = False
     """What the tool calls honours `toolbridge.tools.ToolContext.idempotency_key`: a side
     effect whose worker died after entering it is run again with the same key, instead of
@@ -120,6 +124,13 @@ class ToolDefinition(_Frozen):
                 "rename the tool (e.g. replace spaces and dots with '_')"
             )
         return value
+
+    @model_validator(mode="after")
+    def _check_read_only(self) -> "ToolDefinition":
+        if self.read_only and self.side_effects:
+            raise ValueError("read_only=True says the tool changes nothing, side_effects=True "
+                             "that it changes the world; keep one")
+        return self
 
     @field_validator("parameters")
     @classmethod

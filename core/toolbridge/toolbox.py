@@ -88,6 +88,8 @@ class Toolbox:
         else:
             self.store = None if store is None else open_store(store)
         self._owns_store = isinstance(store, str)
+        self._attached: list[Any] = []
+        """Connections whose tools this toolbox holds (`add_mcp`), closed by `close`."""
 
     max_concurrency: int = _setting("max_concurrency", "Calls of one payload run at once.")
     timeout: float | None = _setting("timeout", "Default per-call limit in seconds.")
@@ -126,7 +128,7 @@ class Toolbox:
         strict: bool | None = None, inline: bool = False,
         vendor_extras: Mapping[str, dict[str, Any]] | None = None,
         retry: ToolRetry | None = None, idempotent: bool = False,
-        needs_approval: NeedsApproval = False,
+        needs_approval: NeedsApproval = False, read_only: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -135,7 +137,7 @@ class Toolbox:
         timeout: float | None = None, defer_loading: bool = False, strict: bool | None = None,
         inline: bool = False, vendor_extras: Mapping[str, dict[str, Any]] | None = None,
         retry: ToolRetry | None = None, idempotent: bool = False,
-        needs_approval: NeedsApproval = False,
+        needs_approval: NeedsApproval = False, read_only: bool = False,
     ) -> Any:
         """Register a sync or async function as a tool; use bare or with options.
 
@@ -149,6 +151,8 @@ class Toolbox:
         a side effect left started by a dead worker is run again with the same key.
         ``needs_approval``: ``True``, or a predicate over the `ToolCall`, for calls a person
         must approve first (docs/approvals.md).
+        ``read_only=True``: the tool only reads (MCP's ``readOnlyHint``); ``side_effects=False``,
+        the default, only says a call is safe to run again.
         """
 
         def register(f: F) -> F:
@@ -160,7 +164,7 @@ class Toolbox:
                 parameters=signature.parameters, returns=signature.returns,
                 side_effects=side_effects, timeout=timeout, defer_loading=defer_loading,
                 strict=strict, vendor_extras=dict(vendor_extras or {}), retry=retry,
-                idempotent=idempotent,
+                idempotent=idempotent, read_only=read_only,
             )
             tool = RegisteredTool.from_function(definition, f, signature, inline)
             tool.needs_approval = needs_approval
@@ -186,9 +190,10 @@ class Toolbox:
 
     def add_all(
         self, tools: Iterable[tuple[ToolDefinition | Mapping[str, Any], Callable[..., Any]]], *,
-        inline: bool = False
+        inline: bool = False, needs_approval: NeedsApproval = False
     ) -> list[ToolDefinition]:
-        """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported.
+        """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported
+        (``needs_approval``, for each of them: see `tool`).
 
         All or nothing: when any pair does not fit (see `add`; names must be unique), one
         `ToolDefinitionError` lists every problem (also one per line in ``problems``) and no
@@ -200,6 +205,7 @@ class Toolbox:
         for definition, handler in tools:
             try:
                 tool = RegisteredTool.from_definition(definition, handler, inline)
+                tool.needs_approval = needs_approval
                 self._check_insert(tool, taken)
             except ToolDefinitionError as exc:
                 problems.extend(exc.problems)
@@ -213,6 +219,31 @@ class Toolbox:
         for tool in ready:
             self._insert(tool)
         return [tool.definition for tool in ready]
+
+    def add_mcp(self, server: str | Sequence[str], *, prefix: str | None = None,
+                timeout: float | None = None, env: Mapping[str, str] | None = None,
+                cwd: str | None = None, connect_timeout: float = 30.0,
+                needs_approval: NeedsApproval = False) -> Any:
+        """Import an MCP server's tools (``server``: a URL for streamable HTTP, or the
+        command that starts it on stdio, a line or an argv list); returns the
+        `toolbridge_mcp.McpTools` handle. Needs the ``mcp`` extra (docs/mcp.md).
+
+        ``prefix`` names them ``<prefix>_<tool>``, for servers whose names collide;
+        ``timeout`` is each call's limit (default: the toolbox's); ``needs_approval`` as for
+        `tool`, for each of them. They run like local tools;
+        a server that is gone answers with error results. `close` ends the connection.
+        """
+        import importlib  # the plugin, on first use: the core imports no adapter
+
+        try:
+            plugin = importlib.import_module("toolbridge_mcp.client")
+        except ImportError as exc:
+            raise UsageError("Toolbox.add_mcp needs the `mcp` extra: pip install "
+                             f"'toolbridge[mcp]' ({exc})") from None
+        tools = plugin.attach(self, server, prefix=prefix, timeout=timeout, env=env, cwd=cwd,
+                              connect_timeout=connect_timeout, needs_approval=needs_approval)
+        self._attached.append(tools)
+        return tools
 
     def _define(self, **fields: Any) -> ToolDefinition:
         try:
@@ -265,7 +296,10 @@ class Toolbox:
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Close the result store if this toolbox opened it from a URL (idempotent)."""
+        """Close the result store if this toolbox opened it from a URL, and the MCP
+        connections of `add_mcp` (idempotent)."""
+        while self._attached:
+            self._attached.pop().close()
         if self._owns_store and self.store is not None:
             self.store.close()
 

@@ -6,7 +6,8 @@ dialect, module or option). Errors are one line on stderr saying what to fix.
 
 One module per command group: `_demo` (demo), `_tools` (dialects, tools, convert), `_serve`
 (emulate, serve), `_migrate` (migrate), `_worker` (worker: the Temporal fleet, loaded
-lazily), `_approvals` (approvals list | approve | deny); `_options` holds what they share.
+lazily), `_mcp` (mcp serve: the MCP plugin, loaded lazily), `_approvals` (approvals
+list | approve | deny); `_options` holds what they share.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import ToolbridgeError, UsageError
-from . import _approvals, _demo, _migrate, _serve, _tools, _worker
+from . import _approvals, _demo, _mcp, _migrate, _serve, _tools, _worker
 from ._options import EXIT_FAILED, EXIT_USAGE
 
 __all__ = ["main"]
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"toolbridge {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (_demo, _tools, _serve, _migrate, _worker, _approvals):
+    for group in (_demo, _tools, _serve, _migrate, _worker, _mcp, _approvals):
         group.add_parsers(sub)
     return parser
 

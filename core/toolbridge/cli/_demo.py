@@ -109,6 +109,14 @@ def _converse(dialect: Dialect, real: bool, toolbox: Any) -> Any:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.mcp:
+        from ._mcp import mcp_plugin
+
+        mcp_plugin()  # a missing extra is a usage error
+        import importlib
+
+        demo = importlib.import_module("toolbridge_mcp.demo")
+        return EXIT_OK if demo.run_demo(DEMO_SCRIPT) else EXIT_FAILED
     completed = run_demo(args.dialect, real=args.real, show_wire=args.show_wire,
                          as_json=args.json)
     return EXIT_OK if completed else EXIT_FAILED
@@ -121,10 +129,14 @@ def add_parsers(sub: Any) -> None:
                     "backend, printing a transcript per backend; exits 1 when a conversation "
                     "did not complete.",
                     "toolbridge demo",
-                    "toolbridge demo --dialect openai-agents --show-wire")
+                    "toolbridge demo --dialect openai-agents --show-wire",
+                    "toolbridge demo --mcp")
     p.add_argument("--dialect", action="append", help="only this dialect (repeatable)")
     p.add_argument("--real", action="store_true",
                    help="use the real services, with credentials from the environment")
     p.add_argument("--show-wire", action="store_true", help="print each entry's data too")
     p.add_argument("--json", action="store_true", help="print the transcripts as JSON")
+    p.add_argument("--mcp", action="store_true",
+                   help="instead: serve the example tools over MCP (stdio) to an MCP client "
+                   "session and call them (needs the `mcp` extra)")
     p.set_defaults(func=cmd_demo)

@@ -1,0 +1,66 @@
+"""A small MCP server written with the SDK's own server API (`MCPServer`), for the client
+side's tests: ``python sdk_server.py [LOG]`` serves stdio; each call appends a line to LOG."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel
+
+server = MCPServer("weather-desk")
+LOG = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+
+
+def _log(line: str) -> None:
+    if LOG is not None:
+        with LOG.open("a") as out:
+            out.write(line + "\n")
+
+
+class Forecast(BaseModel):
+    city: str
+    temp_c: int
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def forecast(city: str) -> Forecast:
+    """Tomorrow's forecast for a city."""
+    _log(f"forecast {city}")
+    return Forecast(city=city, temp_c=len(city) + 10)
+
+
+@server.tool(name="book.room")
+def book_room(room: str) -> str:
+    """Book a meeting room (a dotted name, as MCP allows)."""
+    _log(f"book {room}")
+    return f"booked {room}"
+
+
+@server.tool()
+def explode(reason: str) -> str:
+    """Always fails."""
+    raise ValueError(f"exploded: {reason}")
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleeps, then answers."""
+    _log("slow started")
+    await asyncio.sleep(seconds)
+    return "slept"
+
+
+@server.tool()
+def die() -> str:
+    """Kills this server mid-call."""
+    _log("die")
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    server.run("stdio")
