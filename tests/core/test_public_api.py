@@ -179,11 +179,13 @@ def test_every_exported_name_resolves(module: str) -> None:
 @cache
 def _attribute_docstrings(package: str) -> frozenset[str]:
     """The names given a docstring where they are assigned (a string right after
-    ``NAME = ...``) in ``package``'s source files, and the names its ``__init__`` imports
+    ``NAME = ...``) in ``package``'s source files or the top level's private modules (what
+    two subpackages share, ``toolbridge/_policy.py``), and the names its ``__init__`` imports
     them as (``from ._checkpoints import NAMESPACE as CHECKPOINTS``)."""
     root = Path(importlib.import_module(package).__file__ or "").parent
+    shared = Path(toolbridge.__file__).parent.glob("_*.py")
     found = set()
-    for path in root.rglob("*.py"):
+    for path in itertools.chain(root.rglob("*.py"), shared):
         body = ast.parse(path.read_text(encoding="utf-8")).body
         for node, after in itertools.pairwise(body):
             targets = node.targets if isinstance(node, ast.Assign) else (

@@ -6,8 +6,9 @@ import abc
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._policy import LossPolicy
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
 
 if TYPE_CHECKING:
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Dialect", "DialectLimits", "LossPolicy"]
 
-LossPolicy = Literal["allow", "describe", "error", "lossless"]
-"""`toolbridge.schema.LossPolicy`, spelled here so that loading plugins loads no schema code."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolbridge._jsondata import json_problem
+from toolbridge._policy import LossPolicy
 from toolbridge.errors import SchemaConversionError
 
 __all__ = [
@@ -29,13 +30,6 @@ __all__ = [
     "short",
 ]
 
-LossPolicy = Literal["allow", "describe", "error", "lossless"]
-"""What to do with what a target cannot carry exactly.
-
-``allow``: drop it silently; ``describe``: write it into the node's description; ``error``:
-describe, and raise if a loss is not enforced (nothing checks it on arrival); ``lossless``: raise
-on any loss, enforced or not.
-"""
 LOSS_POLICIES: tuple[LossPolicy, ...] = ("allow", "describe", "error", "lossless")
 SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces"]
 """Schema dialects :func:`convert_schema` writes."""
