@@ -7,6 +7,8 @@ import re
 
 __all__ = [
     "API_VERSION",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODEL",
     "DIALECT",
     "MAX_RESULT_CHARS",
     "NAME_PATTERN",
@@ -28,3 +30,7 @@ STRICT_OPTIONAL_PARAMETERS = 24
 """Optional properties across every strict schema of a request (same source)."""
 STRICT_UNION_PARAMETERS = 16
 """Properties with a union type (``anyOf``) across every strict schema of a request."""
+DEFAULT_MODEL = "claude-sonnet-4-5"
+"""The serve backend's model unless one is named."""
+DEFAULT_MAX_TOKENS = 4096
+"""The serve backend's ``max_tokens`` unless one is given."""
