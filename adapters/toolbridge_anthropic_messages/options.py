@@ -31,9 +31,9 @@ class MessagesServeOptions(ServeOptions):
     """The system prompt (``system``)."""
     conversation: str | None = None
     """The id keying this conversation's results in the store (default: a new one)."""
-    stream: bool = True
+    stream: bool = False
     """Stream each message (Anthropic's advice for long requests; a dropped stream is sent
-    again)."""
+    again; the stream has no sequence numbers, so a duplicated event cannot be told apart)."""
     betas: tuple[str, ...] = ()
     """``anthropic-beta`` features to turn on."""
     timeout: float = 600.0
