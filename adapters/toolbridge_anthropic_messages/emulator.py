@@ -125,6 +125,9 @@ class MessagesEmulator(Emulator):
                 model.next_round())
         except ScriptError as exc:
             raise ApiError(400, f"emulator script error: {exc}") from None
+        if len(calls) > 1 and isinstance(choice, dict) and choice.get("disable_parallel_tool_use"):
+            raise ApiError(400, f"emulator script error: the round makes {len(calls)} calls, "
+                           "but tool_choice.disable_parallel_tool_use allows one per message")
         self.created += 1
         self._took(body["messages"])
         content: list[dict[str, Any]] = [

@@ -131,3 +131,12 @@ def test_tools_and_requests_the_api_refuses(emu: Any) -> None:
         400, "max_tokens: Field required")
     journal = emu.journal.entries()
     assert journal and all("sk-ant-test" not in str(e.to_dict()) for e in journal)
+
+
+def test_a_parallel_round_under_disable_parallel_tool_use_is_a_script_error(
+        emu: Any, toolbox: toolbridge.Toolbox) -> None:
+    sdk = client(emu)
+    hi = [{"role": "user", "content": "hi"}]
+    with pytest.raises(anthropic.BadRequestError, match="disable_parallel_tool_use"):
+        ask(sdk, toolbox, hi, tool_choice={"type": "auto", "disable_parallel_tool_use": True})
+    assert ask(sdk, toolbox, hi, tool_choice={"type": "none"}).stop_reason == "end_turn"
