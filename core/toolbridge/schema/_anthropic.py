@@ -52,9 +52,17 @@ class AnthropicStrictSchema(TableTransformer):
 
     target = "anthropic-strict"
     dialect: SchemaTarget = "anthropic-strict"
+    _root = False
+
+    def walk_node(self, node: Any, pointer: str, depth: int, *, root: bool = False,
+                  path: str = "") -> Any:
+        self._root = root  # for `prepare`, which runs first
+        return super().walk_node(node, pointer, depth, root=root, path=path)
 
     def prepare(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
-        node = self._typed_branches(super().prepare(node))
+        node = super().prepare(node)
+        if not self._root:  # the root stays one object (see `transform`)
+            node = self._typed_branches(node)
         properties = node.get("properties")
         if not isinstance(properties, Mapping):
             return node
@@ -80,25 +88,35 @@ class AnthropicStrictSchema(TableTransformer):
     def _typed_branches(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
         """``type: T`` beside ``anyOf``/``oneOf`` copied into each untyped branch before the
         branches are converted (exact: T and (A or B) is (T and A) or (T and B)), so a
-        branch such as ``{"format": "email"}`` is converted as the string it constrains."""
+        branch such as ``{"format": "email"}`` is converted as the string it constrains; an
+        object's ``properties``, ``required`` and ``additionalProperties`` go into each
+        object branch the same way (``{"required": ["a"]}`` alone would be closed empty)."""
         kind = node.get("type")
         if not isinstance(kind, str):
             return node
         out = dict(node)
+        shared = {k: node[k] for k in _BY_TYPE["object"] if k in node} if kind == "object" else {}
         for union in ("anyOf", "oneOf"):
             branches = node.get(union)
             if not isinstance(branches, list):
                 continue
-            typed = []
-            for branch in branches:
-                if isinstance(branch, Mapping) and "type" not in branch:
-                    copy = {**branch, "type": kind}
-                    if id(branch) in self.origins:
-                        self.origins = {**self.origins, id(copy): self.origins[id(branch)]}
-                    branch = copy
-                typed.append(branch)
+            typed = [self._typed(b, kind) for b in branches]
+            merged = [_with_object(b, shared) for b in typed] if shared else typed
+            if all(m is not None for m in merged):
+                typed = [m for m in merged if m is not None]
+                for key in shared:
+                    out.pop(key, None)
+                shared = {}  # moved into this union's branches
             out[union] = typed
         return out
+
+    def _typed(self, branch: Any, kind: str) -> Any:
+        if not isinstance(branch, Mapping) or "type" in branch:
+            return branch
+        copy = {**branch, "type": kind}
+        if id(branch) in self.origins:
+            self.origins = {**self.origins, id(copy): self.origins[id(branch)]}
+        return copy
 
     def transform_bool(self, value: Any, pointer: str) -> Any:
         out: dict[str, Any] = {}
@@ -152,11 +170,16 @@ class AnthropicStrictSchema(TableTransformer):
                 self.lose(schema, pointer, "type", "strict mode needs a type; objects and "
                           "arrays are no longer accepted here", action="approximated",
                           enforced=True)
+        if root and schema.get("type") == "object" and "anyOf" in schema:
+            # A tool's input_schema is an object, and strict mode keeps one of `type` and
+            # `anyOf`: the alternatives are left to the check on arrival.
+            self.drop(schema, pointer, "anyOf", "a tool's input_schema is one object schema; "
+                      "its alternatives are checked on arrival", enforced=True)
+        if "anyOf" in schema and "type" in schema:
+            schema = self._type_into_branches(schema, pointer)
         self._other_types(schema, pointer)
         if schema.get("type") == "object":
             self._object(schema, pointer)
-        if "anyOf" in schema and "type" in schema:
-            schema = self._type_into_branches(schema, pointer)
         if nullable:
             schema = _with_null(schema)
         return schema
@@ -255,6 +278,27 @@ class AnthropicStrictSchema(TableTransformer):
                   f"the property {ROOT_PROPERTY!r} (unwrapped again on arrival)",
                   action="approximated", enforced=True, parameter="")
         return wrapped
+
+
+def _with_object(branch: Any, shared: Mapping[str, Any]) -> Any:
+    """An object ``branch`` with its parent's ``shared`` object keywords; None when they
+    clash (then nothing moves); another type's branch as it is (it never matches)."""
+    if not isinstance(branch, Mapping) or branch.get("type") != "object":
+        return branch
+    out = dict(branch)
+    for key, value in shared.items():
+        mine = out.get(key)
+        if mine is None:
+            out[key] = value
+        elif key == "required" and isinstance(mine, list) and isinstance(value, list):
+            out[key] = list(dict.fromkeys([*value, *mine]))
+        elif key == "properties" and isinstance(mine, Mapping) and isinstance(value, Mapping):
+            if any(mine[k] != value[k] for k in set(mine) & set(value)):
+                return None
+            out[key] = {**value, **mine}
+        elif mine != value:
+            return None
+    return out
 
 
 def _with_null(schema: dict[str, Any]) -> dict[str, Any]:

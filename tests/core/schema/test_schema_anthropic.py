@@ -95,3 +95,22 @@ def test_open_dicts_are_closed():
     assert out.schema["properties"]["m"]["additionalProperties"] is False
     [loss] = out.losses
     assert (loss.keyword, loss.enforced) == ("additionalProperties", True)
+
+
+def test_an_objects_properties_move_into_its_any_of_branches():
+    """"a or b required": each branch becomes the whole object, closed as strict mode needs;
+    at the root, which must stay one object, the alternatives are checked on arrival."""
+    either = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+              "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
+    out = convert_schema(obj(["x"], x=either), "anthropic-strict")
+    branch = {"type": "object", "additionalProperties": False,
+              "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}
+    assert out.lossless
+    assert out.schema["properties"]["x"] == {"anyOf": [{**branch, "required": ["a"]},
+                                                       {**branch, "required": ["b"]}]}
+    check_anthropic_strict(out.schema)
+    root = convert_schema(either, "anthropic-strict", policy="allow")
+    assert root.schema == branch and root.wrapped is None
+    assert ("", "anyOf") in {(loss.pointer, loss.keyword) for loss in root.losses}
+    assert all(loss.enforced for loss in root.losses)
+    check_anthropic_strict(root.schema)
