@@ -3,7 +3,8 @@
 The converters read this table for every keyword they keep or drop, and ``docs/schemas.md`` is
 generated from it (``python -m toolbridge.schema._rules_doc``), so the two cannot disagree.
 Sources per rule: ``shared/protocols/schema-dialects.md`` §5 (OpenAI's "Supported schemas",
-OpenAPI 3.0.3 "Schema Object", google-cloud-ces 0.7.2 ``types/schema.py``).
+OpenAPI 3.0.3 "Schema Object", google-cloud-ces 0.7.2 ``types/schema.py``); Anthropic's column:
+``docs/protocols/anthropic-messages.md`` and anthropic 2.15 ``lib/_parse/_transform.py``.
 """
 
 from __future__ import annotations
