@@ -1,4 +1,5 @@
-"""The schema engine: neutral JSON Schema ↔ OpenAI strict, OpenAPI 3.0 and CES, with loss reports.
+"""The schema engine: neutral JSON Schema ↔ OpenAI strict, Anthropic strict, OpenAPI 3.0 and CES,
+with loss reports.
 
 Public as `toolbridge.schema`; its inner modules are private.
 """
