@@ -7,7 +7,8 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from toolbridge.emulation import ScriptedModel, ScriptError
+from toolbridge.testing import ScriptError
+from toolbridge.testing.emulators import ScriptedModel
 
 from .tools import strict_load
 from .wire import NAME_PATTERN, STRICT_OPTIONAL_PARAMETERS, STRICT_TOOLS, STRICT_UNION_PARAMETERS

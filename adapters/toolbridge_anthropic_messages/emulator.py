@@ -20,7 +20,8 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from toolbridge.emulation import Emulator, ScriptedModel, ScriptError, StreamFaults, sse_frames
+from toolbridge.testing import ScriptError, StreamFaults
+from toolbridge.testing.emulators import Emulator, ScriptedModel, sse_frames
 
 from ._emulator_checks import ApiError, check_tools, error_body, replay, text_of
 from .wire import DIALECT

@@ -6,9 +6,9 @@ from typing import Any, ClassVar
 
 from pydantic import SecretStr
 
-from toolbridge.emulation import EmulatorOptions
 from toolbridge.http import RetryPolicy
 from toolbridge.plugin import ServeOptions
+from toolbridge.testing.emulators import EmulatorOptions
 
 from .wire import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DIALECT
 
