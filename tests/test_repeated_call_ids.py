@@ -25,6 +25,12 @@ def sample(path: str) -> Any:
     return json.loads((ADAPTERS / path).read_text())
 
 
+def tool_uses(content: list[Any]) -> list[Any]:
+    """The message's content with only its ``tool_use`` blocks left (the list itself, edited)."""
+    content[:] = [block for block in content if block["type"] == "tool_use"]
+    return content
+
+
 # dialect: (recorded payload, where its calls are, the id field of a call, the body's answers
 # and the id field of an answer)
 CASES: dict[str, tuple[str, Callable[[Any], list[Any]], str,
@@ -47,6 +53,10 @@ CASES: dict[str, tuple[str, Callable[[Any], list[Any]], str,
     "openai-responses": (
         "openai_responses/payloads/openai-responses.response.function-calls.json",
         lambda p: p["output"], "call_id", lambda b: b["input"], "call_id"),
+    "anthropic-messages": (
+        "anthropic_messages/payloads/anthropic-messages.tool-use.response.json",
+        lambda p: tool_uses(p["content"]), "id", lambda b: b["messages"][0]["content"],
+        "tool_use_id"),
 }
 
 
