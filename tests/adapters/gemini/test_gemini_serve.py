@@ -86,6 +86,8 @@ async def test_a_successor_resumes_from_the_checkpoint(tmp_path: Path) -> None:
     assert transcript.status == "completed", transcript.render()
     assert ran == ["heating"]  # answered from the store, not run again
     assert [c["role"] for c in resent] == ["user", "model", "user", "model", "user"]
+    # The checkpoint kept each model content verbatim, its signature with its first call.
+    assert all("thoughtSignature" in c["parts"][0] for c in resent if c["role"] == "model")
 
 
 def ledger(ran: list[str], **options: Any) -> toolbridge.Toolbox:
