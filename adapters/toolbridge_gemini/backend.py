@@ -50,9 +50,10 @@ class GeminiConnection(Connection):
         self.tools = tools_field(render_tools(tools).definitions)
         key = options.api_key.get_secret_value() if options.api_key else None
         if key is None and not options.base_url and not (
-                os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")):
-            raise UsageError(f"{DIALECT}: the real service needs GEMINI_API_KEY (not set); "
-                             "export it, or pass api_key=... or base_url=... (an emulator)")
+                os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")):
+            raise UsageError(f"{DIALECT}: the real service needs an API key: export "
+                             "GEMINI_API_KEY (or GOOGLE_API_KEY), or pass api_key=... or "
+                             "base_url=... (an emulator)")
         self.client = AsyncGeminiClient(
             base_url=options.base_url, api_key=key, api_version=options.api_version,
             retry=options.retry, timeout=options.timeout, **options.network())

@@ -2,7 +2,8 @@
 `AsyncGeminiClient`.
 
 ``base_url`` (default ``https://generativelanguage.googleapis.com``), ``api_key`` (default
-``$GEMINI_API_KEY``, then ``$GOOGLE_API_KEY``), sent as ``x-goog-api-key``. The API keeps no
+``$GOOGLE_API_KEY``, then ``$GEMINI_API_KEY``, as google-genai reads them), sent as
+``x-goog-api-key``. The API keeps no
 conversation: a dropped stream is sent again (the model runs again; nothing was answered
 yet), bounded by ``retry.max_attempts``. Both clients send the calls of `GeminiCalls`.
 """

@@ -23,8 +23,8 @@ class GeminiServeOptions(ServeOptions):
 
     dialect: ClassVar[str] = DIALECT
     api_key: SecretStr | None = None
-    """The key (default ``$GEMINI_API_KEY``, then ``$GOOGLE_API_KEY``); sent as
-    ``x-goog-api-key``."""
+    """The key (default ``$GOOGLE_API_KEY``, then ``$GEMINI_API_KEY``, as google-genai reads
+    them); sent as ``x-goog-api-key``."""
     model: str = DEFAULT_MODEL
     """Model name (``gemini-2.5-flash``, ``models/...``)."""
     api_version: str = API_VERSION
