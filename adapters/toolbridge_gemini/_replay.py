@@ -53,8 +53,8 @@ def _check_schema(node: Any, at: str) -> None:
     kind = node.get("type")
     if kind is not None and (not isinstance(kind, str) or kind.upper() not in _SCHEMA_TYPES):
         raise ApiError(400, f"Invalid value at '{at}.type' ({kind!r})")
-    if isinstance(kind, str) and kind.upper() == "OBJECT" and "properties" in node and not (
-            node["properties"]):
+    if isinstance(kind, str) and kind.upper() == "OBJECT" and not node.get("properties") and (
+            not isinstance(node.get("additionalProperties"), dict)):
         raise ApiError(400, f"* GenerateContentRequest.{at}.properties: should be non-empty "
                        "for OBJECT type")
     for key, value in node.items():

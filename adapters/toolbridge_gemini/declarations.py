@@ -73,6 +73,12 @@ def json_schema_losses(schema: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(sorted(losses, key=lambda loss: (loss.pointer, loss.keyword)))
 
 
+_NO_ARGUMENTS = frozenset({"type", "properties", "additionalProperties", "title", "description",
+                           "$schema", "required"})
+"""Keys of an arguments object that takes no arguments (``{"type": "object", "properties":
+{}}``, as a Python function without parameters gives)."""
+
+
 def _breaks(losses: Sequence[Any], policy: Any) -> bool:
     if policy == "lossless":
         return bool(losses)
@@ -86,6 +92,10 @@ def render_parameters(parameters: Mapping[str, Any], *, policy: Any = "describe"
     ``properties``). Raises `SchemaConversionError` when both forms break ``policy``."""
     from toolbridge.schema import convert_schema
 
+    if not parameters.get("properties") and not parameters.get("required") and (
+            parameters.get("additionalProperties", False) is False) and not (
+                set(parameters) - _NO_ARGUMENTS):
+        return "parameters", None, ()  # takes no arguments: nothing to declare
     json_losses = json_schema_losses(parameters)
     try:
         sent = convert_schema(parameters, "gemini", policy=policy)
@@ -94,11 +104,7 @@ def render_parameters(parameters: Mapping[str, Any], *, policy: Any = "describe"
             raise
         return "parametersJsonSchema", copy.deepcopy(dict(parameters)), json_losses
     if len(sent.losses) <= len(json_losses):
-        schema = sent.schema
-        if schema.get("type") == "OBJECT" and not schema.get("properties") and not (
-                set(schema) - {"type", "properties", "description", "title"}):
-            return "parameters", None, sent.losses
-        return "parameters", schema, sent.losses
+        return "parameters", sent.schema, sent.losses
     if _breaks(json_losses, policy):
         raise SchemaConversionError(f"{DIALECT}: parametersJsonSchema would lose: "
                                     + "; ".join(map(str, json_losses)), list(json_losses))

@@ -48,6 +48,14 @@ class GeminiSchema(CesSchema):
                       "position accepts any of the item schemas", action="approximated",
                       enforced=True)
         out = super().transform(schema, pointer, root=root)
+        if not root and out.get("type") == "OBJECT" and not out.get("properties") and (
+                not isinstance(out.get("additionalProperties"), dict)):
+            # The API refuses it ("properties: should be non-empty for OBJECT type"), at any
+            # depth; the root of a tool without arguments is left out by the dialect instead.
+            del out["type"]
+            out.pop("properties", None)
+            self.lose(out, pointer, "type", "Gemini refuses an OBJECT without properties; "
+                      "became any value", action="approximated", enforced=True)
         fmt = out.get("format")
         if fmt is not None and fmt not in GEMINI_FORMATS.get(str(out.get("type")), ()):
             self.drop(out, pointer, "format", f"gemini takes no format {fmt!r} on "

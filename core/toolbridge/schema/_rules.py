@@ -75,7 +75,9 @@ RULES: tuple[Rule, ...] = (
                     "(approximated)"),
          _c(_NULLABLE + "; `null` alone → `nullable` (approximated)"),
          _c("upper case (`STRING`…); " + _NULLABLE + "; `null` alone → `nullable` "
-            "(approximated)")),
+            "(approximated)"),
+         gemini=_c("upper case (`STRING`…); " + _NULLABLE + "; `null` alone → `nullable`, "
+                   "an inner `object` without properties → any value (approximated)")),
     Rule("nullable", _c("adds `\"null\"` to `type` / `anyOf`"), K, K),
     Rule("properties", K, K, K),
     Rule("required", _c("lists every property; optional ones become nullable"), K, K),
