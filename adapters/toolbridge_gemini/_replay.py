@@ -84,7 +84,11 @@ def check_tools(tools: Any) -> dict[str, dict[str, Any]]:
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict):
             raise ApiError(400, f"Invalid value at 'tools[{i}]': expected a Tool object")
-        for j, function in enumerate(tool.get("functionDeclarations") or ()):
+        functions = tool.get("functionDeclarations") or []
+        if not isinstance(functions, list):
+            raise ApiError(400, f"Invalid value at 'tools[{i}].function_declarations': "
+                           "expected a list")
+        for j, function in enumerate(functions):
             at = f"tools[{i}].function_declarations[{j}]"
             name = function.get("name") if isinstance(function, dict) else None
             if not isinstance(name, str) or not name:
@@ -111,7 +115,8 @@ def check_tools(tools: Any) -> dict[str, dict[str, Any]]:
 
 def tool_mode(config: Any) -> str:
     """``toolConfig.functionCallingConfig.mode`` (``AUTO`` when absent)."""
-    calling = (config or {}).get("functionCallingConfig") or {}
+    calling = (config if isinstance(config, dict) else {}).get("functionCallingConfig")
+    calling = calling if isinstance(calling, dict) else {}
     mode = str(calling.get("mode") or "AUTO").upper()
     if mode not in _MODES:
         raise ApiError(400, f"Invalid value at 'tool_config.function_calling_config.mode' "
@@ -204,8 +209,9 @@ def replay(model: ScriptedModel, contents: Any) -> Replayed:
             raise ApiError(400, f"* GenerateContentRequest.{at}.parts: contents.parts must "
                            "not be empty." if role in ("user", "model", "function") else
                            f"Please use a valid role: user, model. ({at}.role: {role!r})")
-        responses = [p["functionResponse"] for p in parts
-                     if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+        for j, part in enumerate(parts):
+            _check_part(part, f"{at}.parts[{j}]")
+        responses = [p["functionResponse"] for p in parts if "functionResponse" in p]
         if waiting:
             _answer(model, waiting, responses, at)
             found.tail, found.result_ids = "results", [r.get("id") or r["name"]
@@ -216,8 +222,7 @@ def replay(model: ScriptedModel, contents: Any) -> Replayed:
             raise ApiError(400, f"* GenerateContentRequest.{at}: a function response turn "
                            "must come immediately after a function call turn.")
         if role == "model":
-            calls = [p for p in parts if isinstance(p, dict) and isinstance(
-                p.get("functionCall"), dict)]
+            calls = [p for p in parts if "functionCall" in p]
             found.tail = "model"
             if calls:
                 model_turns.append((i, parts))
@@ -241,8 +246,33 @@ def replay(model: ScriptedModel, contents: Any) -> Replayed:
     return found
 
 
+def _check_part(part: Any, at: str) -> None:
+    """A ``Part`` as the API reads it: an object; a ``functionCall`` with a name, an optional
+    string id and object ``args``; a ``functionResponse`` with an optional string id."""
+    if not isinstance(part, dict):
+        raise ApiError(400, f"Invalid value at '{at}': expected a Part object")
+    for key in ("functionCall", "functionResponse"):
+        if key not in part:
+            continue
+        value = part[key]
+        where = f"{at}.{key}"
+        if not isinstance(value, dict):
+            raise ApiError(400, f"Invalid value at '{where}': expected an object")
+        if value.get("id") is not None and not isinstance(value["id"], str):
+            raise ApiError(400, f"Invalid value at '{where}.id': expected a string")
+        if value.get("name") is not None and not isinstance(value["name"], str):
+            raise ApiError(400, f"Invalid value at '{where}.name': expected a string")
+        if key == "functionCall":
+            if not value.get("name"):
+                raise ApiError(400, f"* GenerateContentRequest.{where}.name: Name cannot be "
+                               "empty.")
+            if value.get("args") is not None and not isinstance(value["args"], dict):
+                raise ApiError(400, f"Invalid value at '{where}.args': expected an object")
+
+
 def _check_signature(parts: list[Any], at: str) -> None:
-    index, first = next((j, p) for j, p in enumerate(parts) if "functionCall" in p)
+    index, first = next((j, p) for j, p in enumerate(parts)
+                        if isinstance(p, dict) and "functionCall" in p)
     issued = signature_bytes(first.get("thoughtSignature"))
     if "thoughtSignature" not in first:
         name = first["functionCall"].get("name")

@@ -173,3 +173,24 @@ def test_calls_without_ids_and_float_numbers() -> None:
             model=MODEL, contents=[*contents, response.candidates[0].content,  # type: ignore[index, list-item]
                                    answers(response)], config=config())
         assert final.text == 'Answer: ["sunny in Paris", "sunny in Lima"]'
+
+
+@pytest.mark.parametrize(("where", "value"), [
+    (("functionCall", "id"), ["a"]), (("functionCall", "args"), "x"),
+    (("functionCall", "name"), ""), (("functionCall",), 1)])
+def test_malformed_parts_sent_back_are_refused_not_crashed_on(
+        emu: Any, where: tuple[str, ...], value: Any) -> None:
+    client = sdk(emu.base_url)
+    contents, response = ask(client)
+    model = response.candidates[0].content.model_dump(mode="json", by_alias=True,  # type: ignore[index, union-attr]
+                                                      exclude_none=True)
+    node = model["parts"][0]
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    reply = answers(response).model_dump(mode="json", by_alias=True, exclude_none=True)
+    answer = httpx.post(f"{emu.base_url}/v1/models/{MODEL}:generateContent",
+                        headers={"x-goog-api-key": "k"},
+                        json={"contents": [{"role": "user", "parts": [{"text": "Weather?"}]},
+                                           model, reply]})
+    assert answer.status_code == 400 and answer.json()["error"]["status"] == "INVALID_ARGUMENT"
