@@ -181,7 +181,7 @@ def test_calls_without_ids_and_float_numbers() -> None:
 def test_malformed_parts_sent_back_are_refused_not_crashed_on(
         emu: Any, where: tuple[str, ...], value: Any) -> None:
     client = sdk(emu.base_url)
-    contents, response = ask(client)
+    _, response = ask(client)
     model = response.candidates[0].content.model_dump(mode="json", by_alias=True,  # type: ignore[index, union-attr]
                                                       exclude_none=True)
     node = model["parts"][0]
