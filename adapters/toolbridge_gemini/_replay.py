@@ -113,15 +113,25 @@ def check_tools(tools: Any) -> dict[str, dict[str, Any]]:
     return declared
 
 
-def tool_mode(config: Any) -> str:
-    """``toolConfig.functionCallingConfig.mode`` (``AUTO`` when absent)."""
+def tool_mode(config: Any) -> tuple[str, frozenset[str] | None]:
+    """``toolConfig.functionCallingConfig``: the ``mode`` (``AUTO`` when absent) and the
+    ``allowedFunctionNames`` (None: any declared function)."""
     calling = (config if isinstance(config, dict) else {}).get("functionCallingConfig")
     calling = calling if isinstance(calling, dict) else {}
     mode = str(calling.get("mode") or "AUTO").upper()
     if mode not in _MODES:
         raise ApiError(400, f"Invalid value at 'tool_config.function_calling_config.mode' "
                        f"({calling.get('mode')!r})")
-    return mode
+    allowed = calling.get("allowedFunctionNames")
+    if allowed is None:
+        return mode, None
+    if not isinstance(allowed, list) or not all(isinstance(n, str) for n in allowed):
+        raise ApiError(400, "Invalid value at 'tool_config.function_calling_config."
+                       "allowed_function_names': expected a list of strings")
+    if mode not in ("ANY", "VALIDATED"):
+        raise ApiError(400, "* GenerateContentRequest.tool_config.function_calling_config."
+                       "allowed_function_names: only allowed when mode is ANY or VALIDATED")
+    return mode, frozenset(allowed)
 
 
 def signature_bytes(text: Any) -> bytes | None:

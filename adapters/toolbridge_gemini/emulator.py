@@ -110,7 +110,7 @@ class GeminiEmulator(Emulator):
                 raise ApiError(400, f'Invalid JSON payload received. Unknown name "{key}": '
                                "Cannot find field.")
         declared = check_tools(body.get("tools"))
-        mode = tool_mode(body.get("toolConfig"))
+        mode, allowed = tool_mode(body.get("toolConfig"))
         model = ScriptedModel(self.script, declared, new_id=self._new_id,
                               unsupported={"broken_json": _NO_ARGUMENT_TEXT})
         found = replay(model, body.get("contents"))
@@ -119,6 +119,11 @@ class GeminiEmulator(Emulator):
                            "and model (the last content is the model's).")
         try:
             calls = [] if mode == "NONE" else model.next_round()
+            outside = sorted({c.name for c in calls if c.misbehave != "unknown_tool"}
+                             - allowed) if allowed is not None else []
+            if outside:
+                raise ScriptError(f"the script calls {', '.join(outside)}, outside "
+                                  "allowedFunctionNames")
         except ScriptError as exc:
             raise ApiError(400, f"emulator script error: {exc}") from None
         self.generated += 1

@@ -161,6 +161,18 @@ def test_mode_none_calls_nothing(emu: Any) -> None:
     assert not response.function_calls and response.text == "Answer: []"
 
 
+def test_allowed_function_names_bound_the_script(emu: Any) -> None:
+    client = sdk(emu.base_url)
+    cfg = config()
+    cfg.tool_config = types.ToolConfig(function_calling_config=types.FunctionCallingConfig(
+        mode=types.FunctionCallingConfigMode.ANY, allowed_function_names=["create_ticket"]))
+    with pytest.raises(errors.ClientError, match="outside allowedFunctionNames"):
+        client.models.generate_content(model=MODEL, contents="Weather?", config=cfg)
+    cfg.tool_config.function_calling_config.allowed_function_names = ["get_weather"]  # type: ignore[union-attr]
+    assert len(client.models.generate_content(model=MODEL, contents="Weather?",
+                                              config=cfg).function_calls or []) == 2
+
+
 def test_calls_without_ids_and_float_numbers() -> None:
     with emulator("gemini", script=PARALLEL, faults={"omit_call_ids": True},
                   number_style="float") as emu:
