@@ -11,7 +11,10 @@ type, the way a client of that SDK gets it:
 - openai-responses: a response with 8 ``function_call`` items (`Response.model_validate`),
   carrying the tools;
 - openai-chat: a completion whose message has 8 ``tool_calls``
-  (`ChatCompletion.model_validate`); without ``conversation=...`` nothing is stored.
+  (`ChatCompletion.model_validate`); without ``conversation=...`` nothing is stored;
+- gemini: a ``GenerateContentResponse`` whose model content has 8 ``functionCall`` parts,
+  the first with its ``thoughtSignature`` (`GenerateContentResponse.model_validate`, the
+  google-genai parse); without ``conversation=...`` nothing is stored.
 
 The strict dialects (Assistants, Responses, Chat render the tools with ``strict: true``) send
 ``null`` for an optional parameter the model leaves out, as a strict model does.
@@ -54,6 +57,7 @@ class Dialects:
     def __init__(self, box: toolbridge.Toolbox, arguments: list[tuple[str, dict[str, Any]]]
                  ) -> None:
         from google.cloud import ces_v1
+        from google.genai.types import GenerateContentResponse
         from openai.types.beta.threads.run import Run
         from openai.types.chat.chat_completion import ChatCompletion
         from openai.types.responses.response import Response
@@ -73,12 +77,14 @@ class Dialects:
             "google-ces": ces_v1.RunSessionResponse.from_json,
             "openai-responses": Response.model_validate,
             "openai-chat": ChatCompletion.model_validate,
+            "gemini": GenerateContentResponse.model_validate,
         }
         self.sdk_names = {
             "openai-assistants": "Run.model_validate",
             "google-ces": "RunSessionResponse.from_json",
             "openai-responses": "Response.model_validate",
             "openai-chat": "ChatCompletion.model_validate",
+            "gemini": "GenerateContentResponse.model_validate",
         }
 
     def payload(self, dialect: str, tag: str) -> Any:
@@ -120,3 +126,12 @@ class Dialects:
         choice = copy.deepcopy(self.completion["choices"][0])
         choice["message"]["tool_calls"] = calls
         return {**self.completion, "id": f"chatcmpl-{tag}", "choices": [choice]}
+
+    def _gemini(self, tag: str) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = [
+            {"functionCall": {"id": f"{tag}-{i}", "name": name, "args": copy.deepcopy(args)}}
+            for i, (name, args) in enumerate(self.arguments)]
+        parts[0]["thoughtSignature"] = "CvSdOrCYUtZM0wBvkXhHjnYP61ZjIrqm7Fg9pzZugHoKIgE="
+        return {"candidates": [{"content": {"role": "model", "parts": parts},
+                                "finishReason": "STOP", "index": 0}],
+                "modelVersion": "gemini-2.5-flash", "responseId": f"resp-{tag}"}

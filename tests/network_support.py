@@ -110,6 +110,7 @@ Make = Callable[..., Any]
 
 def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
     """Per dialect: sync client, async client, and the one call (awaited for the async)."""
+    from toolbridge_gemini.client import AsyncGeminiClient, GeminiClient
     from toolbridge_google_ces.client import AsyncCesClient, CesClient
     from toolbridge_openai_agents.client import AgentsClient, AsyncAgentsClient
     from toolbridge_openai_assistants.client import AssistantsClient, AsyncAssistantsClient
@@ -122,6 +123,9 @@ def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
     def ces(kind: Any) -> Make:
         return lambda base, **net: kind(base_url=base, token="t", retry=ONCE, **net)
 
+    def gemini(kind: Any) -> Make:
+        return lambda base, **net: kind(base_url=base, api_key="k", retry=ONCE, **net)
+
     return {
         "openai-chat": (openai(ChatClient), openai(AsyncChatClient), lambda c: c.create(
             model="gpt-4o", messages=[{"role": "user", "content": "hi"}])),
@@ -132,13 +136,16 @@ def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
         "openai-assistants": (openai(AssistantsClient), openai(AsyncAssistantsClient),
                               lambda c: c.create_assistant(model="gpt-4o")),
         "google-ces": (ces(CesClient), ces(AsyncCesClient), lambda c: c.list_tools(DEMO_APP)),
+        "gemini": (gemini(GeminiClient), gemini(AsyncGeminiClient), lambda c: c.generate(
+            "gemini-2.5-flash", contents=[{"role": "user", "parts": [{"text": "hi"}]}])),
     }
 
 
 CLIENTS = _clients()
 PATHS = {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/responses",
          "openai-agents": "/v1/agents/sessions", "openai-assistants": "/v1/assistants",
-         "google-ces": "/v1/" + DEMO_APP + "/tools"}
+         "google-ces": "/v1/" + DEMO_APP + "/tools",
+         "gemini": "/v1/models/gemini-2.5-flash:generateContent"}
 """The path of each dialect's one request, as the proxy and the emulator see it."""
 
 

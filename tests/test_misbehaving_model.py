@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import pytest
 
-from toolbridge import Toolbox, Transcript
+from toolbridge import Toolbox, Transcript, get_dialect
 from toolbridge.plugin import capabilities
 from toolbridge.testing import converse, installed_dialects
 
@@ -94,9 +94,11 @@ BAD_CALLS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
+STRUCT_ARGUMENTS = {"gemini", "google-ces"}
+"""The wires whose calls carry their arguments as a Struct (a JSON object), never as text."""
 EXPRESSIBLE = [(d, k) for d in BUILT_IN for k in sorted(BAD_CALLS)
-               if (d, k) not in (("google-ces", "broken_json"),  # see test_broken_json_on_ces_...
-                                 ("anthropic-messages", "broken_json"))]  # ..._when_streamed
+               if not (d in STRUCT_ARGUMENTS and k == "broken_json")  # see test_broken_json_..
+               and (d, k) != ("anthropic-messages", "broken_json")]  # ..._when_streamed
 
 
 @pytest.mark.parametrize(("dialect", "kind"), EXPRESSIBLE)
@@ -123,9 +125,10 @@ def test_a_bad_call_does_not_sink_its_parallel_neighbour(dialect: str) -> None:
     assert_continued(transcript, ran, bad=2)
 
 
-def test_broken_json_on_ces_is_a_script_error() -> None:
+@pytest.mark.parametrize("dialect", sorted(STRUCT_ARGUMENTS & set(BUILT_IN)))
+def test_broken_json_on_struct_arguments_is_a_script_error(dialect: str) -> None:
     toolbox, _ = make_toolbox()
-    transcript = converse(toolbox, "google-ces", ["Weather?"],
+    transcript = converse(toolbox, dialect, ["Weather?"],
                           script=script([BAD_CALLS["broken_json"][0]]))
     assert transcript.status == "failed", transcript.render()
     assert "cannot be expressed" in str(transcript.error)
@@ -191,7 +194,7 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
         assert_continued(transcript, ran, bad=3)
 
 
-CARRIES_REPEATS = {"openai-assistants", "openai-chat"}
+CARRIES_REPEATS = {d for d in BUILT_IN if get_dialect(d).limits.repeated_result_ids}
 """The wires that take one result per listed call, a repeated id too
 (`DialectLimits.repeated_result_ids`); the others match results to calls by id."""
 

@@ -24,6 +24,9 @@ IDLE: dict[str, tuple[dict[str, Any], str]] = {
                           "output": [{"type": "message", "role": "assistant", "content": []}]},
                          "the response's status is 'completed': its output holds no "
                          "function_call"),
+    "gemini": ({"candidates": [{"content": {"role": "model", "parts": [{"text": "bye"}]},
+                                "finishReason": "STOP"}]},
+               "the model content has no functionCall parts"),
     "google-ces": ({"outputs": [{"text": "bye", "turnIndex": 1, "turnCompleted": True}]},
                    "no output holds toolCalls (the agent answered with text, or ended the "
                    "turn)"),

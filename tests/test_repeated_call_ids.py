@@ -57,7 +57,25 @@ CASES: dict[str, tuple[str, Callable[[Any], list[Any]], str,
         "anthropic_messages/payloads/anthropic-messages.tool-use.response.json",
         lambda p: tool_uses(p["content"]), "id", lambda b: b["messages"][0]["content"],
         "tool_use_id"),
+    "gemini": (
+        "gemini/payloads/gemini.generate-content.response.function-calls.json",
+        lambda p: function_parts(p["candidates"][0]["content"]), "functionCall.id",
+        lambda b: b["contents"][0]["parts"], "functionResponse.id"),
 }
+"""(An id field may be a dotted path: Gemini's parts hold the call, its id inside.)"""
+
+
+def function_parts(content: dict[str, Any]) -> list[Any]:
+    """The content's parts, reduced (in place) to its function calls (no thought part)."""
+    content["parts"] = [p for p in content["parts"] if "functionCall" in p]
+    parts: list[Any] = content["parts"]
+    return parts
+
+
+def field(item: dict[str, Any], path: str) -> Any:
+    for key in path.split("."):
+        item = item.get(key) or {}
+    return item
 
 
 ONE_CALL_PER_PAYLOAD = {"mcp"}
@@ -71,7 +89,8 @@ def test_every_built_in_dialect_is_covered() -> None:
 
 
 def name_of(call: dict[str, Any]) -> str:
-    return str(call.get("name") or call.get("displayName") or call["function"]["name"])
+    return str(call.get("name") or call.get("displayName") or (
+        call.get("functionCall") or call["function"])["name"])
 
 
 @pytest.mark.parametrize("dialect", sorted(CASES))
@@ -89,8 +108,8 @@ def test_a_repeated_id_runs_once_and_sinks_no_neighbour(dialect: str) -> None:
     answers = answers_of(toolbox.handle(dialect, payload))
 
     assert sorted(ran) == sorted(name_of(c) for c in calls[:1] + calls[2:])  # each once
-    repeated = calls[0][id_field]
-    of_repeated = [a for a in answers if a[answer_id] == repeated]
+    repeated = field(calls[0], id_field)
+    of_repeated = [a for a in answers if field(a, answer_id) == repeated]
     text = json.dumps(of_repeated)
     assert f"ran {name_of(calls[0])}" in text
     if toolbridge.get_dialect(dialect).limits.repeated_result_ids:
@@ -99,10 +118,10 @@ def test_a_repeated_id_runs_once_and_sinks_no_neighbour(dialect: str) -> None:
     else:
         assert len(answers) == len(calls) - 1 and len(of_repeated) == 1
         assert "repeats" not in text
-    others = {c[id_field] for c in calls[2:]}
-    assert others <= {a[answer_id] for a in answers}
+    others = {field(c, id_field) for c in calls[2:]}
+    assert others <= {field(a, answer_id) for a in answers}
 
 
 def test_the_wires_that_carry_a_result_per_listed_call() -> None:
     carrying = {name for name in CASES if toolbridge.get_dialect(name).limits.repeated_result_ids}
-    assert carrying == {"openai-assistants", "openai-chat"}
+    assert carrying == {"gemini", "openai-assistants", "openai-chat"}

@@ -183,7 +183,8 @@ def test_every_served_turn_is_the_parent_of_its_calls(recorded: Recorded, dialec
     assert turn.kind is SpanKind.CLIENT
     assert turn.attributes["gen_ai.operation.name"] == "invoke_agent"
     assert turn.attributes["gen_ai.conversation.id"] == transcript.conversation
-    assert turn.attributes["gen_ai.provider.name"] in ("openai", "gcp.vertex_ai", "anthropic")
+    assert turn.attributes["gen_ai.provider.name"] in ("openai", "gcp.vertex_ai", "anthropic",
+                                                       "gcp.gemini")
     assert turn.attributes["toolbridge.dialect"] == dialect
     calls = recorded.finished("execute_tool")
     assert sorted(s.attributes["gen_ai.tool.name"] for s in calls) == [

@@ -12,6 +12,7 @@ from typing import Any
 from toolbridge.errors import SchemaConversionError, UsageError
 from toolbridge.schema._anthropic import AnthropicStrictSchema
 from toolbridge.schema._ces import CesSchema
+from toolbridge.schema._gemini import GeminiSchema
 from toolbridge.schema._normalize import normalize
 from toolbridge.schema._openai_strict import ROOT_PROPERTY, OpenAIStrictSchema
 from toolbridge.schema._openapi30 import OpenAPI30Schema, inline_recursion, validate_openapi30
@@ -32,6 +33,7 @@ TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
     "openapi-3.0": OpenAPI30Schema,
     "ces": CesSchema,
     "anthropic-strict": AnthropicStrictSchema,
+    "gemini": GeminiSchema,
 }
 
 log = logging.getLogger("toolbridge.schema")
@@ -61,7 +63,7 @@ def convert_schema(
     # OpenAI strict holds `$defs`: a shared definition stays there instead of being copied to
     # every use, which could push a schema past OpenAI's documented limits.
     norm = normalize(schema, keep_shared=target == "openai-strict")
-    if target in ("openapi-3.0", "anthropic-strict"):  # neither holds recursion
+    if target in ("openapi-3.0", "anthropic-strict", "gemini"):  # none holds definitions
         norm = inline_recursion(norm)
     transformer = transformer_cls(norm.schema, policy=policy, origins=norm.origins)
     converted = transformer.walk()

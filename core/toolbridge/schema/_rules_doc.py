@@ -146,6 +146,18 @@ A dialect's limits on whole tool lists are enforced where tools render
 `render_tools`): more than `DialectLimits.max_tools` tools (128 on all three) or a list over
 `DialectLimits.max_tools_bytes` is a `UsageError` naming the limit, before any backend sees it.
 
+### Gemini: `parameters` or `parametersJsonSchema`
+
+The `gemini` target is the Gemini API's `Schema` (`FunctionDeclaration.parameters`): CES's
+rules, plus `pattern`, `minLength`/`maxLength`, `minProperties`/`maxProperties`, `example`
+and the formats Gemini takes; counts are plain numbers, and recursion is unrolled as for
+OpenAPI 3.0 (the SDK inlines definitions before sending). A declaration may instead carry
+`parametersJsonSchema`, the JSON Schema as written, of which the model ignores the keywords
+outside Gemini's documented subset (`toolbridge_gemini.json_schema_losses` reports them): the
+`gemini` dialect sends whichever form loses less, `parameters` on a tie, so
+`additionalProperties: false`, `$ref` recursion and tuples go as JSON Schema
+(see [the Gemini dialect](dialects/gemini.md)).
+
 ## Arguments back
 
 `decode_arguments(schema, arguments)` undoes what a backend does to arguments: integral

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 LOSS_POLICIES: tuple[LossPolicy, ...] = ("allow", "describe", "error", "lossless")
-SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces", "anthropic-strict"]
+SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces", "anthropic-strict", "gemini"]
 """Schema dialects :func:`convert_schema` writes."""
 LossAction = Literal["dropped", "described", "approximated"]
 
