@@ -138,9 +138,13 @@ class EmuSession:
             else:
                 event = self.emit(CUSTOM_TOOL_USE, event_id=call.id, name=call.name,
                                   input=dict(call.arguments))
-            self.held[call.id] = event
+            if call.issued:  # a reused id is listed, but its result was taken before
+                self.held[call.id] = event
         self._idle({"type": "requires_action", "event_ids": list(dict.fromkeys(
             c.id for c in calls))})
+        if not self.held:  # only reused ids: nothing to wait for
+            self._running()
+            self.advance()
 
     # ------------------------------------------------------------------ answers
     def check_answer(self, event: Mapping[str, Any], param: str) -> str:

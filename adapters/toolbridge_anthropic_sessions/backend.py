@@ -20,7 +20,7 @@ from toolbridge.plugin import Connection, Dialect, Step, StreamingBackend
 
 from ._requests import DEFAULT_BASE_URL
 from ._turns import since_message, step_of
-from .client import AsyncEventStream, AsyncSessionsClient
+from .client import AsyncSessionsClient
 from .options import SessionsOptions
 from .translate import pending_events, render_tools
 from .wire import DIALECT
@@ -89,7 +89,9 @@ class SessionsBackend(StreamingBackend):
         self.client = connection.client
         self.dialect = connection.dialect
         self.conversation = session_id
-        self._stream: AsyncEventStream | None = None
+        self._reader: asyncio.Task[None] | None = None
+        """Reads the open event stream into `_queue` (``None`` at its end: read back)."""
+        self._queue: asyncio.Queue[Mapping[str, Any] | None] = asyncio.Queue()
         self._turn: list[Mapping[str, Any]] | None = None
         """The awaited turn's events from the stream (``None`` until its message shows)."""
         self._message_id: str | None = None
@@ -98,9 +100,8 @@ class SessionsBackend(StreamingBackend):
         self._reported: str | None = None
         """The id of the event behind the last step `next` gave (never given twice by one
         backend; a successor gives the step it finds again, `Step.fresh`)."""
-        self._idle = asyncio.Event()
-        self._idle.set()
-        """Clear while `send` posts the message (`next` waits for its event id)."""
+        self._ready = asyncio.Event()
+        """Set once there is a turn to follow (a message posted, or a session served)."""
 
     # ------------------------------------------------------------------ the seam
     async def open(self) -> None:
@@ -116,14 +117,12 @@ class SessionsBackend(StreamingBackend):
     async def send(self, message: str) -> Step | None:
         await self.open()
         self._serving, self._turn, self._message_id = False, None, None
-        self._idle.clear()
-        try:
-            if self._stream is None:  # first, so that no event of the turn is missed
-                self._stream = await self.client.stream_events(self.conversation)
-            sent = await self.client.send_message(self.conversation, message)
-            self._message_id = str((sent.get("data") or [{}])[0].get("id") or "") or None
-        finally:
-            self._idle.set()
+        self._ready.clear()
+        if self._reader is None:  # first, so that no event of the turn is missed
+            await self._open_stream()
+        sent = await self.client.send_message(self.conversation, message)
+        self._message_id = str((sent.get("data") or [{}])[0].get("id") or "") or None
+        self._ready.set()
         return None
 
     async def sent(self, message: str) -> bool | None:
@@ -135,6 +134,8 @@ class SessionsBackend(StreamingBackend):
         if turn is None or _text(turn[0]) != message:
             return False
         self._serving, self._turn, self._message_id = False, None, str(turn[0].get("id"))
+        self._queue.put_nowait(None)  # `next` reads the turn back from the events
+        self._ready.set()
         return True
 
     async def resume(self) -> Step | None:
@@ -142,21 +143,19 @@ class SessionsBackend(StreamingBackend):
             raise UsageError(f"{DIALECT}: serving needs session_id=<the session to serve>")
         if self._message_id is None:
             self._serving = True
+        self._ready.set()
         return None  # `next` reads the session's events when it opens the stream
 
     async def next(self) -> Step:
+        await self._ready.wait()
         while True:
-            await self._idle.wait()
-            if self._stream is None:
+            if self._reader is None:
                 found = await self._resync()
                 if found is not None:
                     return found
                 continue
-            try:
-                event = await self._stream.__anext__()
-            except (StopAsyncIteration, BackendError) as exc:
-                log.info("%s: session %s stream ended (%s); reading its events", DIALECT,
-                         self.conversation, type(exc).__name__)
+            event = await self._queue.get()
+            if event is None:  # the stream ended or dropped, or the turn is to be read back
                 await self._close_stream()
                 continue
             found = self._see(event)
@@ -200,15 +199,17 @@ class SessionsBackend(StreamingBackend):
 
     # ------------------------------------------------------------------ the turn
     def _turn_of(self, events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
-        if self._serving or self._message_id is None:
+        """The followed turn's events; ``None`` while its message is unknown or not listed."""
+        if self._serving:
             return since_message(events) or list(events)
+        if self._message_id is None:
+            return None
         return since_message(events, self._message_id)
 
     def _see(self, event: Mapping[str, Any]) -> Step | None:
         """Follow the awaited turn on the stream; the step an event ends on, if any."""
         if event.get("type") == "user.message" and (
-                self._serving or event.get("id") == self._message_id
-                or self._message_id is None):
+                self._serving or event.get("id") == self._message_id):
             self._turn = []
         if self._turn is None:
             return None
@@ -218,7 +219,7 @@ class SessionsBackend(StreamingBackend):
 
     async def _resync(self) -> Step | None:
         """Open the stream again, then read the turn from the events list."""
-        self._stream = await self.client.stream_events(self.conversation)
+        await self._open_stream()
         events = await self.client.all_events(self.conversation)
         turn = self._turn_of(events)
         self._turn = turn
@@ -239,10 +240,28 @@ class SessionsBackend(StreamingBackend):
         answered = {str(e.get("custom_tool_use_id") or e.get("tool_use_id")) for e in events}
         return not answered & waiting
 
+    async def _open_stream(self) -> None:
+        """Connect the event stream and read it into a fresh queue."""
+        stream = await self.client.stream_events(self.conversation)
+        queue = self._queue = asyncio.Queue()
+
+        async def read() -> None:
+            try:
+                async for event in stream:
+                    queue.put_nowait(event)
+            except BackendError as exc:
+                log.info("%s: session %s stream failed: %s", DIALECT, self.conversation, exc)
+            finally:
+                queue.put_nowait(None)
+                await stream.aclose()
+
+        self._reader = asyncio.create_task(read())
+
     async def _close_stream(self) -> None:
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            await stream.aclose()
+        reader, self._reader = self._reader, None
+        if reader is not None and not reader.done():
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
 
 
 def _text(event: Mapping[str, Any]) -> str:

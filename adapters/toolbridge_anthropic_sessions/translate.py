@@ -87,16 +87,17 @@ def _events_of(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def pending_events(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The call events still waiting for an answer in ``payload`` (see the module docs).
 
-    An answer closes the latest call event of its id before it (a model may use an id
-    again, in a later round)."""
+    An answer closes the call events of its id before it (a model may use an id again, in
+    a later round; events repeating an id in one round are all listed, for the runtime to
+    answer once)."""
     events = _events_of(payload)
     named: list[str] | None = None
-    open_calls: dict[str, Mapping[str, Any]] = {}
+    open_calls: dict[str, list[Mapping[str, Any]]] = {}
     for index, event in enumerate(events):
         kind = event["type"]
         stop = event.get("stop_reason")
         if kind in CALL_EVENTS:
-            open_calls[str(event.get("id"))] = event
+            open_calls.setdefault(str(event.get("id")), []).append(event)
         elif kind in (CUSTOM_TOOL_RESULT, CONFIRMATION):
             open_calls.pop(str(event.get("custom_tool_use_id") or event.get("tool_use_id")),
                            None)
@@ -110,8 +111,8 @@ def pending_events(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         elif kind in ("user.message", "session.status_running"):
             named = None  # the session went on: that idle is over
     if named is None:
-        return [e for e in open_calls.values() if e["type"] == CUSTOM_TOOL_USE]
-    return [open_calls[i] for i in named if i in open_calls]
+        return [e for same in open_calls.values() for e in same if e["type"] == CUSTOM_TOOL_USE]
+    return [e for i in named for e in open_calls.get(i, ())]
 
 
 def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
