@@ -30,9 +30,11 @@ EXPECTED: dict[str, tuple[bool | None, bool | None]] = {
     # dialect: (sent(the latest message), sent(another message))
     "openai-agents": (True, False), "openai-assistants": (True, False),
     "openai-responses": (True, False), "openai-chat": (False, False), "google-ces": (None, None),
+    "anthropic-sessions": (True, False),
 }
 SECOND_MESSAGE = {  # the request that carries the second user message
     "openai-agents": "/events", "openai-assistants": "/messages", "openai-responses": "/responses",
+    "anthropic-sessions": "/events",
 }
 
 
