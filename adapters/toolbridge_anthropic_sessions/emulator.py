@@ -4,7 +4,8 @@ send, SSE stream), on loopback, strict and scripted.
 Routes (under ``/v1``): ``POST|GET /agents``, ``GET /agents/{id}``, ``POST /environments``,
 ``GET /environments/{id}``, ``POST|GET /sessions``, ``GET /sessions/{id}``,
 ``GET|POST /sessions/{id}/events`` and ``GET /sessions/{id}/events/stream`` (also at
-``/sessions/{id}/stream``). Every request needs ``x-api-key`` and the
+``/sessions/{id}/stream``). Every request needs a key (``x-api-key``, or the
+``Authorization: Bearer`` the SDK 2.15 sends) and the
 ``anthropic-beta: managed-agents-2026-04-01`` header, as the real API does. Faults
 (`SessionsFaults`): the shared stream ones.
 """
@@ -284,7 +285,9 @@ class SessionsEmulator(Emulator):
 
 
 def _check_headers(request: Request) -> None:
-    if not request.headers.get("x-api-key"):
+    bearer = request.headers.get("authorization", "")
+    if not request.headers.get("x-api-key") and not (
+            bearer.startswith("Bearer ") and bearer[7:].strip()):
         raise ApiError(401, "x-api-key header is required", "authentication_error")
     betas = {b.strip() for b in request.headers.get("anthropic-beta", "").split(",")}
     if BETA not in betas:
