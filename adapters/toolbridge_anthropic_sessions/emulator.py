@@ -115,14 +115,14 @@ class SessionsEmulator(Emulator):
         if not isinstance(model, dict) or not isinstance(model.get("id"), str):
             raise ApiError(400, "model: Field required")
         tools = _checked_tools(body.get("tools", []))
-        stamp = now()
-        agent = {"id": new_id("agent"), "type": "agent", "archived_at": None,
+        stamp, agent_id = now(), new_id("agent")
+        agent: dict[str, Any] = {"id": agent_id, "type": "agent", "archived_at": None,
                  "created_at": stamp, "updated_at": stamp, "description": body.get(
                      "description"), "execution_identity": {"type": "service_account"},
                  "mcp_servers": list(body.get("mcp_servers") or []),
                  "metadata": dict(body.get("metadata") or {}), "model": model, "name": name,
                  "skills": [], "system": body.get("system"), "tools": tools, "version": 1}
-        self.agents[agent["id"]] = agent
+        self.agents[agent_id] = agent
         return JSONResponse(agent)
 
     async def _retrieve_agent(self, request: Request) -> Response:

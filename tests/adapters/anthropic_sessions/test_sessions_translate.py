@@ -4,33 +4,29 @@ SDK's types (our bodies parse as its params; its objects read as payloads)."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic.types.beta.beta_managed_agents_custom_tool_params import (
+    BetaManagedAgentsCustomToolParams,
+)
 from anthropic.types.beta.sessions.beta_managed_agents_agent_custom_tool_use_event import (
     BetaManagedAgentsAgentCustomToolUseEvent,
 )
 from anthropic.types.beta.sessions.beta_managed_agents_session_status_idle_event import (
     BetaManagedAgentsSessionStatusIdleEvent,
 )
-from anthropic.types.beta.sessions.beta_managed_agents_user_custom_tool_result_event_params import (  # noqa: E501
+from anthropic.types.beta.sessions.beta_managed_agents_user_custom_tool_result_event_params import (
     BetaManagedAgentsUserCustomToolResultEventParams,
 )
-from anthropic.types.beta.sessions.beta_managed_agents_user_tool_confirmation_event_params import (  # noqa: E501
+from anthropic.types.beta.sessions.beta_managed_agents_user_tool_confirmation_event_params import (
     BetaManagedAgentsUserToolConfirmationEventParams,
 )
-from anthropic.types.beta.beta_managed_agents_custom_tool_params import (
-    BetaManagedAgentsCustomToolParams,
-)
+from openai_sdk_types import check_param  # structural TypedDict checks (any SDK)
 
 import toolbridge
 from toolbridge import Content, ImagePart, TextPart, ToolResult, WireFormatError
 from toolbridge.plugin import capabilities
-
-sys.path.insert(0, str(Path(__file__).parents[2]))
-from openai_sdk_types import check_param  # noqa: E402  (structural TypedDict checks)
 
 DIALECT = "anthropic-sessions"
 STAMP = "2026-04-01T10:00:00Z"
