@@ -51,7 +51,8 @@ def test_policy_error_prints_every_dialect_then_fails(
     assert all(f"== {name}" in out for name in DIALECTS)  # printed before failing
     assert out.count("-- fails --policy error") == 1  # CES drops `format`; nothing checks it
     assert "tool 'mail'" in out and "not enforced" in out
-    assert err.startswith("toolbridge: failed: --policy error: 1 of 5 dialect(s)")
+    assert err.startswith(f"toolbridge: failed: --policy error: 1 of {len(DIALECTS)} "
+                          "dialect(s)")
     assert "google-ces" in err and err.count("\n") == 1
 
 

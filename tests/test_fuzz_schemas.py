@@ -45,7 +45,7 @@ from schema_checks import CHECKS, STRICT_LIMITS, strict_sizes
 
 CASES = 90 * SCALE
 SEED = 1604
-TARGETS = ("openai-strict", "openapi-3.0", "ces")
+TARGETS = ("openai-strict", "openapi-3.0", "ces", "anthropic-strict")
 
 
 @functools.cache

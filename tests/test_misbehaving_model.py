@@ -97,7 +97,8 @@ BAD_CALLS: dict[str, tuple[dict[str, Any], str]] = {
 NO_ARGUMENT_TEXT = [d for d in ("google-ces", "anthropic-sessions") if d in BUILT_IN]
 """Wires whose call arguments are an object, never text: broken JSON cannot be sent."""
 EXPRESSIBLE = [(d, k) for d in BUILT_IN for k in sorted(BAD_CALLS)
-               if not (d in NO_ARGUMENT_TEXT and k == "broken_json")]  # see below
+               if not (d in NO_ARGUMENT_TEXT and k == "broken_json")  # see below
+               and (d, k) != ("anthropic-messages", "broken_json")]  # ..._when_streamed
 
 
 @pytest.mark.parametrize(("dialect", "kind"), EXPRESSIBLE)
@@ -132,6 +133,23 @@ def test_broken_json_where_arguments_are_objects_is_a_script_error(dialect: str)
     assert transcript.status == "failed", transcript.render()
     assert "cannot be expressed" in str(transcript.error)
     assert "emulator script error" in str(transcript.error)
+
+
+def test_broken_json_on_anthropic_messages_only_when_streamed() -> None:
+    """A message that is not streamed carries each tool input as an object; streamed, the
+    input's JSON pieces (input_json_delta) can be broken, and toolbridge answers the call."""
+    call, expected = BAD_CALLS["broken_json"]
+    toolbox, _ = make_toolbox()
+    transcript = converse(toolbox, "anthropic-messages", ["Weather?"], script=script([call]))
+    assert transcript.status == "failed", transcript.render()
+    assert "input_json_delta" in str(transcript.error)
+    toolbox, ran = make_toolbox()
+    transcript = converse(toolbox, "anthropic-messages", ["Weather?"], script=script([call]),
+                          stream=True)
+    assert expected in results(transcript)[0], transcript.render()
+    assert expected in error_of(received(transcript)[0])
+    assert ("get_weather", "Lima") not in ran
+    assert_continued(transcript, ran)
 
 
 def test_a_hallucinated_id_on_chat_is_a_script_error() -> None:

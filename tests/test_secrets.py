@@ -213,6 +213,8 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
         options.update(project_endpoint=f"{root}/api/projects/p", credential=_Credential(secret))
     elif dialect == "google-ces":
         options.update(token=secret)
+    elif variant == "auth_token":  # Anthropic: a bearer token instead of x-api-key
+        options.update(auth_token=secret)
     else:
         options.update(api_key=secret)
     if "retry" in described:
@@ -224,7 +226,7 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
 
 VARIANTS = [(d, "key") for d in DIALECTS] + [
     ("openai-assistants", "azure"), ("openai-chat", "azure"), ("openai-responses", "azure"),
-    ("openai-responses", "foundry")]
+    ("openai-responses", "foundry"), ("anthropic-messages", "auth_token")]
 
 
 def _toolbox(secret: str) -> Toolbox:

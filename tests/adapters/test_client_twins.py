@@ -20,6 +20,7 @@ import pytest
 
 from toolbridge import ToolDefinition
 from toolbridge.http import RetryPolicy
+from toolbridge_anthropic_messages.client import AsyncMessagesClient, MessagesClient
 from toolbridge_google_ces.client import AsyncCesClient, CesClient
 from toolbridge_openai_agents.client import AgentsClient, AsyncAgentsClient
 from toolbridge_openai_assistants.client import AssistantsClient, AsyncAssistantsClient
@@ -53,6 +54,23 @@ def chat_stream(request: httpx.Request) -> bytes:
     return sse(("", {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
                      "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"},
                                   "finish_reason": "stop"}]}))
+
+
+def messages_stream(request: httpx.Request) -> bytes:
+    """A Messages stream (no ``[DONE]``: ``message_stop`` ends it)."""
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+               "content": [], "stop_reason": None, "stop_sequence": None,
+               "usage": {"input_tokens": 1, "output_tokens": 1}}
+    frames = [("message_start", {"type": "message_start", "message": message}),
+              ("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "text", "text": ""}}),
+              ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                       "delta": {"type": "text_delta", "text": "hi"}}),
+              ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+              ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                                 "usage": {"output_tokens": 2}}),
+              ("message_stop", {"type": "message_stop"})]
+    return "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in frames).encode()
 
 
 def responses_stream(request: httpx.Request) -> bytes:
@@ -125,6 +143,17 @@ def responses_request() -> httpx.Request:
 
 
 ADAPTERS = [
+    Adapter("anthropic-messages",
+            lambda http: MessagesClient(http_client=http, base_url="https://anthropic.test",
+                                        api_key="k", retry=FAST),
+            lambda http: AsyncMessagesClient(http_client=http, base_url="https://anthropic.test",
+                                             api_key="k", retry=FAST),
+            messages_stream, {
+                "create": ((), {"model": "m", "max_tokens": 10, "stream": True,
+                                "messages": [{"role": "user", "content": "hi"}]}),
+                "stream": ((), {"model": "m", "max_tokens": 10, "messages": []}),
+                "stream_message": ((), {"model": "m", "max_tokens": 10, "messages": []}),
+            }),
     Adapter("openai-chat",
             lambda http: ChatClient(http_client=http, base_url="https://chat.test/v1",
                                     api_key="k", retry=FAST),

@@ -9,7 +9,7 @@ from typing import Any
 
 __all__ = ["Intake", "Journal", "JournalEntry"]
 
-_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-goog-api-key", "cookie"})
+_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie"})
 
 
 @dataclass

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolbridge.errors import SchemaConversionError, UsageError
+from toolbridge.schema._anthropic import AnthropicStrictSchema
 from toolbridge.schema._ces import CesSchema
 from toolbridge.schema._normalize import normalize
 from toolbridge.schema._openai_strict import ROOT_PROPERTY, OpenAIStrictSchema
@@ -30,6 +31,7 @@ TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
     "openai-strict": OpenAIStrictSchema,
     "openapi-3.0": OpenAPI30Schema,
     "ces": CesSchema,
+    "anthropic-strict": AnthropicStrictSchema,
 }
 
 log = logging.getLogger("toolbridge.schema")
@@ -59,15 +61,14 @@ def convert_schema(
     # OpenAI strict holds `$defs`: a shared definition stays there instead of being copied to
     # every use, which could push a schema past OpenAI's documented limits.
     norm = normalize(schema, keep_shared=target == "openai-strict")
-    if target == "openapi-3.0":
+    if target in ("openapi-3.0", "anthropic-strict"):  # neither holds recursion
         norm = inline_recursion(norm)
     transformer = transformer_cls(norm.schema, policy=policy, origins=norm.origins)
     converted = transformer.walk()
     transformer.check_policy()
     if target == "openapi-3.0":
         validate_openapi30(converted)
-    wrapped = ROOT_PROPERTY if isinstance(transformer, OpenAIStrictSchema) and (
-        transformer.wrapped) else None
+    wrapped = ROOT_PROPERTY if transformer.wrapped else None
     return Conversion(converted, tuple(transformer.losses), wrapped)
 
 

@@ -18,7 +18,7 @@ __all__ = ["RULES", "TARGETS", "Kind", "Rule", "Treatment", "kind_of", "rule_for
 Kind = Literal["keep", "convert", "drop", "ignore"]
 """keep as is; convert (see note); drop (a loss); ignore (dropped, meaningless, no loss)."""
 
-TARGETS: tuple[SchemaTarget, ...] = ("openai-strict", "openapi-3.0", "ces")
+TARGETS: tuple[SchemaTarget, ...] = ("openai-strict", "openapi-3.0", "ces", "anthropic-strict")
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,9 @@ class Rule:
             return self.openai_strict
         if target == "openapi-3.0":
             return self.openapi30
+        column = COLUMNS.get(target)
+        if column is not None:
+            return column[self.keyword]
         return self.ces
 
 
@@ -157,6 +160,45 @@ RULES: tuple[Rule, ...] = (
     Rule("$dynamicAnchor", IGN, IGN, IGN),
     Rule("$dynamicRef", D, D, D, describe=False),
 )
+
+_STRICT_FORMATS = ("date-time, time, date, duration, email, hostname, uri, ipv4, ipv6, uuid")
+ANTHROPIC_STRICT: dict[str, Treatment] = {
+    # Anthropic's "JSON Schema limitations" and the SDK's `transform_schema` (anthropic 2.15
+    # lib/_parse/_transform.py), which keeps exactly these and describes everything else.
+    **{keyword: D for keyword in (
+        "patternProperties", "propertyNames", "minProperties", "maxProperties", "prefixItems",
+        "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "unevaluatedItems",
+        "unevaluatedProperties", "not", "if", "then", "else", "dependentRequired",
+        "dependentSchemas", "examples", "example", "pattern", "minLength", "maxLength",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "discriminator", "readOnly", "writeOnly", "deprecated", "contentEncoding",
+        "contentMediaType", "contentSchema", "xml", "externalDocs", "$dynamicRef")},
+    **{keyword: IGN for keyword in ("$schema", "$id", "$anchor", "$comment", "$vocabulary",
+                                    "$dynamicAnchor")},
+    "type": _c("lists of several types → `anyOf` (a `null` member: a `null` branch); left out "
+               "beside `enum`/`const` (implied); beside `anyOf`, moved into each branch; no "
+               "type: `object` with `properties`, `array` with `items`, else any scalar "
+               "(approximated)"),
+    "nullable": _c("`anyOf` with a `{\"type\": \"null\"}` branch"),
+    "properties": K, "required": K, "items": K, "title": K, "description": K,
+    "additionalProperties": _c("`false` on every object; `true` or a schema (open dict) "
+                               "is lost"),
+    "minItems": _c("0 and 1 kept; larger counts lost"),
+    "enum": _c("strings, numbers, booleans and null; `type` beside it left out (implied)"),
+    "const": _c("a string, number, boolean or null; `type` beside it left out (implied)"),
+    "anyOf": _c("kept; a `type` beside it moves into each branch"),
+    "oneOf": _c("`anyOf` (approximation unless branches are disjoint)"),
+    "allOf": _c("one entry or object entries merged; otherwise lost"),
+    "$defs": _c("inlined; recursion unrolled two levels (fewer in large schemas), then cut "
+                "(approximated)"),
+    "$ref": _c("inlined (siblings merged); recursive targets unrolled, then cut"),
+    "default": _c("an optional property's moved into its description (it stays optional: "
+                  "the default applies when the model leaves it out); others lost"),
+    "format": _c(f"kept for {_STRICT_FORMATS}; others lost (not enforced)"),
+}
+"""The `anthropic-strict` column (Anthropic strict tools: Messages, Managed Agents)."""
+COLUMNS: dict[str, dict[str, Treatment]] = {"anthropic-strict": ANTHROPIC_STRICT}
+"""Target columns kept beside the rows (a new target adds its column here)."""
 
 _BY_KEYWORD = {rule.keyword: rule for rule in RULES}
 

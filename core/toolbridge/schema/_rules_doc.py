@@ -94,6 +94,12 @@ Chat Completions) decides `strict` the same way, through `strict_parameters(para
 policy=...)`: `True` converts under the policy, `None` is sent strict only when its conversion is
 `lossless` (otherwise as declared, not strict), `False` sends the schema as declared.
 
+The Anthropic dialects decide it with their own policy (`toolbridge_anthropic_messages.
+input_schema`, target `anthropic-strict`): the same three values, optional properties staying
+optional, and the whole toolset kept within Anthropic's per-request grammar limits (20 strict
+tools, 24 optional and 16 union-typed parameters), see
+[Anthropic Messages](dialects/anthropic-messages.md#strict-tools).
+
 ### OpenAI's strict-mode size limits
 
 A strict schema over one of OpenAI's documented limits is refused by the API, so

@@ -37,7 +37,7 @@ describe, and raise if a loss is not enforced (nothing checks it on arrival); ``
 on any loss, enforced or not.
 """
 LOSS_POLICIES: tuple[LossPolicy, ...] = ("allow", "describe", "error", "lossless")
-SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces"]
+SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces", "anthropic-strict"]
 """Schema dialects :func:`convert_schema` writes."""
 LossAction = Literal["dropped", "described", "approximated"]
 
@@ -94,8 +94,9 @@ class Conversion:
     schema: dict[str, Any]
     losses: tuple[SchemaLoss, ...] = field(default=())
     wrapped: str | None = None
-    """The property the schema became when the target needs an object root (OpenAI strict:
-    ``"value"``): arguments then arrive as ``{"value": ...}``; `unwrap_arguments` undoes it."""
+    """The property the schema became when the target needs an object root (OpenAI and
+    Anthropic strict: ``"value"``): arguments then arrive as ``{"value": ...}``;
+    `unwrap_arguments` undoes it."""
 
     @property
     def lossless(self) -> bool:
@@ -217,6 +218,9 @@ class SchemaTransformer:
     """
 
     target: str = ""
+    wrapped: bool = False
+    """Set by the walk when the target needs an object root and the schema became one
+    property of it (see `Conversion.wrapped`)."""
 
     def __init__(
         self,

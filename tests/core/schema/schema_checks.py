@@ -148,5 +148,21 @@ def check_ces(schema: dict[str, Any]) -> None:
             raise AssertionError(f"{ptr}: defs below the root")
 
 
+def check_anthropic_strict(schema: dict[str, Any]) -> None:
+    """The anthropic SDK's own strict rewrite (``transform_schema``) finds nothing to change,
+    and the tool parses as the SDK's ``ToolParam``: the schema is in the strict subset."""
+    from anthropic.lib._parse._transform import transform_schema
+    from anthropic.types import ToolParam
+    from pydantic import TypeAdapter
+
+    assert transform_schema(schema) == schema, (schema, transform_schema(schema))
+    TypeAdapter(ToolParam).validate_python({"name": "t", "input_schema": schema, "strict": True})
+    assert schema.get("type") == "object"
+    for ptr, node in walk(schema):
+        assert "$ref" not in node and "$defs" not in node, ptr  # no recursion: all inlined
+        if node.get("type") == "object":
+            assert node.get("additionalProperties") is False, ptr
+
+
 CHECKS = {"openai-strict": check_openai_strict, "openapi-3.0": check_openapi30,
-          "ces": check_ces}
+          "ces": check_ces, "anthropic-strict": check_anthropic_strict}

@@ -9,7 +9,7 @@ import pytest
 from toolbridge.errors import SchemaConversionError
 from toolbridge.schema import convert_schema, normalize_schema
 
-TARGETS = ("openai-strict", "openapi-3.0", "ces")
+TARGETS = ("openai-strict", "openapi-3.0", "ces", "anthropic-strict")
 
 
 def test_draft07_definitions_become_inlined():

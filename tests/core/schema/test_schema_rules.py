@@ -131,6 +131,25 @@ CONVERTED: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {
     ("exclusiveMaximum", "ces"): ({"type": "NUMBER", "maximum": 1}, {"exclusiveMaximum"}),
     ("discriminator", "openapi-3.0"): (
         {"type": "object", "discriminator": {"propertyName": "k"}}, set()),
+    # Anthropic strict: a node holds type, a union or literals (the SDK keeps only one)
+    ("type", "anthropic-strict"): ({"type": "string"}, set()),
+    ("nullable", "anthropic-strict"): ({"anyOf": [{"type": "string"}, {"type": "null"}]}, set()),
+    ("additionalProperties", "anthropic-strict"): (
+        {"type": "object", "additionalProperties": False, "properties": {}},
+        {"additionalProperties"}),
+    ("minItems", "anthropic-strict"): (
+        {"type": "array", "items": {"type": "string"}, "minItems": 1}, set()),
+    ("enum", "anthropic-strict"): ({"enum": ["a"]}, set()),
+    ("const", "anthropic-strict"): ({"const": "a"}, set()),
+    ("anyOf", "anthropic-strict"): ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, set()),
+    ("oneOf", "anthropic-strict"): ({"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                                    {"oneOf"}),
+    # the maxLength entries become any scalar; merged with `string`, only `string` is left
+    ("allOf", "anthropic-strict"): ({"type": "string"}, {"maxLength", "type"}),
+    ("$defs", "anthropic-strict"): ({"type": "string"}, set()),
+    ("$ref", "anthropic-strict"): ({"type": "string"}, set()),
+    ("default", "anthropic-strict"): ({"type": "string"}, {"default"}),  # p is required
+    ("format", "anthropic-strict"): ({"type": "string", "format": "email"}, set()),
 }
 
 
@@ -225,6 +244,26 @@ EXAMPLE_CONVERTED: dict[str, tuple[dict[str, Any], list[str]]] = {
         "email (/properties/email) format: described (ces has no 'format'; not enforced)",
         "email (/properties/email) maxLength: described (ces has no 'maxLength'; checked on "
         "arrival)",
+    ]),
+    "anthropic-strict": ({
+        "type": "object",
+        "properties": {
+            "email": {"type": "string", "format": "email", "description": "(maxLength: 80)"},
+            # optional: its default is only described, and applies when the model leaves it out
+            "age": {"type": "integer", "description": "(default: 18) (exclusiveMinimum: 0)"},
+            "tags": {"type": "object", "additionalProperties": False, "properties": {},
+                     "description": '(additionalProperties: {"type": "string"})'},
+        },
+        "required": ["email"],
+        "additionalProperties": False,
+    }, [
+        "email (/properties/email) maxLength: described (anthropic-strict has no 'maxLength'; "
+        "checked on arrival)",
+        "age (/properties/age) exclusiveMinimum: described (anthropic-strict has no "
+        "'exclusiveMinimum'; checked on arrival)",
+        "tags (/properties/tags) additionalProperties: described (strict mode needs "
+        "additionalProperties false; the object accepts only its declared properties; "
+        "checked on arrival)",
     ]),
 }
 
