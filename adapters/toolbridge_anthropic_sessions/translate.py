@@ -44,14 +44,14 @@ _RESERVED = frozenset({"type", "name", "description", "input_schema"})
 # ---------------------------------------------------------------------- definitions
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     """One ``custom`` tool. ``description`` is required: an empty one is generated."""
-    from toolbridge.schema import normalize_root  # the schema engine: on first use
+    # Anthropic's tool rendering (toolbridge_anthropic_messages): custom tools of an agent
+    # have no ``strict`` flag, so the schema goes as declared (its root spelt out).
+    from toolbridge_anthropic_messages import input_schema
 
-    # Swapped for the Anthropic schema target of toolbridge_anthropic_messages once it lands
-    # (its input_schema rendering and loss report); until then sent as declared.
     wire: dict[str, Any] = {"type": "custom", "name": tool.name,
                             "description": tool.description.strip()
                             or f"Calls the {tool.name} tool.",
-                            "input_schema": normalize_root(tool.parameters)}
+                            "input_schema": input_schema(tool.parameters, False).schema}
     extras = tool.vendor_extras.get(DIALECT, {})
     wire.update({k: v for k, v in extras.items() if k not in _RESERVED})
     return wire
