@@ -64,11 +64,11 @@ def render_tools(tools: Sequence[ToolDefinition]) -> RenderedTools:
 
 # ---------------------------------------------------------------------- pending calls
 def _events_of(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    if payload.get("type") in CALL_EVENTS:
+    kind = payload.get("type")
+    if isinstance(kind, str) and kind in CALL_EVENTS:
         return [payload]
     data = payload.get("data")
     if not isinstance(data, list):
-        kind = payload.get("type")
         why = (f"a {kind!r} event carries no call; pass the session's events page or an "
                f"{CUSTOM_TOOL_USE!r} event" if isinstance(kind, str) else
                "missing: expected a page of session events ({'data': [...]}) or an "
