@@ -47,6 +47,9 @@ CASES: dict[str, tuple[str, Callable[[Any], list[Any]], str,
     "openai-responses": (
         "openai_responses/payloads/openai-responses.response.function-calls.json",
         lambda p: p["output"], "call_id", lambda b: b["input"], "call_id"),
+    "anthropic-sessions": (  # events of custom tool uses, no idle yet: every one is pending
+        "anthropic_sessions/payloads/anthropic-sessions.custom-tool-uses.events.json",
+        lambda p: p["data"], "id", lambda b: b["events"], "custom_tool_use_id"),
 }
 
 
