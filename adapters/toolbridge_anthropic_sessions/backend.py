@@ -207,7 +207,10 @@ class SessionsBackend(StreamingBackend):
         return since_message(events, self._message_id)
 
     def _see(self, event: Mapping[str, Any]) -> Step | None:
-        """Follow the awaited turn on the stream; the step an event ends on, if any."""
+        """Follow the awaited turn on the stream; the step an event ends on, if any (an
+        event delivered twice in a row is taken once)."""
+        if self._turn and self._turn[-1] == event:
+            return None
         if event.get("type") == "user.message" and (
                 self._serving or event.get("id") == self._message_id):
             self._turn = []

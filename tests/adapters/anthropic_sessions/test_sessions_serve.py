@@ -63,6 +63,7 @@ async def test_two_turns_complete_and_every_call_runs_once(faults: dict[str, Any
             emu.state.results_received()))  # each result taken once
         assert len(emu.state.results_received()) == 4
         assert list(emu.state.messages_received().values()) == [["first", "second"]]
+        assert not transcript.of_kind("note"), transcript.render()  # no call seen twice
 
 
 async def test_a_successor_serves_the_session_from_its_events(tmp_path: Path) -> None:
