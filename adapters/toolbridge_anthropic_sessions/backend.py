@@ -119,7 +119,7 @@ class SessionsBackend(StreamingBackend):
         self._serving, self._turn, self._message_id = False, None, None
         self._ready.clear()
         if self._reader is None:  # first, so that no event of the turn is missed
-            await self._open_stream()
+            await self._try_stream()
         sent = await self.client.send_message(self.conversation, message)
         self._message_id = str((sent.get("data") or [{}])[0].get("id") or "") or None
         self._ready.set()
@@ -153,6 +153,8 @@ class SessionsBackend(StreamingBackend):
                 found = await self._resync()
                 if found is not None:
                     return found
+                if self._reader is None:  # no stream to wait on: poll the events list
+                    await asyncio.sleep(self.connection.options.poll_every)
                 continue
             event = await self._queue.get()
             if event is None:  # the stream ended or dropped, or the turn is to be read back
@@ -221,8 +223,8 @@ class SessionsBackend(StreamingBackend):
         return self._report(found)
 
     async def _resync(self) -> Step | None:
-        """Open the stream again, then read the turn from the events list."""
-        await self._open_stream()
+        """Open the stream again (where it can be), then read the turn from the events list."""
+        await self._try_stream()
         events = await self.client.all_events(self.conversation)
         turn = self._turn_of(events)
         self._turn = turn
@@ -242,6 +244,17 @@ class SessionsBackend(StreamingBackend):
             {"data": await self.client.all_events(self.conversation)})}
         answered = {str(e.get("custom_tool_use_id") or e.get("tool_use_id")) for e in events}
         return not answered & waiting
+
+    async def _try_stream(self) -> None:
+        """`_open_stream`; when the service will not stream (past the client's retries), the
+        turn is followed by polling the events list instead."""
+        try:
+            await self._open_stream()
+        except BackendError as exc:
+            if not self.retryable(exc):
+                raise
+            log.warning("%s: session %s: no event stream (%s); polling its events", DIALECT,
+                        self.conversation, exc)
 
     async def _open_stream(self) -> None:
         """Connect the event stream and read it into a fresh queue."""

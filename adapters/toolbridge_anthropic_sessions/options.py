@@ -31,6 +31,9 @@ class SessionsOptions(ServeOptions):
     """The system prompt of that agent."""
     metadata: dict[str, str] | None = None
     """Put on created sessions."""
+    poll_every: float = 0.5
+    """Seconds between two readings of the events list while the event stream cannot be
+    opened (then the backend polls)."""
     timeout: float = 60.0
     """Seconds per request (event streams excepted)."""
     retry: RetryPolicy | None = None

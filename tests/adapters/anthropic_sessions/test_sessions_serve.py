@@ -66,6 +66,24 @@ async def test_two_turns_complete_and_every_call_runs_once(faults: dict[str, Any
         assert not transcript.of_kind("note"), transcript.render()  # no call seen twice
 
 
+async def test_without_an_event_stream_the_turns_are_polled() -> None:
+    """Every attempt to open the stream fails (past the client's retries): the backend reads
+    the events list until each step shows, and the conversation completes."""
+    runs: list[str] = []
+    refused = [{"nth": n, "matching": "/events/stream", "status": 503} for n in range(1, 41)]
+    with emulator(DIALECT, script=TWO_ROUNDS, faults={"fail_requests": refused}) as emu:
+        opts = options(emu.base_url).model_copy(update={"poll_every": 0.01})
+        transcript = await asyncio.wait_for(aconverse(
+            toolbox(runs), DIALECT, ["first", "second"], opts, settings=SETTINGS), 60)
+        assert transcript.status == "completed", transcript.render()
+        assert sorted(runs) == ["a", "b", "c", "d"]
+        assert not [e for e in emu.journal.entries() if "/events/stream" in e.path
+                    and e.status == 200]  # never streamed
+        listed = [e for e in emu.journal.entries("GET") if e.path.endswith("/events")]
+        assert len(listed) > 4  # polled
+        assert len(emu.state.results_received()) == 4
+
+
 async def test_a_successor_serves_the_session_from_its_events(tmp_path: Path) -> None:
     """A session served after its first worker stopped: the calls still waiting are read back
     from the session's events and answered; what was answered is not asked again."""
