@@ -110,6 +110,7 @@ Make = Callable[..., Any]
 
 def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
     """Per dialect: sync client, async client, and the one call (awaited for the async)."""
+    from toolbridge_anthropic_sessions.client import AsyncSessionsClient, SessionsClient
     from toolbridge_gemini.client import AsyncGeminiClient, GeminiClient
     from toolbridge_google_ces.client import AsyncCesClient, CesClient
     from toolbridge_openai_agents.client import AgentsClient, AsyncAgentsClient
@@ -119,6 +120,9 @@ def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
 
     def openai(kind: Any) -> Make:
         return lambda base, **net: kind(base_url=base + "/v1", api_key="k", retry=ONCE, **net)
+
+    def anthropic(kind: Any) -> Make:
+        return lambda base, **net: kind(base_url=base, api_key="k", retry=ONCE, **net)
 
     def ces(kind: Any) -> Make:
         return lambda base, **net: kind(base_url=base, token="t", retry=ONCE, **net)
@@ -138,6 +142,8 @@ def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
         "google-ces": (ces(CesClient), ces(AsyncCesClient), lambda c: c.list_tools(DEMO_APP)),
         "gemini": (gemini(GeminiClient), gemini(AsyncGeminiClient), lambda c: c.generate(
             "gemini-2.5-flash", contents=[{"role": "user", "parts": [{"text": "hi"}]}])),
+        "anthropic-sessions": (anthropic(SessionsClient), anthropic(AsyncSessionsClient),
+                               lambda c: c.create_environment("e")),
     }
 
 
@@ -145,7 +151,8 @@ CLIENTS = _clients()
 PATHS = {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/responses",
          "openai-agents": "/v1/agents/sessions", "openai-assistants": "/v1/assistants",
          "google-ces": "/v1/" + DEMO_APP + "/tools",
-         "gemini": "/v1/models/gemini-2.5-flash:generateContent"}
+         "gemini": "/v1/models/gemini-2.5-flash:generateContent",
+         "anthropic-sessions": "/v1/environments"}
 """The path of each dialect's one request, as the proxy and the emulator see it."""
 
 

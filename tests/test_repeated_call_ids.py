@@ -61,6 +61,9 @@ CASES: dict[str, tuple[str, Callable[[Any], list[Any]], str,
         "gemini/payloads/gemini.generate-content.response.function-calls.json",
         lambda p: function_parts(p["candidates"][0]["content"]), "functionCall.id",
         lambda b: b["contents"][0]["parts"], "functionResponse.id"),
+    "anthropic-sessions": (  # events of custom tool uses, no idle yet: every one is pending
+        "anthropic_sessions/payloads/anthropic-sessions.custom-tool-uses.events.json",
+        lambda p: p["data"], "id", lambda b: b["events"], "custom_tool_use_id"),
 }
 """(An id field may be a dotted path: Gemini's parts hold the call, its id inside.)"""
 

@@ -167,7 +167,8 @@ def test_assistants_without_streaming_under_result_faults(stream: bool) -> None:
 BACKEND_CLASSES = {
     "openai-agents": "toolbridge_openai_agents.backend.AgentsBackend",
     "openai-assistants": "toolbridge_openai_assistants.backend.AssistantsBackend",
-    "google-ces": "toolbridge_google_ces.backend.CesBackend"}
+    "google-ces": "toolbridge_google_ces.backend.CesBackend",
+    "anthropic-sessions": "toolbridge_anthropic_sessions.backend.SessionsBackend"}
 
 
 @pytest.mark.parametrize("dialect", sorted(BACKEND_CLASSES))
@@ -205,7 +206,7 @@ def test_a_driver_stopped_between_the_tools_and_the_submit_resumes(
         # charge ran (Agents submits each result as it is ready: lookup b may not have)
         assert runs["lookup:a"] == runs["charge"] == 1 and runs.get("lookup:b", 0) <= 1
         box = make_toolbox(runs, store=store)
-        if dialect == "openai-agents":
+        if dialect in ("openai-agents", "anthropic-sessions"):  # serve the session
             [session] = emu.state.sessions
             transcript = asyncio.run(aanswer_pending(box, dialect, opts, conversation=session,
                                                      settings=SETTINGS))

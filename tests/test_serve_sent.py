@@ -31,9 +31,11 @@ EXPECTED: dict[str, tuple[bool | None, bool | None]] = {
     "openai-agents": (True, False), "openai-assistants": (True, False),
     "openai-responses": (True, False), "openai-chat": (False, False), "google-ces": (None, None),
     "gemini": (False, False),
+    "anthropic-sessions": (True, False),
 }
 SECOND_MESSAGE = {  # the request that carries the second user message
     "openai-agents": "/events", "openai-assistants": "/messages", "openai-responses": "/responses",
+    "anthropic-sessions": "/events",
 }
 
 

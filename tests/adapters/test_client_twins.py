@@ -21,6 +21,7 @@ import pytest
 from toolbridge import ToolDefinition
 from toolbridge.http import RetryPolicy
 from toolbridge_anthropic_messages.client import AsyncMessagesClient, MessagesClient
+from toolbridge_anthropic_sessions.client import AsyncSessionsClient, SessionsClient
 from toolbridge_gemini.client import AsyncGeminiClient, GeminiClient
 from toolbridge_google_ces.client import AsyncCesClient, CesClient
 from toolbridge_openai_agents.client import AgentsClient, AsyncAgentsClient
@@ -107,6 +108,12 @@ def gemini_stream(request: httpx.Request) -> bytes:
         return {"candidates": [candidate], "responseId": "r1"}
 
     return sse(("", chunk("h", False)), ("", chunk("i", True)))
+
+
+def sessions_stream(request: httpx.Request) -> bytes:
+    return sse(("session.status_running", {"type": "session.status_running", "id": "e1"}),
+               ("session.status_idle", {"type": "session.status_idle", "id": "e2",
+                                        "stop_reason": {"type": "end_turn"}}))
 
 
 def ces_stream(request: httpx.Request) -> bytes:
@@ -284,6 +291,26 @@ ADAPTERS = [
                 "create_agent": ((), {"model": "m", "name": "a"}),
                 "retrieve_agent": (("agent_1",), {}),
                 "list_agents": ((), {"order": "asc"}),
+            }),
+    Adapter("anthropic-sessions",
+            lambda http: SessionsClient(http_client=http, api_key="k", retry=FAST,
+                                        base_url="https://anthropic.test"),
+            lambda http: AsyncSessionsClient(http_client=http, api_key="k", retry=FAST,
+                                             base_url="https://anthropic.test"),
+            sessions_stream, {
+                "create_agent": (("a", "m", [WEATHER]), {"system": "s"}),
+                "create_environment": (("e",), {}),
+                "create_session": (("agent_1", "env_1"), {"metadata": {"k": "v"},
+                                                          "title": "t"}),
+                "retrieve_session": (("sesn_1",), {}),
+                "list_events": (("sesn_1",), {"page": "2", "limit": 5, "order": "desc"}),
+                "all_events": (("sesn_1",), {}),
+                "send_events": (("sesn_1", [{"type": "user.interrupt"}]), {}),
+                "send_message": (("sesn_1", "hi"), {}),
+                "submit_results": (("sesn_1", {"events": [
+                    {"type": "user.custom_tool_result", "custom_tool_use_id": "sevt_1",
+                     "content": [{"type": "text", "text": "ok"}]}]}), {}),
+                "stream_events": (("sesn_1",), {}),
             }),
 ]
 IDS = [a.name for a in ADAPTERS]
