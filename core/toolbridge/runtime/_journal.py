@@ -291,9 +291,12 @@ class Journal:
                     if error is not None:
                         self._errors[taken] = error
                     if self._cond is not None:
-                        self._cond.notify_all()
+                        self._cond.notify()  # one: waking them all costs this thread a
+                        # system call each before its handler; each woken one passes it on
                 if mark is not None:
                     return error
+            if self._cond is not None:
+                self._cond.notify()  # the next waiter: its write is stored too, or it writes
             return self._errors.get(generation)
 
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
