@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _threads
+from . import _threads, _watch
 from ._loops import run_in_thread_loop
 from ._steps import Resumed
 from ._threads import Batch, ThreadPool, wake
+from ._watch import WATCH
 
 if TYPE_CHECKING:
     from ._call import PlannedCall
@@ -116,8 +117,6 @@ class LoopExecutor(Executor):
         _raise_from(batch)
 
 
-QUICK_SECONDS = 0.001
-"""A run of a sync handler in the caller's thread this short counts as quick."""
 QUICK_RUNS = 4
 """Quick runs in a row after which `ThreadExecutor` runs a tool's calls in the caller's thread."""
 
@@ -126,18 +125,20 @@ class ThreadExecutor(LoopExecutor):
     """The default: sync handlers in toolbridge's worker threads, with no event loop.
 
     `run` hands the payload's calls to the pool and waits for them together; meanwhile
-    the calling thread runs the ``inline`` ones, one call without a timeout, and any call
-    without a timeout that no worker has started yet. Timeouts are enforced on the others
-    (a handler that overruns is abandoned in its thread). A payload with async handlers runs
-    as `LoopExecutor` does, on this thread's own event loop, made once and reused.
+    the calling thread runs the ``inline`` ones and any call without a timeout that no worker
+    has started yet. Timeouts are enforced on the others (a handler that overruns is abandoned
+    in its thread). A payload with async handlers runs as `LoopExecutor` does, on this
+    thread's own event loop, made once and reused.
 
     A tool without a timeout whose last `QUICK_RUNS` runs in the calling thread each took
-    under `QUICK_SECONDS` runs there from then on, as if ``inline``: a payload of such calls
-    wakes no worker. Two runs over that with no quick one between send the tool back to the
-    workers (each held up at most the quick calls after it in its payload); one alone may be
-    a pause of the whole process (a garbage collection, the system running something else),
-    which threads would not have avoided. Not with a `toolbridge_execute_call` wrapper (a
-    wrapper may block).
+    under `toolbridge.runtime._watch.QUICK_SECONDS` (1 ms) is proven quick: a payload of
+    such calls wakes no worker, the calling thread runs them one after another, and the
+    payload is watched (`toolbridge.runtime._watch.WATCH`): once the call running there has
+    taken that long, the rest of the payload goes to the workers without waiting for it, so
+    the calls overlap as ``max_concurrency`` allows whatever a tool's history. Two slow runs
+    with no quick one between end the proof; one alone may be a pause of the whole process
+    (a garbage collection). Not with a `toolbridge_execute_call` wrapper (a wrapper
+    may block).
     """
 
     @property
@@ -153,85 +154,79 @@ class ThreadExecutor(LoopExecutor):
     def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
         hooked = calls[0].payload.hooks is not None if calls else False
         runs = self._runs
-        here: list[tuple[PlannedCall, int]] = []  # with its tool's score; -1: not learning
-        rest = []
+        here: list[PlannedCall] = []  # inline: this thread's, one after another
+        pooled: list[PlannedCall] = []
+        quick = not hooked  # every pooled call proven quick: no worker woken unless one is slow
         for c in calls:
             if c.is_async:
                 super().run(calls, concurrency)
                 return
             if c.inline:
-                here.append((c, -1))
-            elif hooked or c.timeout is not None:
-                rest.append(c)
-            else:
+                here.append(c)
+                continue
+            pooled.append(c)
+            if quick:
                 known = runs.get(id(c.tool))
                 score = known[1] if known is not None and known[0] is c.tool else 0
-                if score >= QUICK_RUNS:
-                    here.append((c, score))
-                else:
-                    rest.append(c)
-        mine = None if here else next((c for c in rest if hooked or c.timeout is None), None)
-        pooled = [c for c in rest if c is not mine]
-        pool = _threads.CALLS if hooked else _threads.HANDLERS
-        busy = mine is not None or bool(here)
+                if c.timeout is not None or score < QUICK_RUNS:
+                    quick = False
         batch = None
+        mine = None  # a call this thread runs before waking a worker could take it
         if pooled:
+            pool = _threads.CALLS if hooked else _threads.HANDLERS
             batch = Batch(pool, [c.execute for c in pooled],
                           [c.timeout if not hooked else None for c in pooled],
                           [c.call.name for c in pooled], concurrency,
-                          concurrency - busy)
-        learn = not hooked
-        clock = time.perf_counter
-        learned = False  # once a score changed, the ones read above may be stale
+                          concurrency - bool(here), held=True)
+            if not quick:
+                mine = None if here else batch.take(untimed=True)
+                batch.hand_off()
+        watched = quick and batch is not None
+        clock = time.monotonic
+        if watched:
+            assert batch is not None
+            batch.since = clock()
+            WATCH.hold(batch)
         try:
-            for call, score in here:
-                if score < 0:
-                    call.execute(linger=True)
-                    continue
-                started = clock()
+            for call in here:
+                if watched:
+                    batch.since = clock()  # type: ignore[union-attr]
                 call.execute(linger=True)
-                elapsed = clock() - started
-                if elapsed >= QUICK_SECONDS or score <= QUICK_RUNS or learned:
-                    self._learn(call.tool, elapsed)
-                    learned = True
-            if mine is not None:
-                self._timed(mine, None, 0, learn)
             if batch is not None:
-                index = batch.take(untimed=True)
+                if here:
+                    batch.widen()  # this thread's slot is free now
+                learn = not hooked
+                index = batch.take(untimed=True) if mine is None else mine
                 while index is not None:  # what no worker has started yet
                     self._timed(pooled[index], batch, index, learn)
                     index = batch.take(untimed=True)
-                if busy:
-                    batch.widen()  # this thread's slot is free now
+                if watched:
+                    WATCH.release(batch)
+                    watched = False
                 _wait(batch, pooled)
         except BaseException:
             if batch is not None:
                 batch.cancel()
             raise
+        finally:
+            if watched:
+                WATCH.release(batch)  # type: ignore[arg-type]
         _raise_from(batch)
 
-    def _timed(self, call: PlannedCall, batch: Batch | None, index: int, learn: bool) -> None:
-        """Run ``call`` in this thread (a job of ``batch``, when given), counting quick runs
-        of its tool (``learn``: not inline, no timeout, no hook chain)."""
-        if not learn or call.inline or call.timeout is not None:
-            if batch is None:
-                call.execute(linger=True)
-            else:
-                batch.run(index, True)
-            return
-        started = time.perf_counter()
-        if batch is None:
-            call.execute(linger=True)
-        else:
-            batch.run(index, True)
-        self._learn(call.tool, time.perf_counter() - started)
+    def _timed(self, call: PlannedCall, batch: Batch, index: int, learn: bool) -> None:
+        """Run job ``index`` of ``batch`` in this thread, counting quick runs of its tool
+        (``learn``: no timeout, no hook chain)."""
+        started = batch.since = time.monotonic()
+        batch.run(index, True)
+        if learn and call.timeout is None:
+            self._learn(call.tool, time.monotonic() - started)
 
     def _learn(self, tool: object, elapsed: float) -> None:
         """Count a run of ``tool`` that took ``elapsed`` seconds."""
         runs = self._runs
         known = runs.get(id(tool))
         score = known[1] if known is not None and known[0] is tool else 0
-        if elapsed < QUICK_SECONDS:
+        if elapsed < _watch.QUICK_SECONDS:
             if score <= QUICK_RUNS:  # one over: proven quick, and a slow run forgiven
                 if len(runs) > 4096:  # toolboxes made and dropped: forget
                     runs.clear()
