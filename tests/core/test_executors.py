@@ -210,10 +210,10 @@ def test_a_quick_tool_runs_in_the_callers_thread_and_wakes_no_worker(
     monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.5)
     box, threads, handed = Toolbox(), [], []
 
-    class CountedBatch(_executors.Batch):  # a hand-off is what wakes the workers
-        def hand_off(self) -> None:
+    class CountedBatch(_executors.Batch):  # a batch is what hands calls to the workers
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             handed.append(self)
-            super().hand_off()
+            super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(_executors, "Batch", CountedBatch)
 
@@ -275,7 +275,7 @@ def test_without_the_watch_a_quick_tools_payload_runs_call_after_call(
     from toolbridge.runtime import _executors, _watch
 
     monkeypatch.setattr(_executors, "QUICK_RUNS", 0)
-    monkeypatch.setattr(_watch.WATCH, "hold", lambda batch: None)
+    monkeypatch.setattr(_watch.WATCH, "hold", lambda held: None)
     box = Toolbox()
     meeting = threading.Barrier(2, timeout=0.3)
 
@@ -320,10 +320,10 @@ def test_one_slow_run_of_a_proven_quick_tool_is_forgiven(monkeypatch: pytest.Mon
     monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.2)
     box, threads, pauses, handed = Toolbox(), [], [], []
 
-    class CountedBatch(_executors.Batch):  # a hand-off is what wakes the workers
-        def hand_off(self) -> None:
+    class CountedBatch(_executors.Batch):  # a batch is what hands calls to the workers
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             handed.append(self)
-            super().hand_off()
+            super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(_executors, "Batch", CountedBatch)
 

@@ -16,7 +16,7 @@ from . import _threads, _watch
 from ._loops import run_in_thread_loop
 from ._steps import Resumed
 from ._threads import Batch, ThreadPool, wake
-from ._watch import WATCH
+from ._watch import WATCH, Held
 
 if TYPE_CHECKING:
     from ._call import PlannedCall
@@ -156,6 +156,7 @@ class ThreadExecutor(LoopExecutor):
         runs = self._runs
         here: list[PlannedCall] = []  # inline: this thread's, one after another
         pooled: list[PlannedCall] = []
+        scores: list[int] = []  # of the pooled calls' tools, while they may all be quick
         quick = not hooked  # every pooled call proven quick: no worker woken unless one is slow
         for c in calls:
             if c.is_async:
@@ -170,56 +171,101 @@ class ThreadExecutor(LoopExecutor):
                 score = known[1] if known is not None and known[0] is c.tool else 0
                 if c.timeout is not None or score < QUICK_RUNS:
                     quick = False
+                scores.append(score)
+        pool = _threads.CALLS if hooked else _threads.HANDLERS
+        busy = bool(here)
+        if quick and pooled:
+            self._held(here, pooled, scores, pool, concurrency)
+            return
+        mine = None if here else next((c for c in pooled if hooked or c.timeout is None), None)
+        if mine is not None:
+            pooled.remove(mine)
+            busy = True
         batch = None
-        mine = None  # a call this thread runs before waking a worker could take it
         if pooled:
-            pool = _threads.CALLS if hooked else _threads.HANDLERS
             batch = Batch(pool, [c.execute for c in pooled],
                           [c.timeout if not hooked else None for c in pooled],
-                          [c.call.name for c in pooled], concurrency,
-                          concurrency - bool(here), held=True)
-            if not quick:
-                mine = None if here else batch.take(untimed=True)
-                batch.hand_off()
-        watched = quick and batch is not None
-        clock = time.monotonic
-        if watched:
-            assert batch is not None
-            batch.since = clock()
-            WATCH.hold(batch)
+                          [c.call.name for c in pooled], concurrency, concurrency - busy)
         try:
             for call in here:
-                if watched:
-                    batch.since = clock()  # type: ignore[union-attr]
                 call.execute(linger=True)
+            if mine is not None:
+                self._timed(mine, None, 0, not hooked)
             if batch is not None:
-                if here:
-                    batch.widen()  # this thread's slot is free now
-                learn = not hooked
-                index = batch.take(untimed=True) if mine is None else mine
-                while index is not None:  # what no worker has started yet
-                    self._timed(pooled[index], batch, index, learn)
-                    index = batch.take(untimed=True)
-                if watched:
-                    WATCH.release(batch)
-                    watched = False
-                _wait(batch, pooled)
+                self._join(batch, pooled, busy, not hooked)
         except BaseException:
             if batch is not None:
                 batch.cancel()
             raise
-        finally:
-            if watched:
-                WATCH.release(batch)  # type: ignore[arg-type]
         _raise_from(batch)
 
-    def _timed(self, call: PlannedCall, batch: Batch, index: int, learn: bool) -> None:
-        """Run job ``index`` of ``batch`` in this thread, counting quick runs of its tool
-        (``learn``: no timeout, no hook chain)."""
-        started = batch.since = time.monotonic()
-        batch.run(index, True)
-        if learn and call.timeout is None:
-            self._learn(call.tool, time.monotonic() - started)
+    def _held(self, here: Sequence[PlannedCall], pooled: Sequence[PlannedCall],
+              scores: Sequence[int], pool: ThreadPool, concurrency: int) -> None:
+        """Run a payload of calls proven quick (and ``inline`` ones) in this thread, watched:
+        once one has run `toolbridge.runtime._watch.QUICK_SECONDS`, the rest go to ``pool``
+        as a batch (this thread's call holds one of its ``concurrency`` slots) and this
+        thread joins it when that call returns."""
+        def handed(start: int) -> Batch:
+            rest = pooled[start:]
+            return Batch(pool, [c.execute for c in rest], [None] * len(rest),
+                         [c.call.name for c in rest], concurrency, concurrency - 1)
+
+        held = Held(len(pooled), handed)
+        clock = time.monotonic
+        quick = _watch.QUICK_SECONDS
+        WATCH.hold(held)
+        try:
+            for call in here:
+                held.since = clock()
+                call.execute(linger=True)
+            index = held.claim()
+            while index is not None:
+                call = pooled[index]
+                call.execute(linger=True)
+                elapsed = clock() - held.since
+                if elapsed >= quick or scores[index] <= QUICK_RUNS:
+                    self._learn(call.tool, elapsed)
+                index = held.claim()
+        finally:
+            WATCH.release(held)
+        batch = held.batch
+        if batch is None:
+            return
+        rest = pooled[len(pooled) - len(batch.jobs):]
+        try:
+            self._join(batch, rest, True, True)
+        except BaseException:
+            batch.cancel()
+            raise
+        _raise_from(batch)
+
+    def _join(self, batch: Batch, calls: Sequence[PlannedCall], busy: bool, learn: bool
+              ) -> None:
+        """Run the jobs of ``batch`` no worker has started yet in this thread (``busy``: its
+        slot was taken until now), then wait for the others."""
+        if busy:
+            batch.widen()  # this thread's slot is free now
+        index = batch.take(untimed=True)
+        while index is not None:  # what no worker has started yet
+            self._timed(calls[index], batch, index, learn)
+            index = batch.take(untimed=True)
+        _wait(batch, calls)
+
+    def _timed(self, call: PlannedCall, batch: Batch | None, index: int, learn: bool) -> None:
+        """Run ``call`` in this thread (a job of ``batch``, when given), counting quick runs
+        of its tool (``learn``: not inline, no timeout, no hook chain)."""
+        if not learn or call.inline or call.timeout is not None:
+            if batch is None:
+                call.execute(linger=True)
+            else:
+                batch.run(index, True)
+            return
+        started = time.monotonic()
+        if batch is None:
+            call.execute(linger=True)
+        else:
+            batch.run(index, True)
+        self._learn(call.tool, time.monotonic() - started)
 
     def _learn(self, tool: object, elapsed: float) -> None:
         """Count a run of ``tool`` that took ``elapsed`` seconds."""

@@ -52,18 +52,16 @@ class Batch:
 
     Jobs start in order, at most ``window`` at once; a job's timeout counts from when it may
     start. ``names`` name the jobs in the log when one is given up. The pool keeps at least
-    ``size`` threads (and at least ``TOOLBRIDGE_WORKER_THREADS``). A ``held`` batch goes to
-    the pool only at `hand_off` (its caller runs the jobs meanwhile, setting ``since`` as each
-    starts, for `toolbridge.runtime._watch.WATCH`).
+    ``size`` threads (and at least ``TOOLBRIDGE_WORKER_THREADS``).
     """
 
     __slots__ = ("_context", "_latch", "_notify", "_pool", "_timed", "deadlines", "errors",
-                 "handed", "jobs", "lock", "names", "next", "open", "remaining", "running",
-                 "since", "size", "states", "timeouts", "values", "window")
+                 "jobs", "lock", "names", "next", "open", "remaining", "running", "size",
+                 "states", "timeouts", "values", "window")
 
     def __init__(self, pool: ThreadPool, jobs: Sequence[Work], timeouts: Sequence[float | None],
                  names: Sequence[str], size: int, window: int | None = None,
-                 notify: Callable[[], object] | None = None, held: bool = False) -> None:
+                 notify: Callable[[], object] | None = None) -> None:
         count = len(jobs)
         self.jobs = jobs
         self.timeouts = timeouts
@@ -85,23 +83,11 @@ class Batch:
         self._pool = pool
         self._context = copy_context()
         self._timed = any(t is not None for t in timeouts)
-        self.since = 0.0
-        """When the caller's current job of a held batch started (`time.monotonic`)."""
-        self.handed = not held
         if count:
             self._open()
-            if not held:
-                pool.submit(self)
+            pool.submit(self)
         else:
             self._latch.release()
-
-    def hand_off(self) -> None:
-        """Give a held batch to its pool (once): workers take the jobs not started yet."""
-        with self.lock:
-            if self.handed or self.remaining == 0:
-                return
-            self.handed = True
-            self._pool.submit(self)
 
     def _open(self) -> None:
         """Start the timeouts of the jobs that may run now (with ``lock`` held, or alone)."""
@@ -178,8 +164,8 @@ class Batch:
             self._ended()
         if state == RUNNING:
             self._pool._given_up(self.names[index])
-        if state == RUNNING and self.handed and self.startable():  # its slot is free, its
-            self._pool.submit(self, again=True)  # thread is not
+        if state == RUNNING and self.startable():  # its slot is free, its thread is not
+            self._pool.submit(self, again=True)
         return True
 
     def widen(self) -> None:
@@ -187,7 +173,7 @@ class Batch:
         with self.lock:
             self.window += 1
             self._open()
-        if self.handed and self.startable():
+        if self.startable():
             self._pool.submit(self, again=True)
 
     def cancel(self) -> None:
@@ -228,8 +214,7 @@ class Batch:
         """One job fewer to wait for (with ``lock`` held)."""
         self.remaining -= 1
         if self.remaining == 0:
-            if self.handed:
-                self._pool._done(self)
+            self._pool._done(self)
             self._latch.release()
             if self._notify is not None:
                 self._notify()

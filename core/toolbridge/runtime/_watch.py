@@ -1,11 +1,11 @@
 """The watch on held batches: a caller running quick calls itself never holds up the rest.
 
 `ThreadExecutor` runs the calls of tools proven quick in the calling thread, with no worker
-woken: their jobs are a held `Batch` (not in the pool yet) that the caller takes one by one,
-setting ``Batch.since`` as each starts. One daemon thread per process watches the held
-batches; when the caller's current job has run `QUICK_SECONDS`, it hands the batch to the
-pool (`Batch.hand_off`), so the payload's other calls start in worker threads while that one
-goes on: a tool that turned slow costs its payload at most that long, not a call after a call.
+woken: they are `Held`, and the caller claims them one by one (`Held.claim` notes when each
+starts). One daemon thread per process watches what is held; when the caller's current call
+has run `QUICK_SECONDS`, it hands the calls not started yet to the worker pool as one
+`Batch` (`Held.hand_off`), so they start in worker threads while that one goes on: a tool
+that turned slow costs its payload about its slowest call, not a call after a call.
 The watcher sleeps until the earliest moment a job would be overdue, and parks (a lock, no
 polling) once nothing was held for a while.
 """
@@ -15,10 +15,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from ._threads import Batch
 
-__all__ = ["QUICK_SECONDS", "WATCH", "Watch"]
+__all__ = ["QUICK_SECONDS", "WATCH", "Held", "Watch"]
 
 QUICK_SECONDS = 0.001
 """A call this short counts as quick; one that runs longer in the caller's thread hands the
@@ -27,11 +28,51 @@ _IDLE_SECONDS = 0.05
 """How long the watcher keeps watching with nothing held before it parks."""
 
 
+class Held:
+    """A payload's ``count`` calls its caller runs one by one until they are handed on.
+
+    ``batch(start)`` makes the `Batch` (submitted to the pool) of the calls from ``start``
+    on: at `hand_off`, which sets `batch`; the caller then joins it for what is left.
+    """
+
+    __slots__ = ("_make", "batch", "count", "lock", "next", "since")
+
+    def __init__(self, count: int, batch: Callable[[int], Batch]) -> None:
+        self.count = count
+        self.next = 0
+        """The first call not started yet (its index)."""
+        self.since = time.monotonic()
+        """When the caller's current call started."""
+        self.batch: Batch | None = None
+        """The calls handed to the pool, once they were: ``next`` was their first."""
+        self.lock = threading.Lock()
+        self._make = batch
+
+    def claim(self) -> int | None:
+        """The next call for the caller to run (its start noted), or ``None``: none left, or
+        handed on."""
+        with self.lock:
+            index = self.next
+            if index >= self.count or self.batch is not None:
+                return None
+            self.next = index + 1
+            self.since = time.monotonic()
+            return index
+
+    def hand_off(self, now: float) -> None:
+        """Hand the calls not started yet to the pool, if the caller's current call started
+        `QUICK_SECONDS` before ``now``."""
+        with self.lock:
+            if (self.batch is None and self.next < self.count
+                    and self.since + QUICK_SECONDS <= now):
+                self.batch = self._make(self.next)
+
+
 class Watch:
-    """Hands a held batch to its pool once the job its caller runs is `QUICK_SECONDS` old."""
+    """Hands held calls to the pool once the call their caller runs is `QUICK_SECONDS` old."""
 
     def __init__(self) -> None:
-        self._held: dict[int, Batch] = {}
+        self._held: dict[int, Held] = {}
         self._lock = threading.Lock()
         self._gate = threading.Lock()  # held while the watcher is parked (or not started)
         self._gate.acquire()
@@ -39,15 +80,15 @@ class Watch:
         self._thread: threading.Thread | None = None
         self._pid = 0
 
-    def hold(self, batch: Batch) -> None:
-        """Watch ``batch`` (held, its caller about to run its jobs) until `release`."""
-        self._held[id(batch)] = batch
+    def hold(self, held: Held) -> None:
+        """Watch ``held`` (its caller about to run its calls) until `release`."""
+        self._held[id(held)] = held
         if self._parked:
             self._wake()
 
-    def release(self, batch: Batch) -> None:
-        """Stop watching ``batch`` (its caller runs no more of its jobs)."""
-        self._held.pop(id(batch), None)
+    def release(self, held: Held) -> None:
+        """Stop watching ``held`` (its caller claims no more of its calls)."""
+        self._held.pop(id(held), None)
 
     def _wake(self) -> None:
         with self._lock:
@@ -68,17 +109,19 @@ class Watch:
         while True:
             now = time.monotonic()
             nearest = None
-            for batch in list(self._held.values()):
-                due = batch.since + QUICK_SECONDS
+            for held in list(self._held.values()):
+                due = held.since + QUICK_SECONDS
                 if due <= now:
-                    if batch.startable():
-                        batch.hand_off()
-                    self._held.pop(id(batch), None)  # handed (or nothing left to hand)
-                elif nearest is None or due < nearest:
+                    held.hand_off(now)
+                    if held.batch is not None or held.next >= held.count:
+                        self._held.pop(id(held), None)  # handed, or nothing left to hand
+                        continue
+                    due = held.since + QUICK_SECONDS  # the caller moved on meanwhile
+                if nearest is None or due < nearest:
                     nearest = due
             if nearest is not None:
                 idle_since = now
-                time.sleep(nearest - now)
+                time.sleep(max(nearest - now, 0.0))
                 continue
             if now - idle_since < _IDLE_SECONDS:
                 time.sleep(QUICK_SECONDS)
