@@ -226,8 +226,12 @@ class ThreadExecutor(LoopExecutor):
                 if elapsed >= quick or scores[index] <= QUICK_RUNS:
                     self._learn(call.tool, elapsed)
                 index = held.claim()
-        finally:
+        except BaseException:
             WATCH.release(held)
+            if held.batch is not None:
+                held.batch.cancel()
+            raise
+        WATCH.release(held)
         batch = held.batch
         if batch is None:
             return

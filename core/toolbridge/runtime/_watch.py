@@ -87,7 +87,10 @@ class Watch:
             self._wake()
 
     def release(self, held: Held) -> None:
-        """Stop watching ``held`` (its caller claims no more of its calls)."""
+        """Stop watching ``held``: its caller claims no more of its calls, and none is
+        handed on from now (a hand-off already made stands, in ``held.batch``)."""
+        with held.lock:
+            held.count = held.next
         self._held.pop(id(held), None)
 
     def _wake(self) -> None:
