@@ -212,11 +212,16 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
                               payload)
     # Too deep, or a name that is not text: the one call gets an error result.
     args, _, error = read_arguments(args)
-    correlation = CesCorrelation(
+    # Every field is checked above (text by `_text`, the arguments by `read_arguments`), so
+    # the trusted constructors skip pydantic's validation; a text subclass (never from JSON)
+    # goes through the validating ones.
+    exact = all(type(v) is str for v in (call_id, tool, display, name, session)
+                if v is not None) and (not toolset or all(type(k) is str for k in toolset))
+    correlation = (CesCorrelation.trusted if exact else CesCorrelation)(
         id=call_id or "", tool=tool, toolset_tool=dict(toolset) if toolset else None,
         display_name=display, session=session, turn_index=turn_index,
     )
-    return ToolCall(
+    return (ToolCall.trusted if exact else ToolCall)(
         # Without an id nothing identifies the call across deliveries: a fresh id means the
         # result store never confuses two such calls (a re-delivery runs again).
         id=call_id or f"no-id-{uuid.uuid4().hex}", name=name, arguments=args,

@@ -197,58 +197,132 @@ async def test_aexecute_of_one_call(echo_dialect: str) -> None:
     assert first.output == again.output == "charged 3" and again.call is call
 
 
-def test_a_quick_tool_runs_in_the_callers_thread_and_slow_runs_send_it_back(
+def _work_calls(prefix: str, count: int) -> list[ToolCall]:
+    return [ToolCall(id=f"{prefix}{i}", name="work", arguments={"n": i}, dialect="d",
+                     conversation="s") for i in range(count)]
+
+
+def test_a_quick_tool_runs_in_the_callers_thread_and_wakes_no_worker(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolbridge.runtime import _executors
+    from toolbridge.runtime import _executors, _watch
 
     # "quick" generous enough that a busy machine cannot make a training run slow
-    monkeypatch.setattr(_executors, "QUICK_SECONDS", 0.5)
-    box, threads = Toolbox(), []
-    blocking = threading.Event()
-    meeting = threading.Barrier(2, timeout=1)
+    monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.5)
+    box, threads, handed = Toolbox(), [], []
+
+    class CountedBatch(_executors.Batch):  # a batch is what hands calls to the workers
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            handed.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(_executors, "Batch", CountedBatch)
 
     @box.tool
     def work(n: int) -> int:
         threads.append(threading.current_thread().name)
-        if blocking.is_set():
-            try:
-                meeting.wait()  # two calls meet only if they run at once
-            except threading.BrokenBarrierError:
-                time.sleep(0.6)  # slow, like the wait that broke the barrier
-                raise
         return n
 
     me = threading.current_thread().name
     for i in range(_executors.QUICK_RUNS):  # quick runs in the caller's thread teach it
-        box.execute([ToolCall(id=f"w{i}", name="work", arguments={"n": i}, dialect="d",
-                              conversation="s")])
+        box.execute(_work_calls(f"w{i}-", 1))
     threads.clear()
-    box.execute([ToolCall(id=f"q{i}", name="work", arguments={"n": i}, dialect="d",
-                          conversation="s") for i in range(8)])
-    assert threads == [me] * 8  # proven quick: no worker woken
+    handed.clear()
+    assert [r.output for r in box.execute(_work_calls("q", 8))] == list(range(8))
+    assert threads == [me] * 8 and handed == []  # proven quick: no worker woken
 
-    blocking.set()  # the tool now blocks: two slow runs in a row send it back to the workers
-    first = box.execute([ToolCall(id=f"s{i}", name="work", arguments={"n": i}, dialect="d",
-                                  conversation="s") for i in range(2)])
-    assert [r.success for r in first] == [False, False]  # run one after the other: no meeting
-    meeting.reset()
-    again = box.execute([ToolCall(id=f"t{i}", name="work", arguments={"n": i}, dialect="d",
-                                  conversation="s") for i in range(2)])
-    assert [r.output for r in again] == [0, 1]  # they met: run at once, in two threads
+
+BURST = 16
+
+
+@pytest.mark.parametrize("history", ["never quick", "quick, now slow", "every tool quick"])
+def test_a_burst_of_a_slow_tool_runs_at_once_whatever_its_history(
+        monkeypatch: pytest.MonkeyPatch, history: str) -> None:
+    """16 calls that meet at a barrier only if all of them run at once: a tool that was
+    proven quick, then turned slow, hands the rest of its payload to the workers while its
+    first call runs in the caller's thread. "every tool quick" is the mutant that counts
+    every tool as proven quick from its first run: the payload still runs at once."""
+    from toolbridge.runtime import _executors, _watch
+
+    if history == "every tool quick":
+        monkeypatch.setattr(_executors, "QUICK_RUNS", 0)
+    else:  # a generous "quick": a busy machine cannot make a training run slow
+        monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.05)
+    box, threads = Toolbox(max_concurrency=BURST), []
+    meeting = threading.Barrier(BURST, timeout=30)
+    blocking = threading.Event()
+
+    @box.tool
+    def work(n: int) -> int:
+        if blocking.is_set():
+            threads.append(threading.current_thread().name)
+            meeting.wait()  # all of them, together, or BrokenBarrierError: an error result
+        return n
+
+    if history == "quick, now slow":
+        for i in range(_executors.QUICK_RUNS + 1):
+            box.execute(_work_calls(f"w{i}-", 1))
+    blocking.set()
+    results = box.execute(_work_calls("b", BURST))
+    assert [r.error for r in results] == [None] * BURST
+    assert [r.output for r in results] == list(range(BURST))
+    assert len(set(threads)) == BURST  # each in a thread of its own
+
+
+def test_without_the_watch_a_quick_tools_payload_runs_call_after_call(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch is what keeps the promise: with it disabled, the payload of a tool proven
+    quick runs one call after another in the caller's thread (the barrier breaks)."""
+    from toolbridge.runtime import _executors, _watch
+
+    monkeypatch.setattr(_executors, "QUICK_RUNS", 0)
+    monkeypatch.setattr(_watch.WATCH, "hold", lambda held: None)
+    box = Toolbox()
+    meeting = threading.Barrier(2, timeout=0.3)
+
+    @box.tool
+    def work(n: int) -> int:
+        meeting.wait()
+        return n
+
+    results = box.execute(_work_calls("b", 2))
+    assert [r.success for r in results] == [False, False]
+
+
+def test_two_slow_runs_end_a_tools_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolbridge.runtime import _executors, _watch
+
+    monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.2)
+    executor = ThreadExecutor()
+    box, pauses = Toolbox(executor=executor), []
+
+    @box.tool
+    def work(n: int) -> int:
+        if pauses:
+            time.sleep(pauses.pop())
+        return n
+
+    tool = box._tools["work"]
+    box.execute(_work_calls("train", _executors.QUICK_RUNS + 1))
+    assert executor._runs[id(tool)][1] == _executors.QUICK_RUNS + 1
+    pauses.extend([0.3, 0.3])
+    box.execute(_work_calls("slow1-", 1))
+    assert executor._runs[id(tool)][1] == _executors.QUICK_RUNS  # one: forgiven, still quick
+    box.execute(_work_calls("slow2-", 1))
+    assert id(tool) not in executor._runs  # two in a row: back to the workers
 
 
 def test_one_slow_run_of_a_proven_quick_tool_is_forgiven(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     """A single slow run (a pause of the process) keeps a quick tool in the caller's thread;
     a quick run in between forgives it again."""
-    from toolbridge.runtime import _executors
+    from toolbridge.runtime import _executors, _watch
 
-    monkeypatch.setattr(_executors, "QUICK_SECONDS", 0.2)
-    box, threads, pauses, batches = Toolbox(), [], [], []
+    monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.2)
+    box, threads, pauses, handed = Toolbox(), [], [], []
 
     class CountedBatch(_executors.Batch):  # a batch is what hands calls to the workers
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            batches.append(self)
+            handed.append(self)
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(_executors, "Batch", CountedBatch)
@@ -260,19 +334,15 @@ def test_one_slow_run_of_a_proven_quick_tool_is_forgiven(monkeypatch: pytest.Mon
             time.sleep(pauses.pop())
         return n
 
-    def run(prefix: str, count: int) -> None:
-        box.execute([ToolCall(id=f"{prefix}{i}", name="work", arguments={"n": i}, dialect="d",
-                              conversation="s") for i in range(count)])
-
     me = threading.current_thread().name
-    run("train", _executors.QUICK_RUNS + 1)  # proven quick, with one run to spare
+    box.execute(_work_calls("train", _executors.QUICK_RUNS + 1))  # proven, one run to spare
     for attempt in range(3):  # slow, quick, slow, quick...: never two slow runs in a row
         pauses.append(0.3)
-        run(f"slow{attempt}-", 1)
+        box.execute(_work_calls(f"slow{attempt}-", 1))
         threads.clear()
-        batches.clear()
-        run(f"quick{attempt}-", 4)
-        assert threads == [me] * 4 and not batches  # still quick: no worker woken
+        handed.clear()
+        box.execute(_work_calls(f"quick{attempt}-", 4))
+        assert threads == [me] * 4 and handed == []  # still quick: no worker woken
 
 
 def test_a_tool_ending_after_its_loop_closed_leaves_no_error_in_its_thread(

@@ -28,6 +28,7 @@ from _common import validation_cases  # noqa: E402
     ("bench_handle.py", ["--number", "3", "--rounds", "1"]),
     ("bench_store.py", ["--number", "4", "--rounds", "1"]),
     ("bench_floor.py", ["--number", "3", "--rounds", "1"]),
+    ("bench_within.py", ["--number", "3", "--rounds", "1"]),
     ("bench_telemetry.py", ["--number", "3", "--rounds", "1"]),
     ("bench_import.py", ["--samples", "1"]),
     ("bench_instructions.py", ["--no-valgrind", "--payloads", "2", "--calls", "2"]),

@@ -1,8 +1,8 @@
 """Durable commits per payload, counted (never timed) on a real SQLite file.
 
 A payload of new calls without side effects costs two commits (claim, record). A side effect
-needs its "started" mark committed before its handler runs and its result as soon as it
-returns; writes wanted at the same time share a commit.
+needs its "started" mark committed before its handler runs, by the thread that runs it, and
+its result as soon as it returns; results wanted at the same time share a commit.
 """
 
 from __future__ import annotations
@@ -149,18 +149,23 @@ class _HeldStore(SqliteStore):
         self.gate = threading.Event()
         self.entered = threading.Event()
         self.writes: list[int] = []
+        self.writers: list[tuple[str, int]] = []  # (call id marked, writing thread)
 
     def write(self, *, started: Sequence[tuple[StoreKey, str]] = (),
               completed: Sequence[StoreCompletion] = (),
               released: Sequence[tuple[StoreKey, str]] = ()) -> list[bool]:
         self.writes.append(len(started) + len(completed) + len(released))
+        self.writers.extend((key.call_id, threading.get_ident()) for key, _ in started)
         if len(self.writes) == 1:
             self.entered.set()
             self.gate.wait(10)
         return super().write(started=started, completed=completed, released=released)
 
 
-def test_marks_wanted_while_a_commit_is_written_share_the_next_one(tmp_path: Path) -> None:
+def test_each_mark_is_committed_by_the_thread_that_runs_its_handler(tmp_path: Path) -> None:
+    """Marks wanted while a commit is written are not gathered into one commit that their
+    threads would then have to wake from: each thread writes its own mark's commit, and
+    returns from it straight to its handler."""
     store = _HeldStore(tmp_path / "results.db")
     box = Toolbox(store=store)
 
@@ -175,20 +180,47 @@ def test_marks_wanted_while_a_commit_is_written_share_the_next_one(tmp_path: Pat
     _, pcs = plan(payload, box._tools, planned, {}, None)
     answers = store.claim(journal.requests(pcs))
     run, _, _ = journal.claimed(pcs, answers)
-    started: list[bool] = []
-    first = threading.Thread(target=lambda: started.append(journal.start(run[0])))
+    started: dict[str, tuple[bool, int]] = {}
+
+    def start(pc: Any) -> None:
+        started[pc.call.id] = (journal.start(pc), threading.get_ident())
+
+    first = threading.Thread(target=start, args=(run[0],))
     first.start()
     assert store.entered.wait(10)
-    others = [threading.Thread(target=lambda pc=pc: started.append(journal.start(pc)))
-              for pc in run[1:]]
+    others = [threading.Thread(target=start, args=(pc,)) for pc in run[1:]]
     for thread in others:
         thread.start()
-    while len(journal._started) < 6:  # all six wait for the next commit
-        threading.Event().wait(0.005)
     store.gate.set()
     for thread in [first, *others]:
         thread.join()
-    assert started == [True] * 7
-    assert store.writes == [1, 6]  # two commits for seven marks
+    assert sorted(started) == [pc.call.id for pc in run]
+    assert all(ok for ok, _ in started.values())
+    assert store.writes == [1] * 7  # one commit per mark, none gathered into another's
+    assert sorted(store.writers) == sorted((cid, ident) for cid, (_, ident) in started.items())
+    journal.finish(pcs)
+    toolbridge.store.end_owner(run[0].owner or "")
+
+
+def test_results_waiting_meanwhile_ride_with_the_next_mark(tmp_path: Path) -> None:
+    store = _HeldStore(tmp_path / "results.db")
+    store.gate.set()
+    box = Toolbox(store=store)
+
+    @box.tool(side_effects=True)
+    def effect(n: int) -> int:
+        return n
+
+    journal = Journal(store, 16)
+    payload = box._pipeline._payload({})
+    payload.journal = journal
+    _, pcs = plan(payload, box._tools, calls(2, "effect"), {}, None)
+    run, _, _ = journal.claimed(pcs, store.claim(journal.requests(pcs)))
+    assert journal.start(run[0])
+    run[0].settle(toolbridge.ToolResult.ok(run[0].call, 0))
+    journal.completed(run[0], linger=True)  # waits for the next write
+    assert journal.start(run[1])
+    assert store.writes == [1, 2]  # the second mark carried the first result
+    assert run[0].recorded
     journal.finish(pcs)
     toolbridge.store.end_owner(run[0].owner or "")

@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _threads
+from . import _threads, _watch
 from ._loops import run_in_thread_loop
 from ._steps import Resumed
 from ._threads import Batch, ThreadPool, wake
+from ._watch import WATCH, Held
 
 if TYPE_CHECKING:
     from ._call import PlannedCall
@@ -116,8 +117,6 @@ class LoopExecutor(Executor):
         _raise_from(batch)
 
 
-QUICK_SECONDS = 0.001
-"""A run of a sync handler in the caller's thread this short counts as quick."""
 QUICK_RUNS = 4
 """Quick runs in a row after which `ThreadExecutor` runs a tool's calls in the caller's thread."""
 
@@ -126,18 +125,20 @@ class ThreadExecutor(LoopExecutor):
     """The default: sync handlers in toolbridge's worker threads, with no event loop.
 
     `run` hands the payload's calls to the pool and waits for them together; meanwhile
-    the calling thread runs the ``inline`` ones, one call without a timeout, and any call
-    without a timeout that no worker has started yet. Timeouts are enforced on the others
-    (a handler that overruns is abandoned in its thread). A payload with async handlers runs
-    as `LoopExecutor` does, on this thread's own event loop, made once and reused.
+    the calling thread runs the ``inline`` ones and any call without a timeout that no worker
+    has started yet. Timeouts are enforced on the others (a handler that overruns is abandoned
+    in its thread). A payload with async handlers runs as `LoopExecutor` does, on this
+    thread's own event loop, made once and reused.
 
     A tool without a timeout whose last `QUICK_RUNS` runs in the calling thread each took
-    under `QUICK_SECONDS` runs there from then on, as if ``inline``: a payload of such calls
-    wakes no worker. Two runs over that with no quick one between send the tool back to the
-    workers (each held up at most the quick calls after it in its payload); one alone may be
-    a pause of the whole process (a garbage collection, the system running something else),
-    which threads would not have avoided. Not with a `toolbridge_execute_call` wrapper (a
-    wrapper may block).
+    under `toolbridge.runtime._watch.QUICK_SECONDS` (1 ms) is proven quick: a payload of
+    such calls wakes no worker, the calling thread runs them one after another, and the
+    payload is watched (`toolbridge.runtime._watch.WATCH`): once the call running there has
+    taken that long, the rest of the payload goes to the workers without waiting for it, so
+    the calls overlap as ``max_concurrency`` allows whatever a tool's history. Two slow runs
+    with no quick one between end the proof; one alone may be a pause of the whole process
+    (a garbage collection). Not with a `toolbridge_execute_call` wrapper (a wrapper
+    may block).
     """
 
     @property
@@ -153,62 +154,106 @@ class ThreadExecutor(LoopExecutor):
     def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
         hooked = calls[0].payload.hooks is not None if calls else False
         runs = self._runs
-        here: list[tuple[PlannedCall, int]] = []  # with its tool's score; -1: not learning
-        rest = []
+        here: list[PlannedCall] = []  # inline: this thread's, one after another
+        pooled: list[PlannedCall] = []
+        scores: list[int] = []  # of the pooled calls' tools, while they may all be quick
+        quick = not hooked  # every pooled call proven quick: no worker woken unless one is slow
         for c in calls:
             if c.is_async:
                 super().run(calls, concurrency)
                 return
             if c.inline:
-                here.append((c, -1))
-            elif hooked or c.timeout is not None:
-                rest.append(c)
-            else:
+                here.append(c)
+                continue
+            pooled.append(c)
+            if quick:
                 known = runs.get(id(c.tool))
                 score = known[1] if known is not None and known[0] is c.tool else 0
-                if score >= QUICK_RUNS:
-                    here.append((c, score))
-                else:
-                    rest.append(c)
-        mine = None if here else next((c for c in rest if hooked or c.timeout is None), None)
-        pooled = [c for c in rest if c is not mine]
+                if c.timeout is not None or score < QUICK_RUNS:
+                    quick = False
+                scores.append(score)
         pool = _threads.CALLS if hooked else _threads.HANDLERS
-        busy = mine is not None or bool(here)
+        busy = bool(here)
+        if quick and pooled:
+            self._held(here, pooled, scores, pool, concurrency)
+            return
+        mine = None if here else next((c for c in pooled if hooked or c.timeout is None), None)
+        if mine is not None:
+            pooled.remove(mine)
+            busy = True
         batch = None
         if pooled:
             batch = Batch(pool, [c.execute for c in pooled],
                           [c.timeout if not hooked else None for c in pooled],
-                          [c.call.name for c in pooled], concurrency,
-                          concurrency - busy)
-        learn = not hooked
-        clock = time.perf_counter
-        learned = False  # once a score changed, the ones read above may be stale
+                          [c.call.name for c in pooled], concurrency, concurrency - busy)
         try:
-            for call, score in here:
-                if score < 0:
-                    call.execute(linger=True)
-                    continue
-                started = clock()
+            for call in here:
                 call.execute(linger=True)
-                elapsed = clock() - started
-                if elapsed >= QUICK_SECONDS or score <= QUICK_RUNS or learned:
-                    self._learn(call.tool, elapsed)
-                    learned = True
             if mine is not None:
-                self._timed(mine, None, 0, learn)
+                self._timed(mine, None, 0, not hooked)
             if batch is not None:
-                index = batch.take(untimed=True)
-                while index is not None:  # what no worker has started yet
-                    self._timed(pooled[index], batch, index, learn)
-                    index = batch.take(untimed=True)
-                if busy:
-                    batch.widen()  # this thread's slot is free now
-                _wait(batch, pooled)
+                self._join(batch, pooled, busy, not hooked)
         except BaseException:
             if batch is not None:
                 batch.cancel()
             raise
         _raise_from(batch)
+
+    def _held(self, here: Sequence[PlannedCall], pooled: Sequence[PlannedCall],
+              scores: Sequence[int], pool: ThreadPool, concurrency: int) -> None:
+        """Run a payload of calls proven quick (and ``inline`` ones) in this thread, watched:
+        once one has run `toolbridge.runtime._watch.QUICK_SECONDS`, the rest go to ``pool``
+        as a batch (this thread's call holds one of its ``concurrency`` slots) and this
+        thread joins it when that call returns."""
+        def handed(start: int) -> Batch:
+            rest = pooled[start:]
+            return Batch(pool, [c.execute for c in rest], [None] * len(rest),
+                         [c.call.name for c in rest], concurrency, concurrency - 1)
+
+        held = Held(len(pooled), handed)
+        clock = time.monotonic
+        quick = _watch.QUICK_SECONDS
+        WATCH.hold(held)
+        try:
+            for call in here:
+                held.since = clock()
+                call.execute(linger=True)
+            index = held.claim()
+            while index is not None:
+                call = pooled[index]
+                call.execute(linger=True)
+                elapsed = clock() - held.since
+                if elapsed >= quick or scores[index] <= QUICK_RUNS:
+                    self._learn(call.tool, elapsed)
+                index = held.claim()
+        except BaseException:
+            WATCH.release(held)
+            if held.batch is not None:
+                held.batch.cancel()
+            raise
+        WATCH.release(held)
+        batch = held.batch
+        if batch is None:
+            return
+        rest = pooled[len(pooled) - len(batch.jobs):]
+        try:
+            self._join(batch, rest, True, True)
+        except BaseException:
+            batch.cancel()
+            raise
+        _raise_from(batch)
+
+    def _join(self, batch: Batch, calls: Sequence[PlannedCall], busy: bool, learn: bool
+              ) -> None:
+        """Run the jobs of ``batch`` no worker has started yet in this thread (``busy``: its
+        slot was taken until now), then wait for the others."""
+        if busy:
+            batch.widen()  # this thread's slot is free now
+        index = batch.take(untimed=True)
+        while index is not None:  # what no worker has started yet
+            self._timed(calls[index], batch, index, learn)
+            index = batch.take(untimed=True)
+        _wait(batch, calls)
 
     def _timed(self, call: PlannedCall, batch: Batch | None, index: int, learn: bool) -> None:
         """Run ``call`` in this thread (a job of ``batch``, when given), counting quick runs
@@ -219,19 +264,19 @@ class ThreadExecutor(LoopExecutor):
             else:
                 batch.run(index, True)
             return
-        started = time.perf_counter()
+        started = time.monotonic()
         if batch is None:
             call.execute(linger=True)
         else:
             batch.run(index, True)
-        self._learn(call.tool, time.perf_counter() - started)
+        self._learn(call.tool, time.monotonic() - started)
 
     def _learn(self, tool: object, elapsed: float) -> None:
         """Count a run of ``tool`` that took ``elapsed`` seconds."""
         runs = self._runs
         known = runs.get(id(tool))
         score = known[1] if known is not None and known[0] is tool else 0
-        if elapsed < QUICK_SECONDS:
+        if elapsed < _watch.QUICK_SECONDS:
             if score <= QUICK_RUNS:  # one over: proven quick, and a slow run forgiven
                 if len(runs) > 4096:  # toolboxes made and dropped: forget
                     runs.clear()

@@ -2,9 +2,12 @@
 
 A payload of new calls without side effects costs two store transactions: the claim, and
 the record of every result at the end. A side-effecting call needs its "started" mark stored
-before its handler runs and its result as soon as it returns: writes wanted at the same time
-share one transaction (group commit: while one is being written, the next ones gather), and a
-thread running calls one after another stores a result with the next call's mark.
+before its handler runs and its result as soon as it returns. A mark is written by the thread
+that then runs the handler, in a commit of its own making (never gathered into another
+thread's commit, whose end that thread would first have to wake for: a kill between mark and
+handler stays as unlikely as the store allows); results wanted meanwhile ride along with it
+(group commit), and a thread running calls one after another stores a result with the next
+call's mark.
 """
 
 from __future__ import annotations
@@ -79,7 +82,6 @@ class Journal:
         (one to reconcile: not declared ``idempotent``)."""
         self._lock = threading.Lock()
         self._cond: threading.Condition | None = None  # made by the first thread that waits
-        self._started: list[PlannedCall] = []
         self._completed: list[PlannedCall] = []
         self._released: list[tuple[StoreKey, str]] = []
         self._marked: set[int] = set()  # ids of the calls whose "started" mark was stored
@@ -178,12 +180,10 @@ class Journal:
 
     # ------------------------------------------------------------------ writes
     def start(self, pc: PlannedCall) -> bool:
-        """Store ``pc``'s "started" mark before its handler runs; ``False`` (its result then
-        says it was not run) when the store failed."""
-        with self._lock:
-            self._started.append(pc)
-            self.pending = True
-        error = self._commit()
+        """Store ``pc``'s "started" mark before its handler runs, in a commit this thread
+        writes itself (with the results waiting meanwhile); ``False`` (its result then says
+        it was not run) when the store failed."""
+        error = self._commit(pc)
         if error is None:
             self._marked.add(id(pc))
             return True
@@ -225,7 +225,7 @@ class Journal:
         """Store every result not stored yet and free every claim of a call that has none
         (a side effect whose handler was entered stays started: a re-delivery reconciles
         it); the owners are then done."""
-        if not (self.pending or self._flushing or self._started or self._completed):
+        if not (self.pending or self._flushing or self._completed):
             unrecorded = []
             for pc in planned:
                 if pc.result is None:
@@ -253,7 +253,7 @@ class Journal:
                 elif not (pc.tool.side_effects and id(pc) in self._marked):
                     self._released.append((pc.key, pc.owner))  # type: ignore[arg-type]
                     pc.recorded = True
-            self.pending = bool(self._started or self._completed or self._released)
+            self.pending = bool(self._completed or self._released)
         try:
             self.flush()
         finally:
@@ -261,12 +261,14 @@ class Journal:
                 end_owner(owner)
             self.owners.clear()
 
-    def _commit(self) -> Exception | None:
+    def _commit(self, mark: PlannedCall | None = None) -> Exception | None:
         """Wait until every write gathered so far is stored (writing them, unless another
-        thread is); the store's error, if it failed."""
+        thread is); the store's error, if it failed. With ``mark``: this thread writes the
+        next commit itself, with that call's "started" mark, and returns as soon as it is
+        stored (its caller runs the handler next)."""
         with self._lock:
             generation = self._gathering
-            while self._written < generation:
+            while mark is not None or self._written < generation:
                 if self._flushing:
                     if self._cond is None:
                         self._cond = threading.Condition(self._lock)
@@ -275,13 +277,13 @@ class Journal:
                 self._flushing = True
                 taken = self._gathering
                 self._gathering += 1
-                started, completed, released = self._started, self._completed, self._released
-                self._started, self._completed, self._released = [], [], []
+                completed, released = self._completed, self._released
+                self._completed, self._released = [], []
                 self.pending = False
                 self._lock.release()
                 error: Exception | None = None
                 try:
-                    error = self._write(started, completed, released)
+                    error = self._write([] if mark is None else [mark], completed, released)
                 finally:
                     self._lock.acquire()
                     self._flushing = False
@@ -289,7 +291,12 @@ class Journal:
                     if error is not None:
                         self._errors[taken] = error
                     if self._cond is not None:
-                        self._cond.notify_all()
+                        self._cond.notify()  # one: waking them all costs this thread a
+                        # system call each before its handler; each woken one passes it on
+                if mark is not None:
+                    return error
+            if self._cond is not None:
+                self._cond.notify()  # the next waiter: its write is stored too, or it writes
             return self._errors.get(generation)
 
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
