@@ -25,8 +25,8 @@ _CREATE_KEYS = frozenset({
     "service_tier", "labels", "webhook_config", "cached_content", "continuation_token",
     "environment"})
 """``CreateModelInteraction`` / ``CreateAgentInteraction`` fields (google-genai 3.6.1)."""
-_NO_ARGUMENT_TEXT = ("Interactions carries a function_call's arguments as a JSON object, "
-                     "never as text")
+_NO_ARGUMENT_TEXT = ("gemini-interactions sends a function_call's arguments as a JSON object, "
+                     "never as text, so argument text that is not JSON cannot be expressed")
 
 
 _CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
@@ -178,8 +178,10 @@ class EmulatedService:
             interaction["previous_interaction_id"] = previous_id
         if error is not None:
             interaction["errors"] = [{"code": "INTERNAL", "message": error}]
+        # A call naming an id answered before in the chain (a hallucinated id) is listed,
+        # but only the calls issued now wait for results.
         stored = StoredInteraction(interaction, chain, model,
-                                   {c.id: c.name for c in calls})
+                                   {c.id: c.name for c in calls if c.issued})
         stored.events = _events(interaction)
         if body.get("store", True) is not False:
             self.interactions[interaction_id] = stored

@@ -111,9 +111,11 @@ def interaction_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
 def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
     """The ``function_call`` steps of an interaction that ``requires_action``.
 
-    Store keys: ``(conversation or interaction id, interaction id, call id)``; ``conversation``
-    (the caller's, or the chain's first interaction) keys the store. An interaction in any
-    other status has nothing pending (``in_progress``: not yet).
+    Store keys: ``(conversation, "", call id)`` for an interaction of a known chain
+    (``conversation``: the caller's, or the chain's first interaction id; call ids are unique,
+    so a model naming an answered call's id again is caught), else ``(interaction id,
+    interaction id, call id)``. An interaction in any other status has nothing pending
+    (``in_progress``: not yet).
     """
     interaction, at = interaction_of(payload)
     interaction_id = _text(interaction.get("id"), f"{at}id", payload)
@@ -128,6 +130,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     if not isinstance(steps, list):
         raise WireFormatError(DIALECT, f"{at}steps", "not a list", payload)
     key = conversation or interaction_id
+    turn = "" if conversation else interaction_id
     calls: list[ToolCall] = []
     for i, step in enumerate(steps):
         where = f"{at}steps[{i}]"
@@ -145,7 +148,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         arguments, raw, error = read_arguments(step["arguments"], none=False)
         calls.append(ToolCall.trusted(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
-            argument_error=error, dialect=DIALECT, conversation=key, turn=interaction_id,
+            argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
             correlation=InteractionCorrelation.trusted(
                 interaction_id=interaction_id, call_id=call_id, chain=conversation or "")))
     if status != "requires_action":
@@ -200,18 +203,24 @@ def result_step(result: ToolResult) -> dict[str, Any]:
     return step
 
 
+def _interaction_of(result: ToolResult) -> str:
+    """The id of the interaction that asked for ``result``'s call."""
+    correlation = result.call.correlation
+    if isinstance(correlation, InteractionCorrelation):
+        return correlation.interaction_id
+    return result.call.turn
+
+
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     """The create body continuing the interaction that asked: ``previous_interaction_id``
     and ``input`` (one ``function_result`` step per call). Model and tools are the caller's."""
     if not results:
         return {"input": []}
-    turns = {r.call.turn for r in results}
-    if len(turns) > 1:
+    asking = {_interaction_of(r) for r in results}
+    if len(asking) > 1:
         raise UsageError(f"{DIALECT}: results of several interactions cannot continue one "
-                         f"create (interactions: {sorted(turns)})")
-    correlation = results[0].call.correlation
-    previous = (correlation.interaction_id if isinstance(correlation, InteractionCorrelation)
-                else results[0].call.turn)
+                         f"create (interactions: {sorted(asking)})")
+    previous = asking.pop()
     if not previous:
         raise UsageError(f"{DIALECT}: call {results[0].call.id!r} has no interaction id; read "
                          "calls with read_calls so the continuation can be named")
