@@ -211,6 +211,8 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
     elif variant == "foundry":  # a Foundry project: a bearer token from a credential
         options.pop("base_url", None)
         options.update(project_endpoint=f"{root}/api/projects/p", credential=_Credential(secret))
+    elif variant == "query":  # the Gemini API's ?key= form: the key is in every URL
+        options.update(api_key=secret, key_in_query=True)
     elif dialect == "google-ces":
         options.update(token=secret)
     else:
@@ -224,7 +226,7 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
 
 VARIANTS = [(d, "key") for d in DIALECTS] + [
     ("openai-assistants", "azure"), ("openai-chat", "azure"), ("openai-responses", "azure"),
-    ("openai-responses", "foundry")]
+    ("openai-responses", "foundry"), ("gemini-interactions", "query")]
 
 
 def _toolbox(secret: str) -> Toolbox:

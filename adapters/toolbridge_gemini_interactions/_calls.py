@@ -3,6 +3,7 @@ flows both clients send."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -15,7 +16,12 @@ from toolbridge.http import Call, Drain, Flow, JsonEvents, RetryPolicy, Secret, 
 
 from .wire import API_VERSION, DEFAULT_BASE_URL, DIALECT
 
-__all__ = ["InteractionCalls", "InteractionsConfig", "StreamGatherer"]
+__all__ = ["CREATE_REFUSED", "InteractionCalls", "InteractionsConfig", "StreamGatherer"]
+
+CREATE_REFUSED = frozenset({429, 503})
+"""The answers after which a create (not idempotent) is sent again: the Gemini API is a gRPC
+service behind its HTTP/JSON front, and ``RESOURCE_EXHAUSTED`` (429) and ``UNAVAILABLE`` (503)
+say the request was not processed (as for CES's ``runSession``)."""
 
 
 class InteractionsConfig:
@@ -141,11 +147,16 @@ class InteractionCalls:
 
     config: InteractionsConfig
 
-    @staticmethod
-    def _create(body: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    def _create_retry(self) -> RetryPolicy:
+        """The endpoint's policy, sending a create again only after `CREATE_REFUSED`."""
+        policy = self.config.retry
+        return dataclasses.replace(policy, refused_statuses=CREATE_REFUSED)
+
+    def _create(self, body: Mapping[str, Any]) -> Call[dict[str, Any]]:
         # Not idempotent: a create sent twice makes two interactions.
         return Call("POST", "/interactions", _decoder("create interaction"),
-                    body={k: v for k, v in body.items() if k != "stream"}, idempotent=False)
+                    body={k: v for k, v in body.items() if k != "stream"}, idempotent=False,
+                    retry=self._create_retry())
 
     @staticmethod
     def _get(interaction_id: str) -> Call[dict[str, Any]]:
@@ -157,11 +168,10 @@ class InteractionCalls:
         return Call("POST", f"/interactions/{interaction_id}/cancel",
                     _decoder(f"cancel interaction {interaction_id}"))
 
-    @staticmethod
-    def _stream(body: Mapping[str, Any]) -> Call[None]:
+    def _stream(self, body: Mapping[str, Any]) -> Call[None]:
         return Call("POST", "/interactions", _decoder("create interaction"),
                     body={**body, "stream": True}, stream=True, idempotent=False,
-                    what=f"{DIALECT}: create interaction (stream)")
+                    retry=self._create_retry(), what=f"{DIALECT}: create interaction (stream)")
 
     def _stream_interaction(self, body: Mapping[str, Any]) -> Flow[dict[str, Any]]:
         """Stream a create and gather it; a stream that broke off after the interaction's id
