@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["redact_text", "redact_url", "redact_value"]
+__all__ = ["redact_query", "redact_text", "redact_url", "redact_value"]
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
 _SECRET_KEY = re.compile(r"pass|pwd|secret|token|key|sig|auth|credential|session|code",
@@ -38,8 +38,14 @@ def redact_url(url: str, *, keep_query: bool = True) -> str:
     if not keep_query:
         return f"{scheme}://{authority}{path}"
     if qmark:
-        path += "?" + "&".join(_mask_pair(pair) for pair in query.split("&"))
+        path += "?" + redact_query(query)
     return f"{scheme}://{authority}{path}" + (f"#{fragment}" if "#" in tail else "")
+
+
+def redact_query(query: str) -> str:
+    """A URL's query string with the values of secret-looking parameters masked."""
+    return "&".join(_mask_pair(pair) for pair in query.split("&"))
+
 
 def _mask_pair(pair: str) -> str:
     name, eq, _ = pair.partition("=")

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .._redact import redact_query
+
 __all__ = ["Intake", "Journal", "JournalEntry"]
 
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-goog-api-key", "cookie"})
@@ -14,7 +16,8 @@ _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-goog-api-key", "cook
 
 @dataclass
 class JournalEntry:
-    """One exchange. Credentials in headers are replaced by ``"<redacted>"``."""
+    """One exchange. Credentials in headers are replaced by ``"<redacted>"``, those in the
+    query (``?key=``) masked."""
 
     index: int
     method: str
@@ -47,7 +50,8 @@ class Journal:
         clean = {k: ("<redacted>" if k.lower() in _SECRET_HEADERS else v)
                  for k, v in headers.items()}
         with self._lock:
-            entry = JournalEntry(len(self._entries) + 1, method, path, query, clean, body)
+            entry = JournalEntry(len(self._entries) + 1, method, path,
+                                 redact_query(query) if query else query, clean, body)
             self._entries.append(entry)
         return entry
 
