@@ -41,10 +41,9 @@ def redact_url(url: str, *, keep_query: bool = True) -> str:
         path += "?" + redact_query(query)
     return f"{scheme}://{authority}{path}" + (f"#{fragment}" if "#" in tail else "")
 
-
 def redact_query(query: str) -> str:
-    """A URL's query string with the values of secret-looking parameters masked."""
-    return "&".join(_mask_pair(pair) for pair in query.split("&"))
+    """A URL's query string with the values of secret-looking names masked (``key=***``)."""
+    return "&".join(_mask_pair(pair) for pair in query.split("&")) if query else query
 
 
 def _mask_pair(pair: str) -> str:

@@ -16,8 +16,8 @@ _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-goog-api-key", "cook
 
 @dataclass
 class JournalEntry:
-    """One exchange. Credentials in headers are replaced by ``"<redacted>"``, those in the
-    query (``?key=``) masked."""
+    """One exchange. Credentials in headers are replaced by ``"<redacted>"``; those in the
+    query (``key=...``, ``token=...``) by ``***``."""
 
     index: int
     method: str
@@ -50,8 +50,8 @@ class Journal:
         clean = {k: ("<redacted>" if k.lower() in _SECRET_HEADERS else v)
                  for k, v in headers.items()}
         with self._lock:
-            entry = JournalEntry(len(self._entries) + 1, method, path,
-                                 redact_query(query) if query else query, clean, body)
+            entry = JournalEntry(len(self._entries) + 1, method, path, redact_query(query),
+                                 clean, body)
             self._entries.append(entry)
         return entry
 

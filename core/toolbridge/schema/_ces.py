@@ -32,6 +32,10 @@ class CesSchema(TableTransformer):
 
     target = "ces"
     dialect: SchemaTarget = "ces"
+    label = "CES"
+    """The backend's name in loss reasons."""
+    int64_as_text = True
+    """Write ``minItems`` / ``maxItems`` as JSON strings (proto JSON's int64)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -44,7 +48,7 @@ class CesSchema(TableTransformer):
     def transform_bool(self, value: Any, pointer: str) -> Any:
         out: dict[str, Any] = {}
         if value is not True:
-            self.lose(out, pointer, "false", "CES cannot say 'no value'; became an "
+            self.lose(out, pointer, "false", f"{self.label} cannot say 'no value'; became an "
                       "unconstrained schema", action="approximated", enforced=True)
         return out
 
@@ -59,11 +63,11 @@ class CesSchema(TableTransformer):
                           text=f"oneOf: {short(branches)}", enforced=True)
             else:
                 schema["anyOf"] = branches
-                self.lose(schema, pointer, "oneOf", "CES has no oneOf; rewritten as anyOf",
-                          action="approximated", enforced=True)
+                self.lose(schema, pointer, "oneOf", f"{self.label} has no oneOf; rewritten "
+                          "as anyOf", action="approximated", enforced=True)
         if "allOf" in schema and not merge_all_of(schema):
-            self.drop(schema, pointer, "allOf", "CES has no allOf and the entries cannot be "
-                      "merged exactly", enforced=True)
+            self.drop(schema, pointer, "allOf", f"{self.label} has no allOf and the entries "
+                      "cannot be merged exactly", enforced=True)
         nullable = schema.pop("nullable", False) is True
         if isinstance(schema.get("type"), list):
             schema, had_null = self.split(schema, pointer)
@@ -90,7 +94,8 @@ class CesSchema(TableTransformer):
         self._bounds(schema, pointer)
         for key in ("minItems", "maxItems"):
             if isinstance(schema.get(key), (int, float)):
-                schema[key] = str(int(schema[key]))  # int64 is a JSON string in proto JSON
+                count = int(schema[key])
+                schema[key] = str(count) if self.int64_as_text else count
         extra = schema.get("additionalProperties")
         if extra is False or extra is True:
             # The proto field is a Schema message: JSON true/false do not parse (tested).
@@ -98,8 +103,8 @@ class CesSchema(TableTransformer):
             if extra is False:
                 # Every Python-defined tool says this; it is checked on arrival, and models
                 # send the declared properties anyway: not worth a note in every description.
-                self.lose(schema, pointer, "additionalProperties", "CES cannot forbid extra "
-                          "properties", enforced=True)
+                self.lose(schema, pointer, "additionalProperties", f"{self.label} cannot "
+                          "forbid extra properties", enforced=True)
         ref = schema.pop("$ref", None)
         if isinstance(ref, str):
             if ref == "#":
@@ -148,7 +153,7 @@ class CesSchema(TableTransformer):
                 value: float = int(limit) + step  # exact for integers
             else:
                 value = limit
-                self.lose(schema, pointer, bound, "CES has only inclusive bounds",
+                self.lose(schema, pointer, bound, f"{self.label} has only inclusive bounds",
                           action="approximated", text=f"{bound}: {limit}", enforced=True)
             other = schema.get(plain)
             schema[plain] = stricter(other, value) if isinstance(other, (int, float)) else value

@@ -11,6 +11,7 @@ from typing import Any
 
 from toolbridge.errors import SchemaConversionError, UsageError
 from toolbridge.schema._ces import CesSchema
+from toolbridge.schema._gemini import GeminiSchema
 from toolbridge.schema._normalize import normalize
 from toolbridge.schema._openai_strict import ROOT_PROPERTY, OpenAIStrictSchema
 from toolbridge.schema._openapi30 import OpenAPI30Schema, inline_recursion, validate_openapi30
@@ -30,6 +31,7 @@ TRANSFORMERS: dict[str, type[SchemaTransformer]] = {
     "openai-strict": OpenAIStrictSchema,
     "openapi-3.0": OpenAPI30Schema,
     "ces": CesSchema,
+    "gemini": GeminiSchema,
 }
 
 log = logging.getLogger("toolbridge.schema")
@@ -59,7 +61,7 @@ def convert_schema(
     # OpenAI strict holds `$defs`: a shared definition stays there instead of being copied to
     # every use, which could push a schema past OpenAI's documented limits.
     norm = normalize(schema, keep_shared=target == "openai-strict")
-    if target == "openapi-3.0":
+    if target in ("openapi-3.0", "gemini"):  # neither Schema form holds definitions
         norm = inline_recursion(norm)
     transformer = transformer_cls(norm.schema, policy=policy, origins=norm.origins)
     converted = transformer.walk()

@@ -18,7 +18,7 @@ __all__ = ["RULES", "TARGETS", "Kind", "Rule", "Treatment", "kind_of", "rule_for
 Kind = Literal["keep", "convert", "drop", "ignore"]
 """keep as is; convert (see note); drop (a loss); ignore (dropped, meaningless, no loss)."""
 
-TARGETS: tuple[SchemaTarget, ...] = ("openai-strict", "openapi-3.0", "ces")
+TARGETS: tuple[SchemaTarget, ...] = ("openai-strict", "openapi-3.0", "ces", "gemini")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Rule:
 
     ``describe``: a drop is described. ``enforced``: a drop is still checked when arguments
     arrive (a `Toolbox` validates them against the original schema), see `SchemaLoss.enforced`.
+    ``gemini``: the Gemini API's treatment where it differs from CES's (same Schema subset).
     """
 
     keyword: str
@@ -43,6 +44,7 @@ class Rule:
     ces: Treatment
     describe: bool = True
     enforced: bool = True
+    gemini: Treatment | None = None
 
     def on(self, target: SchemaTarget) -> Treatment:
         """The treatment on ``target``."""
@@ -50,6 +52,8 @@ class Rule:
             return self.openai_strict
         if target == "openapi-3.0":
             return self.openapi30
+        if target == "gemini" and self.gemini is not None:
+            return self.gemini
         return self.ces
 
 
@@ -81,14 +85,15 @@ RULES: tuple[Rule, ...] = (
             "arrival); `true` is the default")),
     Rule("patternProperties", D, D, D),
     Rule("propertyNames", D, D, D),
-    Rule("minProperties", D, K, D),
-    Rule("maxProperties", D, K, D),
+    Rule("minProperties", D, K, D, gemini=K),
+    Rule("maxProperties", D, K, D, gemini=K),
     Rule("items", K, _c("`items: {}` added to arrays without it"), K),
     Rule("prefixItems", _c("`items: {anyOf: [...]}` + min/maxItems (positions lost)"),
-         _c("`items: {anyOf: [...]}` + min/maxItems (positions lost)"), K),
-    Rule("minItems", K, K, _c("int64, written as a string")),
-    Rule("maxItems", K, K, _c("int64, written as a string")),
-    Rule("uniqueItems", D, K, K),
+         _c("`items: {anyOf: [...]}` + min/maxItems (positions lost)"), K,
+         gemini=_c("`items: {anyOf: [...]}` + min/maxItems (positions lost)")),
+    Rule("minItems", K, K, _c("int64, written as a string"), gemini=K),
+    Rule("maxItems", K, K, _c("int64, written as a string"), gemini=K),
+    Rule("uniqueItems", D, K, K, gemini=D),
     Rule("contains", D, D, D),
     Rule("minContains", D, D, D),
     Rule("maxContains", D, D, D),
@@ -114,24 +119,28 @@ RULES: tuple[Rule, ...] = (
                      "copies cannot push a schema past OpenAI's limits); others inlined"),
          _c("inlined; recursion unrolled two levels (fewer in large schemas), then cut "
             "(approximated)"),
-         _c("`defs` at the root for recursive definitions; finite ones inlined")),
+         _c("`defs` at the root for recursive definitions; finite ones inlined"),
+         gemini=_c("inlined; recursion unrolled two levels, then cut (approximated)")),
     Rule("$ref", _c("targets used once inlined (siblings merged); recursive and shared ones "
                     "kept (siblings in an `anyOf` wrapper)"),
          _c("inlined (siblings merged); recursive targets unrolled, then cut"),
-         _c("`ref: \"#/defs/Name\"` for recursive targets; finite ones inlined")),
+         _c("`ref: \"#/defs/Name\"` for recursive targets; finite ones inlined"),
+         gemini=_c("inlined (siblings merged); recursive targets unrolled, then cut")),
     Rule("title", K, K, K),
     Rule("description", K, K, K),
     Rule("default", _c("dropped (neutral default applies when the model sends null; of a "
                        "nullable property: lost, not enforced)"), K,
          _c("kept (numbers become doubles)"), enforced=False),
     Rule("examples", D, _c("`example: <first item>`"), D),
-    Rule("example", D, K, D),
+    Rule("example", D, K, D, gemini=K),
     Rule("format", _c("kept for OpenAI's formats (date-time, time, date, duration, email, "
                       "hostname, ipv4, ipv6, uuid); others lost (not enforced)"), K,
-         _d("not enforced"), enforced=False),
-    Rule("pattern", K, K, D),
-    Rule("minLength", D, K, D),
-    Rule("maxLength", D, K, D),
+         _d("not enforced"), enforced=False,
+         gemini=_c("kept where Gemini takes it (`date-time`, `enum` on strings; `int32`, "
+                   "`int64`; `float`, `double`); others lost (not enforced)")),
+    Rule("pattern", K, K, D, gemini=K),
+    Rule("minLength", D, K, D, gemini=K),
+    Rule("maxLength", D, K, D, gemini=K),
     Rule("minimum", K, K, K),
     Rule("maximum", K, K, K),
     Rule("exclusiveMinimum", K, _c("`minimum: n, exclusiveMinimum: true`"),

@@ -37,7 +37,7 @@ describe, and raise if a loss is not enforced (nothing checks it on arrival); ``
 on any loss, enforced or not.
 """
 LOSS_POLICIES: tuple[LossPolicy, ...] = ("allow", "describe", "error", "lossless")
-SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces"]
+SchemaTarget = Literal["openai-strict", "openapi-3.0", "ces", "gemini"]
 """Schema dialects :func:`convert_schema` writes."""
 LossAction = Literal["dropped", "described", "approximated"]
 

@@ -148,5 +148,25 @@ def check_ces(schema: dict[str, Any]) -> None:
             raise AssertionError(f"{ptr}: defs below the root")
 
 
+GEMINI_FORMATS = {"STRING": {"date-time", "enum"}, "INTEGER": {"int32", "int64"},
+                  "NUMBER": {"float", "double"}}  # the Gemini API reference's Schema.format
+
+
+def check_gemini(schema: dict[str, Any]) -> None:
+    """google-genai parses it as a Schema (unknown keys refused) and inside a Tool's
+    function declaration; no definitions, upper-case types, formats Gemini takes."""
+    from google.genai import types
+
+    types.Schema.model_validate(schema)
+    types.Tool.model_validate({"functionDeclarations": [
+        {"name": "tool", "description": "d", "parameters": schema}]})
+    for ptr, node in walk(schema):
+        assert node.get("type", "STRING") in CES_TYPES, ptr
+        assert all(isinstance(v, str) for v in node.get("enum", [])), ptr
+        assert not {"ref", "defs", "$ref", "$defs"} & set(node), ptr
+        if "format" in node:
+            assert node["format"] in GEMINI_FORMATS.get(node.get("type"), ()), ptr
+
+
 CHECKS = {"openai-strict": check_openai_strict, "openapi-3.0": check_openapi30,
-          "ces": check_ces}
+          "ces": check_ces, "gemini": check_gemini}

@@ -266,7 +266,7 @@ def test_loss_str_and_conversion_lossless():
 
 def test_unknown_target_and_policy_are_usage_errors():
     with pytest.raises(UsageError):
-        convert_schema({}, "gemini")  # type: ignore[arg-type]
+        convert_schema({}, "gemini-1.0")  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         convert_schema({}, "ces", policy="warn")  # type: ignore[arg-type]
 

@@ -131,6 +131,24 @@ CONVERTED: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {
     ("exclusiveMaximum", "ces"): ({"type": "NUMBER", "maximum": 1}, {"exclusiveMaximum"}),
     ("discriminator", "openapi-3.0"): (
         {"type": "object", "discriminator": {"propertyName": "k"}}, set()),
+    # Gemini: CES's Schema subset, plus string/object bounds, pattern and example kept.
+    ("type", "gemini"): ({"type": "STRING"}, set()),
+    ("prefixItems", "gemini"): (
+        {"type": "ARRAY", "items": {"type": "STRING"}, "minItems": 1}, {"prefixItems"}),
+    ("additionalProperties", "gemini"): (
+        {"type": "OBJECT", "additionalProperties": {"type": "STRING"}}, set()),
+    ("enum", "gemini"): ({"type": "STRING", "enum": ["a"]}, set()),
+    ("const", "gemini"): ({"type": "STRING", "enum": ["a"]}, set()),
+    ("anyOf", "gemini"): ({"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]}, set()),
+    ("oneOf", "gemini"): ({"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]}, {"oneOf"}),
+    # maxLength is kept on Gemini, so the two entries disagree and cannot be merged exactly.
+    ("allOf", "gemini"): ({}, {"allOf"}),
+    ("$defs", "gemini"): ({"type": "STRING"}, set()),
+    ("$ref", "gemini"): ({"type": "STRING"}, set()),
+    ("default", "gemini"): ({"type": "STRING", "default": "a"}, set()),
+    ("format", "gemini"): ({"type": "STRING"}, {"format"}),  # email: not a Gemini format
+    ("exclusiveMinimum", "gemini"): ({"type": "NUMBER", "minimum": 1}, {"exclusiveMinimum"}),
+    ("exclusiveMaximum", "gemini"): ({"type": "NUMBER", "maximum": 1}, {"exclusiveMaximum"}),
 }
 
 
@@ -225,6 +243,18 @@ EXAMPLE_CONVERTED: dict[str, tuple[dict[str, Any], list[str]]] = {
         "email (/properties/email) format: described (ces has no 'format'; not enforced)",
         "email (/properties/email) maxLength: described (ces has no 'maxLength'; checked on "
         "arrival)",
+    ]),
+    "gemini": ({
+        "type": "OBJECT",
+        "properties": {
+            "email": {"type": "STRING", "maxLength": 80, "description": "(format: email)"},
+            "age": {"type": "INTEGER", "default": 18, "minimum": 1},
+            "tags": {"type": "OBJECT", "additionalProperties": {"type": "STRING"}},
+        },
+        "required": ["email"],
+    }, [
+        "email (/properties/email) format: described (gemini takes no format 'email' on "
+        "STRING; not enforced)",
     ]),
 }
 

@@ -1,0 +1,252 @@
+"""The emulator's reading of a ``generateContent`` request: checked as the Gemini API checks
+it, and replayed through the scripted model (the API keeps no conversation)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolbridge import WireFormatError
+from toolbridge.emulation import ScriptedModel, ScriptError
+
+from .tools_import import _parameters
+from .wire import MAX_TOOLS, NAME_PATTERN
+
+__all__ = ["ApiError", "Replayed", "check_tools", "replay"]
+
+REQUEST_FIELDS = frozenset({
+    "contents", "tools", "toolConfig", "systemInstruction", "generationConfig",
+    "safetySettings", "cachedContent", "model", "labels"})
+"""``GenerateContentRequest`` fields (the REST names, as the SDK sends them)."""
+_SCHEMA_TYPES = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL",
+                           "TYPE_UNSPECIFIED"})
+_MODES = frozenset({"MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED"})
+SIGNATURE_DOC = "https://ai.google.dev/gemini-api/docs/thought-signatures"
+
+
+class ApiError(Exception):
+    """A refused request: Google's status code, message and status name."""
+
+    def __init__(self, code: int, message: str, status: str = "INVALID_ARGUMENT") -> None:
+        super().__init__(message)
+        self.code, self.message, self.status = code, message, status
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
+
+
+def _unknown(name: str, where: str) -> ApiError:
+    return ApiError(400, f'Invalid JSON payload received. Unknown name "{name}" at '
+                    f"'{where}': Cannot find field.")
+
+
+def _check_schema(node: Any, at: str) -> None:
+    if not isinstance(node, dict):
+        raise ApiError(400, f"* GenerateContentRequest.{at}: must be a Schema object")
+    kind = node.get("type")
+    if kind is not None and (not isinstance(kind, str) or kind.upper() not in _SCHEMA_TYPES):
+        raise ApiError(400, f"Invalid value at '{at}.type' ({kind!r})")
+    if isinstance(kind, str) and kind.upper() == "OBJECT" and "properties" in node and not (
+            node["properties"]):
+        raise ApiError(400, f"* GenerateContentRequest.{at}.properties: should be non-empty "
+                       "for OBJECT type")
+    for key, value in node.items():
+        if key in ("properties",) and isinstance(value, dict):
+            for name, sub in value.items():
+                _check_schema(sub, f"{at}.properties[{name}].value")
+        elif key in ("items",):
+            _check_schema(value, f"{at}.items")
+        elif key == "anyOf" and isinstance(value, list):
+            for i, sub in enumerate(value):
+                _check_schema(sub, f"{at}.any_of[{i}]")
+        elif key not in ("type", "format", "title", "description", "nullable", "enum",
+                         "maxItems", "minItems", "required", "minProperties", "maxProperties",
+                         "minLength", "maxLength", "pattern", "example", "propertyOrdering",
+                         "default", "minimum", "maximum", "additionalProperties"):
+            raise _unknown(key, at)
+
+
+def check_tools(tools: Any) -> dict[str, dict[str, Any]]:
+    """The declared functions (name → JSON Schema of the arguments) of a request's ``tools``;
+    `ApiError` for what the API refuses."""
+    if tools is None:
+        return {}
+    if not isinstance(tools, list):
+        raise ApiError(400, "Invalid value at 'tools': expected a list of Tool")
+    declared: dict[str, dict[str, Any]] = {}
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            raise ApiError(400, f"Invalid value at 'tools[{i}]': expected a Tool object")
+        for j, function in enumerate(tool.get("functionDeclarations") or ()):
+            at = f"tools[{i}].function_declarations[{j}]"
+            name = function.get("name") if isinstance(function, dict) else None
+            if not isinstance(name, str) or not name:
+                raise ApiError(400, f"* GenerateContentRequest.{at}.name: Name cannot be empty.")
+            if not NAME_PATTERN.match(name):
+                raise ApiError(400, f"* GenerateContentRequest.{at}.name: Invalid function "
+                               "name. Must start with a letter or an underscore. Must be a-z, "
+                               "A-Z, 0-9, or contain underscores, dots, colons and dashes, "
+                               "with a maximum length of 64.")
+            if "parameters" in function and "parametersJsonSchema" in function:
+                raise ApiError(400, f"* GenerateContentRequest.{at}: parameters and "
+                               "parameters_json_schema are mutually exclusive")
+            if function.get("parameters") is not None:
+                _check_schema(function["parameters"], f"{at}.parameters")
+            try:
+                declared[name] = _parameters(function, at, function)
+            except WireFormatError as exc:
+                raise ApiError(400, f"* GenerateContentRequest.{at}: {exc}") from None
+    if len(declared) > MAX_TOOLS:
+        raise ApiError(400, f"* GenerateContentRequest.tools: at most {MAX_TOOLS} function "
+                       f"declarations, got {len(declared)}")
+    return declared
+
+
+def tool_mode(config: Any) -> str:
+    """``toolConfig.functionCallingConfig.mode`` (``AUTO`` when absent)."""
+    calling = (config or {}).get("functionCallingConfig") or {}
+    mode = str(calling.get("mode") or "AUTO").upper()
+    if mode not in _MODES:
+        raise ApiError(400, f"Invalid value at 'tool_config.function_calling_config.mode' "
+                       f"({calling.get('mode')!r})")
+    return mode
+
+
+def signature_bytes(text: Any) -> bytes | None:
+    """A ``thoughtSignature`` decoded (proto JSON bytes: standard or URL-safe base64)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        standard = text.replace("-", "+").replace("_", "/")
+        return base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+@dataclass
+class Replayed:
+    """What replaying a request's ``contents`` found."""
+
+    conversation_text: str = ""
+    """The first user text (names the conversation in the journal)."""
+    tail: str = "user"
+    """``user`` (a new message), ``results`` (function responses) or ``model``."""
+    last_text: str = ""
+    result_ids: list[str] = field(default_factory=list)
+
+
+def _text(parts: list[Any]) -> str:
+    return "".join(p.get("text", "") for p in parts if isinstance(p, dict)
+                   and isinstance(p.get("text"), str) and not p.get("thought"))
+
+
+def replay(model: ScriptedModel, contents: Any, signatures: Mapping[bytes, str]) -> Replayed:
+    """Check ``contents`` as the API does and replay it through ``model``.
+
+    Each ``model`` turn with function calls must be followed by a turn with exactly one
+    ``functionResponse`` per call (name set, id matching when the call had one); in the
+    current turn (since the last user text) each such model turn must carry, on its first
+    ``functionCall`` part, the ``thoughtSignature`` issued with it (``signatures``: issued
+    signature → the first call's id).
+    """
+    if not isinstance(contents, list) or not contents:
+        raise ApiError(400, "* GenerateContentRequest.contents: contents is not specified")
+    found = Replayed()
+    waiting: list[tuple[str | None, str]] = []
+    model_turns: list[tuple[int, list[Any]]] = []
+    for i, content in enumerate(contents):
+        at = f"contents[{i}]"
+        if not isinstance(content, dict):
+            raise ApiError(400, f"Invalid value at '{at}': expected a Content object")
+        role = content.get("role") or "user"
+        parts = content.get("parts")
+        if role not in ("user", "model", "function") or not isinstance(parts, list) or not parts:
+            raise ApiError(400, f"* GenerateContentRequest.{at}.parts: contents.parts must "
+                           "not be empty." if role in ("user", "model", "function") else
+                           f"Please use a valid role: user, model. ({at}.role: {role!r})")
+        responses = [p["functionResponse"] for p in parts
+                     if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+        if waiting:
+            _answer(model, waiting, responses, at)
+            found.tail, found.result_ids = "results", [r.get("id") or r["name"]
+                                                       for r in responses]
+            waiting = []
+            continue
+        if responses:
+            raise ApiError(400, f"* GenerateContentRequest.{at}: a function response turn "
+                           "must come immediately after a function call turn.")
+        if role == "model":
+            calls = [p for p in parts if isinstance(p, dict) and isinstance(
+                p.get("functionCall"), dict)]
+            found.tail = "model"
+            if calls:
+                model_turns.append((i, parts))
+                waiting = [(c["functionCall"].get("id"), str(c["functionCall"].get("name")))
+                           for c in calls]
+                model.replay_ids([cid or "" for cid, _ in waiting])
+                with contextlib.suppress(ScriptError):  # replaying: checked when it was made
+                    model.next_round()
+            continue
+        text = _text(parts)
+        model.start_turn(text)
+        model_turns = []
+        found.conversation_text = found.conversation_text or json.dumps(content,
+                                                                        sort_keys=True)
+        found.tail, found.last_text = "user", text
+    if waiting:
+        raise ApiError(400, "Please ensure that function call turn comes immediately after a "
+                       "user turn or after a function response turn.")
+    for i, parts in model_turns:
+        _check_signature(parts, f"contents[{i}]", signatures)
+    return found
+
+
+def _check_signature(parts: list[Any], at: str, signatures: Mapping[bytes, str]) -> None:
+    index, first = next((j, p) for j, p in enumerate(parts) if "functionCall" in p)
+    issued = signature_bytes(first.get("thoughtSignature"))
+    if "thoughtSignature" not in first:
+        name = first["functionCall"].get("name")
+        raise ApiError(400, "Function call is missing a thought_signature in functionCall "
+                       f"parts. This is required for tools to work correctly. Additional "
+                       f"data, function call `default_api:{name}`, position {index + 1} "
+                       f"({at}.parts[{index}]). Please refer to {SIGNATURE_DOC} for more "
+                       "details.")
+    if issued is None or issued not in signatures:
+        raise ApiError(400, f"Corrupted thought signature ({at}.parts[{index}]"
+                       ".thought_signature).")
+
+
+def _answer(model: ScriptedModel, waiting: list[tuple[str | None, str]],
+            responses: list[dict[str, Any]], at: str) -> None:
+    if len(responses) != len(waiting):
+        raise ApiError(400, "Please ensure that the number of function response parts is "
+                       "equal to the number of function call parts of the function call "
+                       f"turn ({at}: {len(responses)} responses for {len(waiting)} calls).")
+    open_calls = list(waiting)
+    for j, response in enumerate(responses):
+        where = f"{at}.parts[{j}].function_response"
+        name = response.get("name")
+        if not isinstance(name, str) or not name:
+            raise ApiError(400, f"* GenerateContentRequest.{where}.name: Name cannot be empty.")
+        if not isinstance(response.get("response"), dict):
+            raise ApiError(400, f"* GenerateContentRequest.{where}.response: must be a JSON "
+                           "object")
+        call_id = response.get("id")
+        match = next((c for c in open_calls if c == (call_id, name)), None) if call_id else (
+            next((c for c in open_calls if c[1] == name), None))
+        if match is None:
+            raise ApiError(400, f"* GenerateContentRequest.{where}: no function call "
+                           f"{name!r}{f' with id {call_id!r}' if call_id else ''} in the "
+                           "previous turn is waiting for this response.")
+        open_calls.remove(match)
+        payload = response["response"]
+        output = payload.get("output", payload.get("error", payload)) if set(payload) <= {
+            "output", "error"} and payload else payload
+        model.record(output if isinstance(output, str) else json.dumps(output),
+                     call_id or None)
+

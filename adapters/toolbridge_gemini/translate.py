@@ -1,0 +1,193 @@
+"""Pure translations between the neutral model and ``generateContent`` (no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolbridge import (
+    Content,
+    Correlation,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    UsageError,
+    WireFormatError,
+)
+from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, nests_deeper_than
+
+from .wire import DIALECT
+
+__all__ = [
+    "GeminiCorrelation",
+    "function_response",
+    "model_content_of",
+    "read_calls",
+    "render_tool_choice",
+    "write_results",
+]
+
+
+
+class GeminiCorrelation(Correlation):
+    """What answering a call needs: the wire id (Gemini may send none), the part it came in
+    and the ``thoughtSignature`` that part carried (echoed with the model turn)."""
+
+    call_id: str | None = None
+    """``functionCall.id`` as sent; None when the model sent no id (then none is echoed)."""
+    part: int = 0
+    """Index of the ``functionCall`` part in the model content's ``parts``."""
+    position: int | None = None
+    """Index of the model content in the conversation's ``contents``, when known."""
+    thought_signature: str | None = None
+    """The part's ``thoughtSignature`` (base64), kept with the call."""
+
+
+# ---------------------------------------------------------------------- pending calls
+def model_content_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, int | None]:
+    """The model content of ``payload``, its field path and its position (if known).
+
+    Accepts a ``GenerateContentResponse`` (its first candidate: the others are
+    alternatives), a ``Content`` of role ``model``, or a conversation ``{"contents": [...]}``
+    ending with the model's content.
+    """
+    if "candidates" in payload:
+        candidates = payload["candidates"]
+        if not isinstance(candidates, list) or not candidates:
+            raise WireFormatError(DIALECT, "candidates", "not a non-empty list (a blocked "
+                                  "prompt has none: see promptFeedback)", payload)
+        candidate = candidates[0]
+        if not isinstance(candidate, Mapping):
+            raise WireFormatError(DIALECT, "candidates[0]", "not an object", payload)
+        content = candidate.get("content", {})
+        if not isinstance(content, Mapping):
+            raise WireFormatError(DIALECT, "candidates[0].content", "not an object", payload)
+        return content, "candidates[0].content.", None
+    if "contents" in payload:
+        contents = payload["contents"]
+        if not isinstance(contents, list) or not contents:
+            raise WireFormatError(DIALECT, "contents", "not a non-empty list", payload)
+        position = len(contents) - 1
+        content = contents[position]
+        at = f"contents[{position}]"
+        if not isinstance(content, Mapping) or content.get("role") != "model":
+            raise WireFormatError(DIALECT, f"{at}.role", "the last content is not the "
+                                  "model's: nothing is pending", payload)
+        return content, f"{at}.", position
+    if "parts" in payload or "role" in payload:
+        if payload.get("role", "model") != "model":
+            raise WireFormatError(DIALECT, "role", "not the model's content", payload)
+        return payload, "", None
+    raise WireFormatError(DIALECT, "candidates", "missing: expected a GenerateContentResponse, "
+                          "a model Content or {\"contents\": [...]}", payload)
+
+
+def _turn(payload: Mapping[str, Any], position: int | None, conversation: str) -> str:
+    if position is not None:
+        return str(position)
+    response_id = payload.get("responseId") if "candidates" in payload else None
+    if isinstance(response_id, str) and response_id:
+        return response_id
+    raise UsageError(f"{DIALECT}: conversation={conversation!r} needs to know which turn the "
+                     "calls belong to: pass the GenerateContentResponse (its responseId) or "
+                     "the conversation {\"contents\": [...]} (the model's content last), not "
+                     "a bare Content")
+
+
+def _signature(part: Mapping[str, Any], where: str, payload: Any) -> str | None:
+    signature = part.get("thoughtSignature")
+    if signature is None:
+        return None
+    if not isinstance(signature, str):
+        raise WireFormatError(DIALECT, f"{where}.thoughtSignature", "not a base64 string",
+                              payload)
+    return signature
+
+
+def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
+    """The ``functionCall`` parts of the model content, in order (parallel calls).
+
+    Calls without an ``id`` get ``call_<part index>`` as their neutral id (none is echoed).
+    With ``conversation`` calls are keyed ``(conversation, turn, id)`` in the result store,
+    the turn being the content's position in ``{"contents": [...]}`` or the response's
+    ``responseId``; without it nothing identifies the conversation and nothing is stored.
+    """
+    content, at, position = model_content_of(payload)
+    turn = _turn(payload, position, conversation) if conversation is not None else ""
+    parts = content.get("parts")
+    if parts is None:
+        return PendingCalls((), reason="the model content has no parts")
+    if not isinstance(parts, list):
+        raise WireFormatError(DIALECT, f"{at}parts", "not a list", payload)
+    calls: list[ToolCall] = []
+    for i, part in enumerate(parts):
+        where = f"{at}parts[{i}]"
+        if not isinstance(part, Mapping):
+            raise WireFormatError(DIALECT, where, "not an object", payload)
+        function = part.get("functionCall")
+        if function is None:
+            continue
+        if not isinstance(function, Mapping):
+            raise WireFormatError(DIALECT, f"{where}.functionCall", "not an object", payload)
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise WireFormatError(DIALECT, f"{where}.functionCall.name",
+                                  "missing or not a non-empty string", payload)
+        call_id = function.get("id")
+        if call_id is not None and (not isinstance(call_id, str) or not call_id):
+            raise WireFormatError(DIALECT, f"{where}.functionCall.id",
+                                  "not a non-empty string", payload)
+        args = function.get("args", {})
+        error = None
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            args, error = {}, "functionCall.args is not a JSON object"
+        elif nests_deeper_than(args, MAX_NESTING_DEPTH):
+            args, error = {}, f"the arguments nest deeper than {MAX_NESTING_DEPTH} levels"
+        calls.append(ToolCall.trusted(
+            id=call_id or f"call_{i}", name=name, arguments=args, argument_error=error,
+            dialect=DIALECT, conversation=conversation or "", turn=turn,
+            correlation=GeminiCorrelation.trusted(
+                call_id=call_id, part=i, position=position,
+                thought_signature=_signature(part, where, payload))))
+    return PendingCalls(tuple(calls), (), "" if calls else
+                        "the model content has no functionCall parts")
+
+
+# ---------------------------------------------------------------------- results
+def _response(result: ToolResult) -> dict[str, Any]:
+    if not result.success:
+        return {"error": result.error or "the tool failed"}
+    output = result.output
+    if isinstance(output, Content):
+        output = output.as_text()
+    return {"output": output}
+
+
+def function_response(result: ToolResult) -> dict[str, Any]:
+    """``{"functionResponse": {id?, name, response}}`` answering one call: the call's wire
+    id when it had one, and always its name (Gemini matches by both)."""
+    corr = result.call.correlation
+    entry: dict[str, Any] = {}
+    call_id = corr.call_id if isinstance(corr, GeminiCorrelation) else result.call.id
+    if call_id:
+        entry["id"] = call_id
+    entry["name"] = result.call.name
+    entry["response"] = _response(result)
+    return {"functionResponse": entry}
+
+
+def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
+    """``{"contents": [{"role": "user", "parts": [functionResponse, ...]}]}``: one turn with
+    a part per call, appended after the model's content (which keeps its signatures)."""
+    return {"contents": [{"role": "user", "parts": [function_response(r) for r in results]}]}
+
+
+def render_tool_choice(choice: ToolChoice) -> dict[str, Any]:
+    """``toolConfig``: ``AUTO``, ``NONE``, ``ANY``, or ``ANY`` limited to one function."""
+    mode = {"auto": "AUTO", "none": "NONE", "required": "ANY", "tool": "ANY"}[choice.mode]
+    config: dict[str, Any] = {"mode": mode}
+    if choice.mode == "tool" and choice.tool:
+        config["allowedFunctionNames"] = [choice.tool]
+    return {"functionCallingConfig": config}
