@@ -158,3 +158,23 @@ def test_tool_choice() -> None:
         "allowed_tools": {"mode": "any", "tools": ["t"]}}
     sdk.GenerationConfig.model_validate({"tool_choice": dialect.render_tool_choice(
         toolbridge.ToolChoice(mode="tool", tool="t"))})
+
+
+def test_what_gemini_ignores_is_reported_and_the_policy_honoured() -> None:
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    def tag(name: str) -> str:
+        """Tag something."""
+        return name
+
+    definition = box.get("tag").model_copy(update={"parameters": {
+        "type": "object", "properties": {"name": {"type": "string", "minLength": 2}},
+        "required": ["name"]}})
+    rendered = toolbridge.get_dialect(D).render_tools([definition])
+    assert rendered.definitions[0]["parameters"]["properties"]["name"]["minLength"] == 2
+    [loss] = rendered.losses["tag"]
+    assert (loss.pointer, loss.keyword, loss.enforced) == ("/properties/name", "minLength",
+                                                           True)
+    with pytest.raises(toolbridge.SchemaConversionError, match="minLength"):
+        toolbridge.get_dialect(D).render_tools([definition], policy="lossless")
