@@ -156,6 +156,8 @@ async def soak_one(dialect: str, box: toolbridge.Toolbox, emu: Any, count: int,
         extra["race_delays"] = (0.002, 0.005, 0.01)
     if dialect == "openai-assistants":
         extra.update(stream=stream, poll_interval=0.005)
+    if dialect == "gemini-interactions":  # the stream faults apply to streamed creates
+        extra["stream"] = stream
     options = options.model_copy(update=extra)
     ended: list[Transcript] = []
     settings = DriverSettings(keep=False, recovery=RetryPolicy(max_attempts=8, backoff=0.002,
