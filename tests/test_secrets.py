@@ -306,6 +306,21 @@ def test_store_urls_are_redacted_in_every_message() -> None:
         assert "***" in str(caught.value)
 
 
+def test_httpx_request_lines_mask_secret_query_parameters(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """httpx logs every request's URL itself: once toolbridge.http built a client, a key in
+    the query (the Gemini API's ``?key=``) shows masked, a caller's own client's too."""
+    from toolbridge.http import Network
+
+    Network().client(1.0).close()
+    with caplog.at_level(logging.INFO, logger="httpx"), httpx.Client(
+            transport=httpx.MockTransport(lambda r: httpx.Response(200))) as own:
+        own.get("https://g.test/v1/interactions?key=sk-own-secret&alt=sse")
+    lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert lines and all("sk-own-secret" not in line for line in lines), lines
+    assert "key=***&alt=sse" in lines[0]
+
+
 def test_redaction() -> None:
     assert redact_url("postgresql://app:pw@db:5432/x?table=t&password=pw") == (
         "postgresql://app:***@db:5432/x?table=t&password=***")

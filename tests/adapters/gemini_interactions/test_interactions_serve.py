@@ -160,3 +160,16 @@ async def test_a_missing_key_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(toolbridge.UsageError, match="GEMINI_API_KEY"):
         await aconverse(ledger_toolbox([]), D, ["pay"],
                         InteractionsServeOptions(base_url="http://127.0.0.1:9"))
+
+
+def test_hosted_tools_follow_the_functions_and_unknown_functions_are_refused() -> None:
+    functions = [{"type": "function", "name": "lookup"}]
+    fields = InteractionsServeOptions(
+        base_url="http://x", tools=[{"type": "google_search"}, {"type": "function",
+                                                                "name": "lookup"}],
+        generation_config={"temperature": 0.2}).request_fields(functions)
+    assert fields["tools"] == [*functions, {"type": "google_search"}]
+    assert fields["generation_config"] == {"temperature": 0.2}
+    with pytest.raises(toolbridge.UsageError, match="'charge' has no handler"):
+        InteractionsServeOptions(tools=[{"type": "function", "name": "charge"}]).request_fields(
+            functions)
