@@ -34,11 +34,12 @@ class InteractionsConfig:
                  headers: Mapping[str, str] | None = None) -> None:
         root = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL
         self.url = f"{root.rstrip('/')}/{api_version}"
+        # google-genai's order: GOOGLE_API_KEY wins when both are set.
         key = api_key if api_key is not None else (
-            os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"))
+            os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"))
         if key is None:
             raise UsageError(f"{DIALECT}: no API key: pass api_key=..., or export "
-                             "GEMINI_API_KEY")
+                             "GEMINI_API_KEY (or GOOGLE_API_KEY)")
         self.api_key: Secret = Secret(key) if isinstance(key, str) else key
         self.key_in_query = key_in_query
         self.retry = retry or RetryPolicy()

@@ -14,7 +14,6 @@ reply was lost cannot be found (`sent` answers ``None``): the chain has no listi
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -54,10 +53,6 @@ class InteractionsConnection(Connection):
         GeminiInteractionsDialect.limits.check_tools(self.definitions, DIALECT)
         self.fields = options.request_fields(self.definitions)
         key = options.api_key.get_secret_value() if options.api_key else None
-        if key is None and not (os.environ.get("GEMINI_API_KEY")
-                                or os.environ.get("GOOGLE_API_KEY")):
-            raise UsageError(f"{DIALECT}: the Gemini API needs a key: export GEMINI_API_KEY, "
-                             "or pass api_key=...")
         self.client = AsyncInteractionsClient(
             base_url=options.base_url, api_key=key, key_in_query=options.key_in_query,
             retry=options.retry, timeout=options.timeout, **options.network())

@@ -2,8 +2,8 @@
 `AsyncInteractionsClient`, both sending the calls of `InteractionCalls`.
 
 ``base_url`` (default ``https://generativelanguage.googleapis.com``) and ``api_key`` (default
-``$GEMINI_API_KEY``); ``key_in_query=True`` sends it as ``?key=``. A create is never sent
-again once it may have arrived (it is not idempotent).
+``$GOOGLE_API_KEY``, then ``$GEMINI_API_KEY``); ``key_in_query=True`` sends it as ``?key=``.
+A create is never sent again once it may have arrived (it is not idempotent).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ class InteractionsServeOptions(ServeOptions):
 
     dialect: ClassVar[str] = DIALECT
     api_key: SecretStr | None = None
-    """The Gemini API key (default ``$GEMINI_API_KEY``, then ``$GOOGLE_API_KEY``)."""
+    """The Gemini API key (default ``$GOOGLE_API_KEY``, then ``$GEMINI_API_KEY``, as
+    google-genai reads them)."""
     key_in_query: bool = False
     """Send the key as ``?key=`` instead of the ``x-goog-api-key`` header."""
     model: str = DEFAULT_MODEL
