@@ -148,7 +148,7 @@ def test_schemas_and_definitions_that_are_not_json_are_refused_by_field() -> Non
     cyclic["properties"]["self"] = cyclic
     bad = {"properties": {"a": {"const": math.inf}}, "type": "object"}
     keyed = {"type": "object", "properties": {1: {"type": "string"}}}
-    for target in ("openai-strict", "openapi-3.0", "ces"):
+    for target in ("openai-strict", "openapi-3.0", "ces", "gemini"):
         with pytest.raises(SchemaConversionError, match="not NoneType"):
             convert_schema(None, target)  # type: ignore[arg-type]
         with pytest.raises(SchemaConversionError, match="/properties/a/const: inf"):

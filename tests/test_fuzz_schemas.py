@@ -45,7 +45,7 @@ from schema_checks import CHECKS, STRICT_LIMITS, strict_sizes
 
 CASES = 90 * SCALE
 SEED = 1604
-TARGETS = ("openai-strict", "openapi-3.0", "ces")
+TARGETS = ("openai-strict", "openapi-3.0", "ces", "gemini")
 
 
 @functools.cache
@@ -174,7 +174,9 @@ def _entry_points(outcomes: Outcomes, form: str, schema: Any, rng: random.Random
         for name, tools in (
                 ("openai-agents", [{"type": "function", "name": "t", "parameters": schema}]),
                 ("openai-assistants", [{"type": "function", "function": {
-                    "name": "t", "parameters": schema}}])):
+                    "name": "t", "parameters": schema}}]),
+                ("gemini", [{"functionDeclarations": [
+                    {"name": "t", "parametersJsonSchema": schema}]}])):
             outcomes.run(f"read_tools {name}",
                          lambda: toolbridge.get_dialect(name).read_tools(tools),  # noqa: B023
                          (WireFormatError,))
@@ -220,6 +222,8 @@ def _toolbox(outcomes: Outcomes, schema: Any) -> None:
              "arguments": arguments}]},
         "google-ces": {"outputs": [{"toolCalls": {"toolCalls": [
             {"id": "c", "displayName": "t", "args": arguments}]}}]},
+        "gemini": {"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"id": "c", "name": "t", "args": arguments}}]}}]},
     }
     for name, payload in calls.items():
         body = outcomes.run(f"handle {name}", lambda: toolbox.handle(name, payload))  # noqa: B023

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import pytest
 
-from toolbridge import Toolbox, Transcript
+from toolbridge import Toolbox, Transcript, get_dialect
 from toolbridge.plugin import capabilities
 from toolbridge.testing import converse, installed_dialects
 
@@ -94,11 +94,10 @@ BAD_CALLS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
-NO_ARGUMENT_TEXT = {"google-ces", "gemini-interactions"}
-"""Wires whose calls carry their arguments as an object, never as text: broken JSON cannot
-be sent (see test_broken_json_on_ces_...)."""
+STRUCT_ARGUMENTS = {"gemini", "gemini-interactions", "google-ces"}
+"""The wires whose calls carry their arguments as a JSON object (a Struct), never as text."""
 EXPRESSIBLE = [(d, k) for d in BUILT_IN for k in sorted(BAD_CALLS)
-               if not (d in NO_ARGUMENT_TEXT and k == "broken_json")]
+               if not (d in STRUCT_ARGUMENTS and k == "broken_json")]  # see test_broken_json_..
 
 
 @pytest.mark.parametrize(("dialect", "kind"), EXPRESSIBLE)
@@ -125,8 +124,8 @@ def test_a_bad_call_does_not_sink_its_parallel_neighbour(dialect: str) -> None:
     assert_continued(transcript, ran, bad=2)
 
 
-@pytest.mark.parametrize("dialect", sorted(NO_ARGUMENT_TEXT & set(BUILT_IN)))
-def test_broken_json_on_ces_is_a_script_error(dialect: str) -> None:
+@pytest.mark.parametrize("dialect", sorted(STRUCT_ARGUMENTS & set(BUILT_IN)))
+def test_broken_json_on_struct_arguments_is_a_script_error(dialect: str) -> None:
     toolbox, _ = make_toolbox()
     transcript = converse(toolbox, dialect, ["Weather?"],
                           script=script([BAD_CALLS["broken_json"][0]]))
@@ -178,7 +177,7 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
         assert_continued(transcript, ran, bad=3)
 
 
-CARRIES_REPEATS = {"openai-assistants", "openai-chat"}
+CARRIES_REPEATS = {d for d in BUILT_IN if get_dialect(d).limits.repeated_result_ids}
 """The wires that take one result per listed call, a repeated id too
 (`DialectLimits.repeated_result_ids`); the others match results to calls by id."""
 

@@ -296,6 +296,30 @@ def test_error_results_and_transcripts_never_show_the_secret(
                     transcript.to_dict())
 
 
+def test_a_key_in_the_query_never_shows(debug_logs: pytest.LogCaptureFixture) -> None:
+    """The Gemini API also takes its key as ``?key=``: the emulator's journal masks it, an
+    error for such a request does not show it, and toolbridge's own client sends the key in
+    ``x-goog-api-key``, never in a URL (so no log line of httpx's can show it)."""
+    from toolbridge.http import raise_for_backend
+    from toolbridge_gemini import GeminiClient
+
+    secret = _secret()
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with emulator("gemini") as running:
+        root = f"{running.base_url}/v1/models/m"
+        assert httpx.post(f"{root}:generateContent?key={secret}", json=body).is_success
+        refused = httpx.post(f"{root}:nope?alt=sse&key={secret}", json=body)
+        with GeminiClient(base_url=running.base_url, api_key=secret, retry=FAST) as client:
+            client.generate("m", **body)
+            debug_logs.clear()  # from here on, only toolbridge's client and the emulator log
+            client.generate("m", **body)
+        journal = [entry.to_dict() for entry in running.journal.entries()]
+    assert [e["query"] for e in journal] == ["key=***", "alt=sse&key=***", "", ""]
+    with pytest.raises(BackendError) as caught:
+        raise_for_backend(refused, "gemini: generate content")
+    _assert_no_leak(secret, debug_logs, journal, caught.value)
+
+
 # ------------------------------------------------------------------ stores
 def test_store_urls_are_redacted_in_every_message() -> None:
     for url in ("postgresql+psycopg://app:hunter2@db/x", "sqlite://app:hunter2@",

@@ -30,7 +30,8 @@ BAD: dict[str, dict[str, Any]] = {
     "repeated_id": {"name": "pick", "arguments": {"colour": "red"}, "misbehave": "repeated_id"},
 }
 """One call of each kind (another tool than the call it repeats, for the id misbehaviours)."""
-CANNOT = {("google-ces", "broken_json"), ("gemini-interactions", "broken_json"),
+CANNOT = {("gemini", "broken_json"), ("gemini-interactions", "broken_json"),
+          ("google-ces", "broken_json"),
           ("openai-chat", "hallucinated_id")}
 """Misbehaviours the wire cannot express (the emulator reports a script error)."""
 

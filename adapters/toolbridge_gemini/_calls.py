@@ -57,6 +57,7 @@ class GeminiConfig:
         headers = {"Content-Type": "application/json", "User-Agent": "toolbridge-gemini"}
         if self.api_key is not None:
             headers["x-goog-api-key"] = self.api_key.get()
+        headers["Accept"] = "text/event-stream" if call.stream else "application/json"
         headers.update(self.extra_headers)
         params = {"alt": "sse"} if call.stream else {}
         timeout = httpx.Timeout(self.timeout, read=None if call.stream else self.timeout)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hashlib
+import hmac
 import json
-from collections.abc import Mapping
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +19,7 @@ from toolbridge.emulation import ScriptedModel, ScriptError
 from .tools_import import _parameters
 from .wire import MAX_TOOLS, NAME_PATTERN
 
-__all__ = ["ApiError", "Replayed", "check_tools", "replay"]
+__all__ = ["ApiError", "Replayed", "check_tools", "replay", "sign"]
 
 REQUEST_FIELDS = frozenset({
     "contents", "tools", "toolConfig", "systemInstruction", "generationConfig",
@@ -128,6 +130,40 @@ def signature_bytes(text: Any) -> bytes | None:
         return None
 
 
+_SIGNING_KEY = os.urandom(32)
+"""The key of this process's signatures: any emulator in it verifies another's (a restarted
+driver may meet a new emulator), as any Gemini server verifies Google's."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # a Struct number: 2 and 2.0 are the same double
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _digest(nonce: bytes, calls: list[Any]) -> bytes:
+    text = json.dumps([[c.get("id") or "", c.get("name"), _plain(c.get("args") or {})]
+                       for c in calls], sort_keys=True)
+    return hmac.new(_SIGNING_KEY, nonce + text.encode(), hashlib.sha256).digest()[:20]
+
+
+def sign(calls: list[dict[str, Any]]) -> str:
+    """The ``thoughtSignature`` of a round of ``functionCall`` objects: a nonce and a MAC of
+    the calls, so a signature moved to other calls, altered or forged does not verify."""
+    nonce = os.urandom(12)
+    return base64.b64encode(nonce + _digest(nonce, calls)).decode()
+
+
+def _verified(signature: bytes | None, calls: list[Any]) -> bool:
+    if signature is None or len(signature) != 32:
+        return False
+    return hmac.compare_digest(signature[12:], _digest(signature[:12], calls))
+
+
 @dataclass
 class Replayed:
     """What replaying a request's ``contents`` found."""
@@ -145,14 +181,13 @@ def _text(parts: list[Any]) -> str:
                    and isinstance(p.get("text"), str) and not p.get("thought"))
 
 
-def replay(model: ScriptedModel, contents: Any, signatures: Mapping[bytes, str]) -> Replayed:
+def replay(model: ScriptedModel, contents: Any) -> Replayed:
     """Check ``contents`` as the API does and replay it through ``model``.
 
     Each ``model`` turn with function calls must be followed by a turn with exactly one
     ``functionResponse`` per call (name set, id matching when the call had one); in the
     current turn (since the last user text) each such model turn must carry, on its first
-    ``functionCall`` part, the ``thoughtSignature`` issued with it (``signatures``: issued
-    signature → the first call's id).
+    ``functionCall`` part, the ``thoughtSignature`` issued with it (`sign`).
     """
     if not isinstance(contents, list) or not contents:
         raise ApiError(400, "* GenerateContentRequest.contents: contents is not specified")
@@ -202,11 +237,11 @@ def replay(model: ScriptedModel, contents: Any, signatures: Mapping[bytes, str])
         raise ApiError(400, "Please ensure that function call turn comes immediately after a "
                        "user turn or after a function response turn.")
     for i, parts in model_turns:
-        _check_signature(parts, f"contents[{i}]", signatures)
+        _check_signature(parts, f"contents[{i}]")
     return found
 
 
-def _check_signature(parts: list[Any], at: str, signatures: Mapping[bytes, str]) -> None:
+def _check_signature(parts: list[Any], at: str) -> None:
     index, first = next((j, p) for j, p in enumerate(parts) if "functionCall" in p)
     issued = signature_bytes(first.get("thoughtSignature"))
     if "thoughtSignature" not in first:
@@ -216,7 +251,8 @@ def _check_signature(parts: list[Any], at: str, signatures: Mapping[bytes, str])
                        f"data, function call `default_api:{name}`, position {index + 1} "
                        f"({at}.parts[{index}]). Please refer to {SIGNATURE_DOC} for more "
                        "details.")
-    if issued is None or issued not in signatures:
+    calls = [p["functionCall"] for p in parts if isinstance(p, dict) and "functionCall" in p]
+    if not _verified(issued, calls):
         raise ApiError(400, f"Corrupted thought signature ({at}.parts[{index}]"
                        ".thought_signature).")
 

@@ -4,24 +4,23 @@
 ``:streamGenerateContent?alt=sse`` (each chunk a ``GenerateContentResponse``), the key as
 ``x-goog-api-key`` or ``?key=`` (what ``genai.Client(api_key=..., http_options={"base_url":
 ...})`` sends). Stateless like the real API: each request's ``contents`` are replayed through
-the scripted model. Each round's first ``functionCall`` part carries a ``thoughtSignature``;
+the scripted model. Each round's first ``functionCall`` part carries a ``thoughtSignature``
+(a MAC of the round's calls, so any emulator of this process verifies it);
 in the current turn a model content sent back without it (or with another) is refused, as
 Gemini 3 does. Faults: the shared and stream ones, and ``omit_call_ids``.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from toolbridge.emulation import Emulator, ScriptedModel, ScriptError, sse_frames
 
-from ._replay import REQUEST_FIELDS, ApiError, check_tools, replay, tool_mode
+from ._replay import REQUEST_FIELDS, ApiError, check_tools, replay, sign, tool_mode
 from .options import GeminiFaults
 from .wire import DIALECT
 
@@ -61,8 +60,6 @@ class GeminiEmulator(Emulator):
                  number_style: Literal["proto", "float"] = "proto") -> None:
         super().__init__(script=script, faults=faults)
         self.number_style = number_style
-        self.signatures: dict[bytes, str] = {}
-        """Every ``thoughtSignature`` issued → the id of the call whose part carried it."""
         self.generated = 0
 
     def error_body(self, status: int, message: str) -> Any:
@@ -116,7 +113,7 @@ class GeminiEmulator(Emulator):
         mode = tool_mode(body.get("toolConfig"))
         model = ScriptedModel(self.script, declared, new_id=self._new_id,
                               unsupported={"broken_json": _NO_ARGUMENT_TEXT})
-        found = replay(model, body.get("contents"), self.signatures)
+        found = replay(model, body.get("contents"))
         if found.tail == "model":
             raise ApiError(400, "Please ensure that multiturn requests alternate between user "
                            "and model (the last content is the model's).")
@@ -134,9 +131,7 @@ class GeminiEmulator(Emulator):
                 function = {"id": call.id, **function}
             parts.append({"functionCall": function})
         if parts:
-            signature = os.urandom(24)
-            self.signatures[signature] = calls[0].id
-            parts[0]["thoughtSignature"] = base64.b64encode(signature).decode()
+            parts[0]["thoughtSignature"] = sign([p["functionCall"] for p in parts])
         else:
             parts.append({"text": model.reply()})
         return {

@@ -28,7 +28,7 @@ class GeminiServeOptions(ServeOptions):
     model: str = DEFAULT_MODEL
     """Model name (``gemini-2.5-flash``, ``models/...``)."""
     api_version: str = API_VERSION
-    """The API version in the path (``v1beta``: ``parametersJsonSchema`` needs it)."""
+    """The API version in the path (``v1``, as google-genai sends; or ``v1beta``)."""
     instructions: str | None = None
     """The ``systemInstruction`` of every request."""
     conversation: str | None = None

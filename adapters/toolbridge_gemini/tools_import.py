@@ -54,7 +54,11 @@ def _parameters(declaration: Mapping[str, Any], at: str, item: Any) -> dict[str,
         schema = declaration["parametersJsonSchema"]
         if not isinstance(schema, Mapping):
             raise WireFormatError(DIALECT, f"{at}.parametersJsonSchema", "not an object", item)
-        return normalize_schema(copy.deepcopy(dict(schema)))
+        try:
+            return normalize_schema(copy.deepcopy(dict(schema)))
+        except SchemaConversionError as exc:
+            raise WireFormatError(DIALECT, f"{at}.parametersJsonSchema", str(exc),
+                                  item) from None
     schema = declaration.get("parameters")
     if schema is None:
         return {"type": "object", "properties": {}}

@@ -16,8 +16,9 @@ __all__ = [
 
 DIALECT = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-API_VERSION = "v1beta"
-"""The version ``genai.Client`` uses for the Gemini API (``parametersJsonSchema`` is there)."""
+API_VERSION = "v1"
+"""The version google-genai 3.6.1's ``genai.Client`` uses for the Gemini API by default
+(``GOOGLE_AI_API_DEFAULT_VERSION``); ``v1beta`` serves the same requests and preview fields."""
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
 """``FunctionDeclaration.name``: a letter or underscore first, then letters, digits, ``_``,
 ``.``, ``:``, ``-``; at most 64 characters (the Gemini API reference)."""

@@ -20,6 +20,7 @@ import pytest
 
 from toolbridge import ToolDefinition
 from toolbridge.http import RetryPolicy
+from toolbridge_gemini.client import AsyncGeminiClient, GeminiClient
 from toolbridge_gemini_interactions.client import AsyncInteractionsClient, InteractionsClient
 from toolbridge_google_ces.client import AsyncCesClient, CesClient
 from toolbridge_openai_agents.client import AgentsClient, AsyncAgentsClient
@@ -78,6 +79,17 @@ def assistants_stream(request: httpx.Request) -> bytes:
 def agents_stream(request: httpx.Request) -> bytes:
     return sse(("", {"type": "agent.session.running", "event_id": "e1"}),
                ("", {"type": "agent.session.idle", "event_id": "e2"}))
+
+
+def gemini_stream(request: httpx.Request) -> bytes:
+    """``streamGenerateContent?alt=sse``: the reply text in two chunks, the last finished."""
+    def chunk(text: str, finished: bool) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}}
+        if finished:
+            candidate["finishReason"] = "STOP"
+        return {"candidates": [candidate], "responseId": "r1"}
+
+    return sse(("", chunk("h", False)), ("", chunk("i", True)))
 
 
 def interactions_stream(request: httpx.Request) -> bytes:
@@ -145,6 +157,17 @@ ADAPTERS = [
                                 "stream": True}),
                 "stream": ((), {"model": "m", "messages": []}),
                 "stream_completion": ((), {"model": "m", "messages": []}),
+            }),
+    Adapter("gemini",
+            lambda http: GeminiClient(http_client=http, base_url="https://gemini.test",
+                                      api_key="k", retry=FAST),
+            lambda http: AsyncGeminiClient(http_client=http, base_url="https://gemini.test",
+                                           api_key="k", retry=FAST),
+            gemini_stream, {
+                "generate": (("gemini-2.5-flash",), {"contents": [
+                    {"role": "user", "parts": [{"text": "hi"}]}]}),
+                "stream": (("models/gemini-2.5-flash",), {"contents": []}),
+                "stream_response": (("gemini-2.5-flash",), {"contents": []}),
             }),
     Adapter("google-ces",
             lambda http: CesClient(base_url="https://ces.test", token="t", http_client=http,
