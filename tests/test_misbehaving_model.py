@@ -94,8 +94,8 @@ BAD_CALLS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
-STRUCT_ARGUMENTS = {"anthropic-sessions", "gemini", "google-ces"}
-"""The wires whose calls carry their arguments as an object (a JSON object), never as text."""
+STRUCT_ARGUMENTS = {"anthropic-sessions", "gemini", "gemini-interactions", "google-ces"}
+"""The wires whose calls carry their arguments as a JSON object, never as text."""
 EXPRESSIBLE = [(d, k) for d in BUILT_IN for k in sorted(BAD_CALLS)
                if not (d in STRUCT_ARGUMENTS and k == "broken_json")  # see test_broken_json_..
                and (d, k) != ("anthropic-messages", "broken_json")]  # ..._when_streamed
@@ -175,11 +175,13 @@ def test_a_hallucinated_id_never_runs_a_second_call_under_an_answered_id(dialect
     assert ("create_ticket", "twice") not in ran
     assert ran.count(("create_ticket", "late")) == ran.count(("create_ticket", "other")) == 1
     outputs = received(transcript)
-    if dialect in ("openai-agents", "openai-responses", "anthropic-sessions"):
+    if dialect in ("openai-agents", "openai-responses", "anthropic-sessions",
+                   "gemini-interactions"):
         # Listed, never registered as pending: toolbridge already answered that (turn, call
         # id) and sends nothing for it; the turn goes on once the issued call is answered.
         # (Responses: the conversation already holds that call id's output; sessions: the
-        # event id's result was taken.)
+        # event id's result was taken; Interactions: the chain already holds that call id's
+        # function_result.)
         assert outputs[:2] == ["ticket: late", "ticket: other"], transcript.render()
         assert "twice" not in json.dumps(results(transcript))
         notes = transcript.of_kind("note")

@@ -211,6 +211,8 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
     elif variant == "foundry":  # a Foundry project: a bearer token from a credential
         options.pop("base_url", None)
         options.update(project_endpoint=f"{root}/api/projects/p", credential=_Credential(secret))
+    elif variant == "query":  # the Gemini API's ?key= form: the key is in every URL
+        options.update(api_key=secret, key_in_query=True)
     elif dialect == "google-ces":
         options.update(token=secret)
     elif variant == "auth_token":  # Anthropic: a bearer token instead of x-api-key
@@ -226,7 +228,8 @@ def _options(dialect: str, variant: str, base_url: str, secret: str,
 
 VARIANTS = [(d, "key") for d in DIALECTS] + [
     ("openai-assistants", "azure"), ("openai-chat", "azure"), ("openai-responses", "azure"),
-    ("openai-responses", "foundry"), ("anthropic-messages", "auth_token")]
+    ("openai-responses", "foundry"), ("anthropic-messages", "auth_token"),
+    ("gemini-interactions", "query")]
 
 
 def _toolbox(secret: str) -> Toolbox:
@@ -328,6 +331,21 @@ def test_store_urls_are_redacted_in_every_message() -> None:
             open_store(url)
         assert "hunter2" not in str(caught.value) and not _leaks(caught.value, "hunter2"), url
         assert "***" in str(caught.value)
+
+
+def test_httpx_request_lines_mask_secret_query_parameters(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """httpx logs every request's URL itself: once toolbridge.http built a client, a key in
+    the query (the Gemini API's ``?key=``) shows masked, a caller's own client's too."""
+    from toolbridge.http import Network
+
+    Network().client(1.0).close()
+    with caplog.at_level(logging.INFO, logger="httpx"), httpx.Client(
+            transport=httpx.MockTransport(lambda r: httpx.Response(200))) as own:
+        own.get("https://g.test/v1/interactions?key=sk-own-secret&alt=sse")
+    lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert lines and all("sk-own-secret" not in line for line in lines), lines
+    assert "key=***&alt=sse" in lines[0]
 
 
 def test_redaction() -> None:

@@ -158,7 +158,7 @@ async def soak_one(dialect: str, box: toolbridge.Toolbox, emu: Any, count: int,
         extra["race_delays"] = (0.002, 0.005, 0.01)
     if dialect == "openai-assistants":
         extra.update(stream=stream, poll_interval=0.005)
-    if dialect == "gemini":
+    if dialect in ("gemini", "gemini-interactions"):  # stream faults apply to streamed replies
         extra["stream"] = stream
     options = options.model_copy(update=extra)
     ended: list[Transcript] = []

@@ -29,8 +29,9 @@ BAD: dict[str, dict[str, Any]] = {
     "repeated_id": {"name": "pick", "arguments": {"colour": "red"}, "misbehave": "repeated_id"},
 }
 """One call of each kind (another tool than the call it repeats, for the id misbehaviours)."""
-CANNOT = {("gemini", "broken_json"), ("google-ces", "broken_json"),
-          ("openai-chat", "hallucinated_id"), ("anthropic-messages", "hallucinated_id"),
+CANNOT = {("gemini", "broken_json"), ("gemini-interactions", "broken_json"),
+          ("google-ces", "broken_json"), ("openai-chat", "hallucinated_id"),
+          ("anthropic-messages", "hallucinated_id"),
           ("anthropic-sessions", "broken_json"),  # an input is an object
           ("anthropic-messages", "broken_json")}  # not streamed, an input is an object
 """Misbehaviours the wire cannot express (the emulator reports a script error)."""

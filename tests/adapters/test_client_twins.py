@@ -23,6 +23,7 @@ from toolbridge.http import RetryPolicy
 from toolbridge_anthropic_messages.client import AsyncMessagesClient, MessagesClient
 from toolbridge_anthropic_sessions.client import AsyncSessionsClient, SessionsClient
 from toolbridge_gemini.client import AsyncGeminiClient, GeminiClient
+from toolbridge_gemini_interactions.client import AsyncInteractionsClient, InteractionsClient
 from toolbridge_google_ces.client import AsyncCesClient, CesClient
 from toolbridge_openai_agents.client import AgentsClient, AsyncAgentsClient
 from toolbridge_openai_assistants.client import AssistantsClient, AsyncAssistantsClient
@@ -114,6 +115,15 @@ def sessions_stream(request: httpx.Request) -> bytes:
     return sse(("session.status_running", {"type": "session.status_running", "id": "e1"}),
                ("session.status_idle", {"type": "session.status_idle", "id": "e2",
                                         "stop_reason": {"type": "end_turn"}}))
+
+
+def interactions_stream(request: httpx.Request) -> bytes:
+    """A create's stream breaks off after ``interaction.created``: `stream_interaction`
+    reads the interaction back (``GET``)."""
+    return sse(("interaction.created", {"event_type": "interaction.created",
+                                        "interaction": {"id": "v1_1", "status": "in_progress"}}),
+               ("step.start", {"event_type": "step.start", "index": 0,
+                               "step": {"type": "model_output"}}))[:-len(b"data: [DONE]\n\n")]
 
 
 def ces_stream(request: httpx.Request) -> bytes:
@@ -209,6 +219,19 @@ ADAPTERS = [
                 "update_tool": ((TOOL, {"displayName": "w", "description": "d"}), {}),
                 "delete_tool": ((TOOL,), {}),
                 "sync_tools": (([WEATHER], APP), {}),
+            }),
+    Adapter("gemini-interactions",
+            lambda http: InteractionsClient(http_client=http, base_url="https://gemini.test",
+                                            api_key="k", retry=FAST, key_in_query=True),
+            lambda http: AsyncInteractionsClient(http_client=http,
+                                                 base_url="https://gemini.test", api_key="k",
+                                                 retry=FAST, key_in_query=True),
+            interactions_stream, {
+                "create": ((), {"model": "m", "input": "hi", "tools": [WIRE_TOOL],
+                                "stream": True}),
+                "get": (("v1_1",), {}),
+                "cancel": (("v1_1",), {}),
+                "stream_interaction": ((), {"model": "m", "input": "hi"}),
             }),
     Adapter("openai-responses",
             lambda http: ResponsesClient(http_client=http, project_endpoint=PROJECT,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_url
 from ..errors import UsageError
+from ._logs import redact_httpx_logs
 from ._retries import Secret
 from ._tls import CertFiles, tls_context
 
@@ -98,6 +99,8 @@ class Network:
         """A blocking httpx client with these settings (httpx's own transport)."""
         import httpx
 
+        redact_httpx_logs()
+
         return httpx.Client(timeout=timeout, limits=limits or httpx.Limits(
             max_connections=100, max_keepalive_connections=20), **self._settings())
 
@@ -105,6 +108,8 @@ class Network:
         """An async httpx client: direct connections through `exclusive_transport` (``keep``
         idle connections kept), the rest through httpx's own transport."""
         import httpx
+
+        redact_httpx_logs()
 
         if self.direct():
             from ._transport import exclusive_transport

@@ -142,9 +142,18 @@ of hand-written schemas can call it the same way.
 ### Tool lists: `DialectLimits.max_tools`
 
 A dialect's limits on whole tool lists are enforced where tools render
-(`DialectLimits.check_tools`, called by the Assistants, Responses and Chat dialects'
-`render_tools`): more than `DialectLimits.max_tools` tools (128 on all three) or a list over
-`DialectLimits.max_tools_bytes` is a `UsageError` naming the limit, before any backend sees it.
+(`DialectLimits.check_tools`, called by the Assistants, Responses, Chat and Gemini
+Interactions dialects' `render_tools`): more than `DialectLimits.max_tools` tools (128 on all
+four) or a list over `DialectLimits.max_tools_bytes` is a `UsageError` naming the limit,
+before any backend sees it.
+
+### Gemini Interactions: JSON Schema as written
+
+`gemini-interactions` sends each function's `parameters` as the JSON Schema you wrote (the
+Interactions API takes a JSON Schema subset there, not the `gemini` target's `Schema`); its
+loss report is the `gemini` dialect's report of that form (`parametersJsonSchema`): each
+keyword Gemini ignores (`minLength`, `pattern`, ...; checked on arrival by the `Toolbox`)
+and `oneOf`, read as `anyOf`. The policies apply to that report.
 
 ### Gemini: `parameters` or `parametersJsonSchema`
 

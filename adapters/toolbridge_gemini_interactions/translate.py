@@ -1,0 +1,228 @@
+"""Pure translations between the neutral model and the Interactions wire (no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolbridge import (
+    Content,
+    Correlation,
+    ImagePart,
+    TextPart,
+    ToolCall,
+    ToolChoice,
+    ToolDefinition,
+    ToolResult,
+    UsageError,
+    WireFormatError,
+)
+from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.runtime import output_text
+
+from .wire import ACTIVE_STATUSES, DIALECT, MAX_RESULT_CHARS
+
+__all__ = [
+    "InteractionCorrelation",
+    "interaction_of",
+    "read_calls",
+    "render_tool",
+    "render_tool_choice",
+    "render_tools",
+    "result_step",
+    "text_of",
+    "write_results",
+]
+
+_CLIENT_STEPS = frozenset({"function_call"})
+_TERMINAL_EVENTS = ("interaction.completed",)
+
+
+class InteractionCorrelation(Correlation):
+    """What answering a call needs: the interaction that asked, and the call."""
+
+    interaction_id: str
+    call_id: str
+    chain: str = ""
+    """The chain's first interaction id (what keys the conversation), when known."""
+
+
+# ---------------------------------------------------------------------- definitions
+def render_tool(tool: ToolDefinition, *, policy: Any = "describe"
+                ) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """``{"type": "function", "name", "description", "parameters"}``, and the losses of the
+    parameters' conversion to the Gemini schema."""
+    from ._schema import gemini_parameters  # the schema engine: on first use
+
+    wire: dict[str, Any] = {"type": "function", "name": tool.name}
+    if tool.description:
+        wire["description"] = tool.description
+    wire["parameters"], losses = gemini_parameters(tool.parameters, policy=policy)
+    if tool.defer_loading:
+        wire["defer_loading"] = True
+    extras = tool.vendor_extras.get(DIALECT, {})
+    wire.update({k: v for k, v in extras.items()
+                 if k in ("short_description",) and isinstance(v, str)})
+    return wire, losses
+
+
+def render_tools(tools: Sequence[ToolDefinition], *, policy: Any = "describe") -> RenderedTools:
+    """The ``tools`` list of a create: one function entry per tool."""
+    return RenderedTools.each(tools, lambda tool: render_tool(tool, policy=policy))
+
+
+def render_tool_choice(choice: ToolChoice) -> Any:
+    """``generation_config.tool_choice``: ``auto``, ``none``, ``any`` (required) or
+    ``{"allowed_tools": {"mode": "any", "tools": [name]}}``."""
+    if choice.mode == "tool":
+        return {"allowed_tools": {"mode": "any", "tools": [choice.tool]}}
+    return {"required": "any"}.get(choice.mode, choice.mode)
+
+
+# ---------------------------------------------------------------------- pending calls
+def _text(value: Any, field: str, body: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise WireFormatError(DIALECT, field, "missing or not a non-empty string", body)
+    return value
+
+
+def interaction_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    """The interaction in ``payload`` and the field prefix naming it in errors: an
+    ``Interaction`` (create, get, a gathered stream) or an ``interaction.completed`` event."""
+    kind = payload.get("event_type")
+    if kind in _TERMINAL_EVENTS:
+        interaction = payload.get("interaction")
+        if not isinstance(interaction, Mapping):
+            raise WireFormatError(DIALECT, "interaction", "missing or not an object", payload)
+        return interaction, "interaction."
+    if isinstance(kind, str):
+        raise WireFormatError(
+            DIALECT, "event_type",
+            f"a lone {kind!r} event is not a payload: pass the interaction (or the "
+            "interaction.completed event)", payload)
+    if payload.get("type") == "function_call":
+        raise WireFormatError(DIALECT, "type", "a function_call step alone has no interaction "
+                              "id; pass the interaction whose steps hold it", payload)
+    if "status" not in payload and "steps" not in payload:
+        raise WireFormatError(DIALECT, "status", "missing: expected an interaction", payload)
+    return payload, ""
+
+
+def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
+    """The ``function_call`` steps of an interaction that ``requires_action``.
+
+    Store keys: ``(conversation, "", call id)`` for an interaction of a known chain
+    (``conversation``: the caller's, or the chain's first interaction id; call ids are unique,
+    so a model naming an answered call's id again is caught), else ``(interaction id,
+    interaction id, call id)``. An interaction in any other status has nothing pending
+    (``in_progress``: not yet).
+    """
+    interaction, at = interaction_of(payload)
+    interaction_id = _text(interaction.get("id"), f"{at}id", payload)
+    status = interaction.get("status")
+    if not isinstance(status, str):
+        raise WireFormatError(DIALECT, f"{at}status", "missing or not a string", payload)
+    steps = interaction.get("steps")
+    if steps is None and status in ACTIVE_STATUSES:
+        return PendingCalls((), reason=f"the interaction's status is {status!r}: no steps yet")
+    if steps is None:
+        steps = []
+    if not isinstance(steps, list):
+        raise WireFormatError(DIALECT, f"{at}steps", "not a list", payload)
+    key = conversation or interaction_id
+    turn = "" if conversation else interaction_id
+    calls: list[ToolCall] = []
+    for i, step in enumerate(steps):
+        where = f"{at}steps[{i}]"
+        if not isinstance(step, Mapping):
+            raise WireFormatError(DIALECT, where, "not an object", payload)
+        kind = step.get("type")
+        if not isinstance(kind, str):
+            raise WireFormatError(DIALECT, f"{where}.type", "missing or not a string", payload)
+        if kind not in _CLIENT_STEPS:
+            continue
+        call_id = _text(step.get("id"), f"{where}.id", payload)
+        name = _text(step.get("name"), f"{where}.name", payload)
+        if "arguments" not in step:
+            raise WireFormatError(DIALECT, f"{where}.arguments", "missing", payload)
+        arguments, raw, error = read_arguments(step["arguments"], none=False)
+        calls.append(ToolCall.trusted(
+            id=call_id, name=name, arguments=arguments, raw_arguments=raw,
+            argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
+            correlation=InteractionCorrelation.trusted(
+                interaction_id=interaction_id, call_id=call_id, chain=conversation or "")))
+    if status != "requires_action":
+        return PendingCalls((), reason=f"the interaction's status is {status!r}: "
+                            + ("its calls are not pending" if calls else "nothing waits"))
+    if not calls:
+        return PendingCalls((), reason="the interaction requires action but holds no "
+                            "function_call step")
+    return PendingCalls(tuple(calls))
+
+
+def text_of(interaction: Mapping[str, Any]) -> str:
+    """The text of the interaction's ``model_output`` steps."""
+    return "".join(str(part.get("text", "")) for step in interaction.get("steps") or []
+                   if isinstance(step, Mapping) and step.get("type") == "model_output"
+                   for part in step.get("content") or []
+                   if isinstance(part, Mapping) and part.get("type") == "text")
+
+
+# ---------------------------------------------------------------------- results
+def _parts(content: Content) -> list[dict[str, str]]:
+    parts: list[dict[str, str]] = []
+    for part in content.parts:
+        if isinstance(part, TextPart):
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            if part.url.startswith("data:") and ";base64," in part.url:
+                head, data = part.url.split(";base64,", 1)
+                parts.append({"type": "image", "data": data, "mime_type": head[5:]})
+            else:
+                parts.append({"type": "image", "uri": part.url})
+    return parts
+
+
+def result_step(result: ToolResult) -> dict[str, Any]:
+    """One ``function_result`` step: the output's text (or parts), or the error with
+    ``is_error`` (the wire has the flag)."""
+    step: dict[str, Any] = {"type": "function_result", "call_id": result.call.id,
+                            "name": result.call.name}
+    if not result.success:
+        step.update(result=result.error or "the tool failed", is_error=True)
+        return step
+    if isinstance(result.output, Content):
+        step["result"] = _parts(result.output)
+        return step
+    text = output_text(result.output)
+    if len(text) > MAX_RESULT_CHARS:
+        step.update(result=f"{result.call.name} returned {len(text):,} characters; at most "
+                    f"{MAX_RESULT_CHARS:,} are sent per result", is_error=True)
+        return step
+    step["result"] = text
+    return step
+
+
+def _interaction_of(result: ToolResult) -> str:
+    """The id of the interaction that asked for ``result``'s call."""
+    correlation = result.call.correlation
+    if isinstance(correlation, InteractionCorrelation):
+        return correlation.interaction_id
+    return result.call.turn
+
+
+def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
+    """The create body continuing the interaction that asked: ``previous_interaction_id``
+    and ``input`` (one ``function_result`` step per call). Model and tools are the caller's."""
+    if not results:
+        return {"input": []}
+    asking = {_interaction_of(r) for r in results}
+    if len(asking) > 1:
+        raise UsageError(f"{DIALECT}: results of several interactions cannot continue one "
+                         f"create (interactions: {sorted(asking)})")
+    previous = asking.pop()
+    if not previous:
+        raise UsageError(f"{DIALECT}: call {results[0].call.id!r} has no interaction id; read "
+                         "calls with read_calls so the continuation can be named")
+    return {"previous_interaction_id": previous,
+            "input": [result_step(r) for r in results]}
