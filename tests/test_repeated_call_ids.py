@@ -61,6 +61,9 @@ CASES: dict[str, tuple[str, Callable[[Any], list[Any]], str,
         "gemini/payloads/gemini.generate-content.response.function-calls.json",
         lambda p: function_parts(p["candidates"][0]["content"]), "functionCall.id",
         lambda b: b["contents"][0]["parts"], "functionResponse.id"),
+    "gemini-interactions": (
+        "gemini_interactions/payloads/gemini-interactions.interaction.requires-action.parallel.json",
+        lambda p: function_steps(p), "id", lambda b: b["input"], "call_id"),
     "anthropic-sessions": (  # events of custom tool uses, no idle yet: every one is pending
         "anthropic_sessions/payloads/anthropic-sessions.custom-tool-uses.events.json",
         lambda p: p["data"], "id", lambda b: b["events"], "custom_tool_use_id"),
@@ -73,6 +76,13 @@ def function_parts(content: dict[str, Any]) -> list[Any]:
     content["parts"] = [p for p in content["parts"] if "functionCall" in p]
     parts: list[Any] = content["parts"]
     return parts
+
+
+def function_steps(interaction: dict[str, Any]) -> list[Any]:
+    """The interaction's steps, reduced (in place) to its function calls (no thought step)."""
+    interaction["steps"] = [s for s in interaction["steps"] if s["type"] == "function_call"]
+    steps: list[Any] = interaction["steps"]
+    return steps
 
 
 def field(item: dict[str, Any], path: str) -> Any:

@@ -46,9 +46,11 @@ def _nodes(schema: Any, pointer: str = "") -> Iterator[tuple[str, dict[str, Any]
                              for name, v in value.items())
 
 
-_ANNOTATIONS = frozenset({"examples", "deprecated", "readOnly", "writeOnly", "contentEncoding",
-                          "contentMediaType", "contentSchema", "$vocabulary", "$dynamicAnchor"})
-"""Keywords that constrain nothing: ignoring them lets no invalid call through."""
+_ANNOTATIONS = frozenset({"default", "examples", "deprecated", "readOnly", "writeOnly",
+                          "contentEncoding", "contentMediaType", "contentSchema", "$vocabulary",
+                          "$dynamicAnchor"})
+"""Keywords that constrain nothing (JSON Schema's annotations): ignoring them lets no invalid
+call through (an ignored ``default`` is still the handler's when the model leaves it out)."""
 
 
 def json_schema_losses(schema: Mapping[str, Any]) -> tuple[Any, ...]:

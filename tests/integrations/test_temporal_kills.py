@@ -22,7 +22,7 @@ from fleet_servers import postgres_store, temporal_address
 from temporalio.client import Client
 from test_temporal import FAST, SCRIPT, credentials, where
 
-from toolbridge.testing import emulator
+from toolbridge.testing import emulator, installed_dialects
 from toolbridge_temporal import serve
 
 HERE = Path(__file__).parent
@@ -39,8 +39,7 @@ class Workers:
         self.logs = Path(env["TOOLBRIDGE_FLEET_LEDGER"]).parent
 
     def start(self, spec: str = "fleet_toolbox:toolbox", **env: str) -> subprocess.Popen[bytes]:
-        options = [f"-o{d}.{k}={v}" for d in ("google-ces", "openai-agents", "openai-chat",
-                                              "openai-assistants", "openai-responses")
+        options = [f"-o{d}.{k}={v}" for d in installed_dialects()
                    for k, v in credentials(d).items()]
         with (self.logs / f"worker-{len(self.procs) + 1}.log").open("ab") as log:
             proc = subprocess.Popen(

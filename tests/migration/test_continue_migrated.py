@@ -14,7 +14,7 @@ from openai_sdk_types import check_param
 
 import toolbridge
 from toolbridge.migration import Ledger, MigrationReport, MigrationTarget, Workload, migrate
-from toolbridge.migration.targets import CURRENT_MODELS, DEFAULT_MODEL
+from toolbridge.migration.targets import CURRENT_MODELS, DEFAULT_MODEL, RETIRED_MODELS
 from toolbridge.serve import converse
 from toolbridge.store import MemoryRecords
 from toolbridge.testing import emulator
@@ -48,8 +48,10 @@ def test_no_serve_option_defaults_to_a_retired_model() -> None:
         field = serves.options.model_fields.get("model")
         if field is not None and field.default is not None:
             defaults[serves.dialect] = field.default
-    assert {"openai-assistants", "openai-chat", "openai-responses"} <= set(defaults)
-    assert set(defaults.values()) <= CURRENT_MODELS, defaults
+    openai = {"openai-assistants", "openai-chat", "openai-responses"}
+    assert openai <= set(defaults)
+    assert {defaults[name] for name in openai} <= CURRENT_MODELS, defaults
+    assert not set(defaults.values()) & set(RETIRED_MODELS), defaults  # other providers' too
     assert DEFAULT_MODEL in CURRENT_MODELS
 
 
