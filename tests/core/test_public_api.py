@@ -17,7 +17,8 @@ import toolbridge
 
 EXPECTED: dict[str, set[str]] = {
     "toolbridge": {
-        "ArgumentError", "BackendError", "Content", "Correlation", "ImagePart", "PluginError",
+        "ArgumentError", "BackendError", "Content", "Correlation", "DocumentPart", "ImagePart",
+        "PluginError",
         "ResultStore", "SchemaConversionError", "TextPart", "ToolCall", "ToolChoice",
         "ToolContext", "ToolDefinition", "ToolDefinitionError", "ToolError", "ToolResult",
         "Toolbox", "ToolbridgeError", "Transcript", "UnknownDialectError", "UsageError",
@@ -111,7 +112,7 @@ EXPECTED.update({
         "WireFormatError",
     },
     "toolbridge.model": {
-        "NAME_PATTERN", "Content", "Correlation", "ImagePart", "TextPart", "ToolCall",
+        "NAME_PATTERN", "Content", "Correlation", "DocumentPart", "ImagePart", "TextPart", "ToolCall",
         "ToolChoice", "ToolDefinition", "ToolResult", "ToolRetry",
     },
     "toolbridge.toolbox": {"Toolbox"},
