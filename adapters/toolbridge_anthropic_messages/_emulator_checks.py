@@ -175,7 +175,7 @@ def _check_result_content(content: Any, at: str) -> None:
         if kind != "document":
             continue
         source = block.get("source")
-        media = _DOCUMENT_SOURCES.get(source.get("type")) if isinstance(
+        media = _DOCUMENT_SOURCES.get(str(source.get("type"))) if isinstance(
             source, Mapping) else None
         if media is None:
             raise ApiError(400, f"{where}.document.source: Input tag does not match any of "

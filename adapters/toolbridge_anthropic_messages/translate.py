@@ -149,6 +149,7 @@ def document_block(part: DocumentPart) -> dict[str, Any]:
     """A ``document`` block: a base64 PDF, plain text, or a PDF URL (a text file at a URL,
     which the API cannot fetch, as its description)."""
     text = part.plain_text()
+    source: dict[str, Any]
     if text is not None:
         source = {"type": "text", "media_type": "text/plain", "data": text}
     elif part.data is not None:

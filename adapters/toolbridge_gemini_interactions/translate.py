@@ -181,8 +181,8 @@ def _parts(content: Content) -> list[dict[str, str]]:
             else:
                 parts.append({"type": "image", "uri": part.url})
         elif part.media_type == "application/pdf":  # text/plain is no document type here
-            parts.append({"type": "document", "mime_type": part.media_type,
-                          **({"data": part.data} if part.url is None else {"uri": part.url})})
+            where = {"uri": part.url} if part.url is not None else {"data": str(part.data)}
+            parts.append({"type": "document", "mime_type": part.media_type, **where})
         else:
             parts.append({"type": "text", "text": part.as_text()})
     return parts

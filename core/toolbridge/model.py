@@ -293,22 +293,18 @@ class DocumentPart(_Frozen):
 
     @model_validator(mode="after")
     def _check_source(self) -> "DocumentPart":
+        import base64
+
         if (self.data is None) == (self.url is None):
             raise ValueError("data, url: give exactly one (the base64 bytes or the address)")
-        if self.data is not None:
-            import base64
-            import binascii
-
-            try:
-                raw = base64.b64decode(self.data, validate=True)
-            except (binascii.Error, ValueError):
-                raise ValueError("data: not base64 (encode the file's bytes with "
-                                 "base64.b64encode)") from None
-            if self.media_type == "text/plain":
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise ValueError("data: a text/plain document must be UTF-8") from None
+        try:
+            raw = b"" if self.data is None else base64.b64decode(self.data, validate=True)
+        except ValueError:  # binascii.Error
+            raise ValueError("data: not base64 (encode the file with base64.b64encode)") from None
+        try:
+            raw.decode() if self.media_type == "text/plain" else None
+        except UnicodeDecodeError:
+            raise ValueError("data: a text/plain document must be UTF-8") from None
         return self
 
     def plain_text(self) -> str | None:
@@ -317,7 +313,7 @@ class DocumentPart(_Frozen):
             return None
         import base64
 
-        return base64.b64decode(self.data).decode("utf-8")
+        return base64.b64decode(self.data).decode()
 
     def as_text(self) -> str:
         """What a dialect without documents sends instead: its title, type and address."""
