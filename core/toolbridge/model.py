@@ -302,7 +302,8 @@ class DocumentPart(_Frozen):
         except ValueError:  # binascii.Error
             raise ValueError("data: not base64 (encode the file with base64.b64encode)") from None
         try:
-            raw.decode() if self.media_type == "text/plain" else None
+            if self.media_type == "text/plain":
+                raw.decode()
         except UnicodeDecodeError:
             raise ValueError("data: a text/plain document must be UTF-8") from None
         return self
