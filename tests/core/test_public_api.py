@@ -112,8 +112,8 @@ EXPECTED.update({
         "WireFormatError",
     },
     "toolbridge.model": {
-        "NAME_PATTERN", "Content", "Correlation", "DocumentPart", "ImagePart", "TextPart", "ToolCall",
-        "ToolChoice", "ToolDefinition", "ToolResult", "ToolRetry",
+        "NAME_PATTERN", "Content", "Correlation", "DocumentPart", "ImagePart", "TextPart",
+        "ToolCall", "ToolChoice", "ToolDefinition", "ToolResult", "ToolRetry",
     },
     "toolbridge.toolbox": {"Toolbox"},
     "toolbridge.examples": {"Customer", "Ticket", "tickets", "toolbox"},
