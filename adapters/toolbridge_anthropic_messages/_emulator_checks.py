@@ -142,11 +142,47 @@ def _results_of(i: int, content: Any, waiting: list[str]) -> list[tuple[str, Any
         if other:
             raise ApiError(400, f"messages.{i}.content.{j}: `tool_result` blocks must come "
                            "first in the user message content, before any other block.")
+        _check_result_content(block.get("content"), f"messages.{i}.content.{j}.tool_result")
         if any(found_id == call_id for found_id, _ in found):
             raise ApiError(400, f"messages.{i}.content.{j}: each `tool_use` must have a single "
                            f"result. Found multiple `tool_result` blocks with id: {call_id}")
         found.append((call_id, block))
     return found
+
+
+_RESULT_BLOCKS = ("text", "image", "search_result", "document", "tool_reference",
+                  "browser_state")
+"""The block types a ``tool_result``'s content takes (``ToolResultBlockParam``)."""
+_DOCUMENT_SOURCES = {"base64": ("application/pdf",), "text": ("text/plain",), "url": (),
+                     "content": (), "file": ()}
+"""A ``document`` block's source types, and the media types those that name one take."""
+
+
+def _check_result_content(content: Any, at: str) -> None:
+    """A ``tool_result``'s content as the API checks it: a string or a list of the block
+    types it takes; a document's source of a known type with its media type."""
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise ApiError(400, f"{at}.content: Input should be a valid string or list")
+    for k, block in enumerate(content):
+        where = f"{at}.content.{k}"
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind not in _RESULT_BLOCKS:
+            raise ApiError(400, f"{where}: Input tag {kind!r} found using 'type' does not "
+                           "match any of the expected tags: " + ", ".join(
+                               repr(t) for t in _RESULT_BLOCKS))
+        if kind != "document":
+            continue
+        source = block.get("source")
+        media = _DOCUMENT_SOURCES.get(str(source.get("type"))) if isinstance(
+            source, Mapping) else None
+        if media is None:
+            raise ApiError(400, f"{where}.document.source: Input tag does not match any of "
+                           "the expected tags: " + ", ".join(map(repr, _DOCUMENT_SOURCES)))
+        if media and source.get("media_type") not in media:
+            raise ApiError(400, f"{where}.document.source.media_type: Input should be "
+                           f"{media[0]!r}")
 
 
 def _unanswered(i: int, ids: list[str]) -> ApiError:

@@ -14,6 +14,7 @@ from typing import Any
 from toolbridge import (
     Content,
     Correlation,
+    DocumentPart,
     ImagePart,
     TextPart,
     ToolCall,
@@ -30,6 +31,8 @@ from .wire import DIALECT, MAX_RESULT_CHARS
 __all__ = [
     "MessagesCorrelation",
     "assistant_message_of",
+    "content_blocks",
+    "document_block",
     "read_calls",
     "render_tool_choice",
     "result_block",
@@ -142,15 +145,40 @@ def _image(part: ImagePart) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": part.url}}
 
 
+def document_block(part: DocumentPart) -> dict[str, Any]:
+    """A ``document`` block: a base64 PDF, plain text, or a PDF URL (a text file at a URL,
+    which the API cannot fetch, as its description)."""
+    text = part.plain_text()
+    source: dict[str, Any]
+    if text is not None:
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+    elif part.data is not None:
+        source = {"type": "base64", "media_type": part.media_type, "data": part.data}
+    elif part.media_type == "application/pdf":
+        source = {"type": "url", "url": part.url}
+    else:
+        return {"type": "text", "text": part.as_text()}
+    block: dict[str, Any] = {"type": "document", "source": source}
+    if part.title:
+        block["title"] = part.title
+    return block
+
+
+def content_blocks(content: Content) -> list[dict[str, Any]]:
+    """A content result as ``text`` / ``image`` / ``document`` blocks (the Messages API's
+    and Managed Agents' shared block shapes)."""
+    return [{"type": "text", "text": p.text} if isinstance(p, TextPart) else
+            _image(p) if isinstance(p, ImagePart) else document_block(p) for p in content.parts]
+
+
 def tool_result_content(result: ToolResult) -> tuple[str | list[dict[str, Any]], bool]:
-    """A result's ``content`` (its text, or text and image blocks) and whether it is an
-    error (``is_error``): a failure's message, or an output too long to send."""
+    """A result's ``content`` (its text, or text, image and document blocks) and whether it
+    is an error (``is_error``): a failure's message, or an output too long to send."""
     if not result.success:
         return result.error or "the tool failed", True
     output = result.output
     if isinstance(output, Content):
-        return [{"type": "text", "text": p.text} if isinstance(p, TextPart) else _image(p)
-                for p in output.parts], False
+        return content_blocks(output), False
     text = output_text(output)
     if len(text) > MAX_RESULT_CHARS:
         return (f"{result.call.name} returned {len(text):,} characters; toolbridge sends at "

@@ -15,8 +15,6 @@ from typing import Any
 
 from toolbridge import (
     Content,
-    ImagePart,
-    TextPart,
     ToolCall,
     ToolDefinition,
     ToolResult,
@@ -141,18 +139,12 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 # ---------------------------------------------------------------------- results
-def _image(url: str) -> dict[str, Any]:
-    if url.startswith("data:") and ";base64," in url:
-        media, data = url[5:].split(";base64,", 1)
-        return {"type": "image", "source": {"type": "base64", "media_type": media,
-                                            "data": data}}
-    return {"type": "image", "source": {"type": "url", "url": url}}
-
-
 def content_to_wire(content: Content) -> list[dict[str, Any]]:
-    """A content result as ``text`` / ``image`` blocks."""
-    return [{"type": "text", "text": p.text} if isinstance(p, TextPart) else _image(p.url)
-            for p in content.parts if isinstance(p, (TextPart, ImagePart))]
+    """A content result as ``text`` / ``image`` / ``document`` blocks: the Messages API's
+    blocks (`toolbridge_anthropic_messages`), which a custom tool result takes as they are."""
+    from toolbridge_anthropic_messages.translate import content_blocks
+
+    return content_blocks(content)
 
 
 def result_to_wire(result: ToolResult) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from toolbridge import (
     Content,
     Correlation,
+    DocumentPart,
     ToolCall,
     ToolChoice,
     ToolResult,
@@ -165,9 +166,19 @@ def _response(result: ToolResult) -> dict[str, Any]:
     return {"output": output}
 
 
+def _document(part: DocumentPart) -> dict[str, Any]:
+    """A ``FunctionResponsePart``: the file inline (``inlineData``) or by URI (``fileData``),
+    named by its title when it has one."""
+    named = {"displayName": part.title} if part.title else {}
+    if part.data is not None:
+        return {"inlineData": {"mimeType": part.media_type, "data": part.data, **named}}
+    return {"fileData": {"mimeType": part.media_type, "fileUri": part.url, **named}}
+
+
 def function_response(result: ToolResult) -> dict[str, Any]:
-    """``{"functionResponse": {id?, name, response}}`` answering one call: the call's wire
-    id when it had one, and always its name (Gemini matches by both)."""
+    """``{"functionResponse": {id?, name, response, parts?}}`` answering one call: the call's
+    wire id when it had one, and always its name (Gemini matches by both); documents of a
+    content result as ``parts``, its text (describing them too) as the response."""
     corr = result.call.correlation
     entry: dict[str, Any] = {}
     call_id = corr.call_id if isinstance(corr, GeminiCorrelation) else result.call.id
@@ -175,6 +186,10 @@ def function_response(result: ToolResult) -> dict[str, Any]:
         entry["id"] = call_id
     entry["name"] = result.call.name
     entry["response"] = _response(result)
+    if result.success and isinstance(result.output, Content):
+        documents = [_document(p) for p in result.output.parts if isinstance(p, DocumentPart)]
+        if documents:  # a multimodal response: the files beside the text describing them
+            entry["parts"] = documents
     return {"functionResponse": entry}
 
 

@@ -180,6 +180,11 @@ def _parts(content: Content) -> list[dict[str, str]]:
                 parts.append({"type": "image", "data": data, "mime_type": head[5:]})
             else:
                 parts.append({"type": "image", "uri": part.url})
+        elif part.media_type == "application/pdf":  # text/plain is no document type here
+            where = {"uri": part.url} if part.url is not None else {"data": str(part.data)}
+            parts.append({"type": "document", "mime_type": part.media_type, **where})
+        else:
+            parts.append({"type": "text", "text": part.as_text()})
     return parts
 
 

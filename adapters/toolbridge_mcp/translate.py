@@ -13,6 +13,7 @@ from typing import Any
 from toolbridge import (
     Content,
     Correlation,
+    DocumentPart,
     ImagePart,
     TextPart,
     ToolCall,
@@ -224,9 +225,14 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
 
 
 # ---------------------------------------------------------------------- results
-def _content_block(part: TextPart | ImagePart) -> dict[str, Any]:
+def _content_block(part: TextPart | ImagePart | DocumentPart) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
+    if isinstance(part, DocumentPart):  # a linked file, or (inline: no URI) its description
+        if part.url is None:
+            return {"type": "text", "text": part.as_text()}
+        return {"type": "resource_link", "uri": part.url, "mimeType": part.media_type,
+                "name": part.title or part.url.rsplit("/", 1)[-1] or "document"}
     head, comma, data = part.url.partition(",")
     if part.url.startswith("data:") and head.endswith(";base64") and comma:
         return {"type": "image", "data": data, "mimeType": head[5:-7]}

@@ -10,7 +10,6 @@ from typing import Any
 from toolbridge import (
     Content,
     ImagePart,
-    TextPart,
     ToolCall,
     ToolDefinition,
     ToolResult,
@@ -174,14 +173,10 @@ def _checked_ids(prefix: str, index: int, turn_id: Any, call_id: Any, name: Any,
 
 # ---------------------------------------------------------------------- results
 def content_to_wire(content: Content) -> list[dict[str, str]]:
-    """A content result as ``input_text`` / ``input_image`` parts."""
-    parts: list[dict[str, str]] = []
-    for part in content.parts:
-        if isinstance(part, TextPart):
-            parts.append({"type": "input_text", "text": part.text})
-        elif isinstance(part, ImagePart):
-            parts.append({"type": "input_image", "image_url": part.url})
-    return parts
+    """A content result as ``input_text`` / ``input_image`` parts; a document (which tool
+    results cannot carry here) as the text describing it."""
+    return [{"type": "input_image", "image_url": p.url} if isinstance(p, ImagePart) else
+            {"type": "input_text", "text": p.as_text()} for p in content.parts]
 
 
 def result_to_wire(result: ToolResult) -> dict[str, Any]:

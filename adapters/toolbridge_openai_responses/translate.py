@@ -9,6 +9,7 @@ from typing import Any
 from toolbridge import (
     Content,
     Correlation,
+    DocumentPart,
     ImagePart,
     TextPart,
     ToolCall,
@@ -245,18 +246,28 @@ def error_output(message: str) -> str:
     return json.dumps({"error": message}, ensure_ascii=False)
 
 
+def input_file(part: DocumentPart) -> dict[str, str]:
+    """An ``input_file`` part: the bytes as a ``data:`` URL with a file name, or the URL."""
+    if part.url is not None:
+        wire = {"type": "input_file", "file_url": part.url}
+        if part.title:
+            wire["filename"] = part.title
+        return wire
+    name = part.title or ("document.pdf" if part.media_type == "application/pdf"
+                          else "document.txt")
+    return {"type": "input_file", "filename": name,
+            "file_data": f"data:{part.media_type};base64,{part.data}"}
+
+
 def output_to_wire(result: ToolResult) -> str | list[dict[str, str]]:
-    """A result's ``output``: text, or ``input_text`` / ``input_image`` parts."""
+    """A result's ``output``: text, or ``input_text`` / ``input_image`` / ``input_file``
+    parts."""
     if not result.success:
         return error_output(result.error or "the tool failed")
     if isinstance(result.output, Content):
-        parts: list[dict[str, str]] = []
-        for part in result.output.parts:
-            if isinstance(part, TextPart):
-                parts.append({"type": "input_text", "text": part.text})
-            elif isinstance(part, ImagePart):
-                parts.append({"type": "input_image", "image_url": part.url})
-        return parts
+        return [{"type": "input_text", "text": p.text} if isinstance(p, TextPart) else
+                {"type": "input_image", "image_url": p.url} if isinstance(p, ImagePart) else
+                input_file(p) for p in result.output.parts]
     text = output_text(result.output)
     if len(text) > MAX_OUTPUT_CHARS:
         return error_output(f"{result.call.name} returned {len(text):,} characters; the "

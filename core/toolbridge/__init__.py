@@ -29,6 +29,7 @@ from .errors import (
 from .model import (
     Content,
     Correlation,
+    DocumentPart,
     ImagePart,
     TextPart,
     ToolCall,
@@ -43,6 +44,7 @@ __all__ = [
     "BackendError",
     "Content",
     "Correlation",
+    "DocumentPart",
     "ImagePart",
     "PluginError",
     "ResultStore",

@@ -23,6 +23,7 @@ __all__ = [
     "NAME_PATTERN",
     "Content",
     "Correlation",
+    "DocumentPart",
     "ImagePart",
     "TextPart",
     "ToolCall",
@@ -261,6 +262,10 @@ class TextPart(_Frozen):
     type: Literal["text"] = "text"
     text: str
 
+    def as_text(self) -> str:
+        """The part as text: its text."""
+        return self.text
+
 
 class ImagePart(_Frozen):
     """An image part of a result: an ``https:`` URL or a base64 ``data:`` URL."""
@@ -269,19 +274,67 @@ class ImagePart(_Frozen):
     url: str
     """Image address; ``data:image/png;base64,...`` for inline images."""
 
+    def as_text(self) -> str:
+        """What a text-only dialect sends instead: the start of its address."""
+        return f"[image: {self.url[:64]}]"
 
-ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+class DocumentPart(_Frozen):
+    """A document part of a result: a PDF or plain-text file, inline or at a URL."""
+
+    type: Literal["document"] = "document"
+    media_type: Literal["application/pdf", "text/plain"] = "application/pdf"
+    data: str | None = None
+    """The file's bytes, base64; exactly one of ``data`` and ``url``."""
+    url: str | None = None
+    """The file's ``https:`` address; exactly one of ``data`` and ``url``."""
+    title: str | None = None
+    """A title or file name shown to the model."""
+
+    @model_validator(mode="after")
+    def _check_source(self) -> "DocumentPart":
+        import base64
+
+        if (self.data is None) == (self.url is None):
+            raise ValueError("data, url: give exactly one (the base64 bytes or the address)")
+        try:
+            raw = b"" if self.data is None else base64.b64decode(self.data, validate=True)
+        except ValueError:  # binascii.Error
+            raise ValueError("data: not base64 (encode the file with base64.b64encode)") from None
+        try:
+            if self.media_type == "text/plain":
+                raw.decode()
+        except UnicodeDecodeError:
+            raise ValueError("data: a text/plain document must be UTF-8") from None
+        return self
+
+    def plain_text(self) -> str | None:
+        """The text of an inline ``text/plain`` document; ``None`` for the others."""
+        if self.media_type != "text/plain" or self.data is None:
+            return None
+        import base64
+
+        return base64.b64decode(self.data).decode()
+
+    def as_text(self) -> str:
+        """What a dialect without documents sends instead: its title, type and address."""
+        where = f" {self.url[:64]}" if self.url else ""
+        name = f"{self.title} " if self.title else ""
+        return f"[document: {name}({self.media_type}){where}]"
+
+
+ContentPart = Annotated[TextPart | ImagePart | DocumentPart, Field(discriminator="type")]
 
 
 class Content(_Frozen):
-    """A result made of parts (text and images), for dialects that accept content arrays."""
+    """A result made of parts (text, images, documents), for dialects that accept content
+    arrays."""
 
     parts: tuple[ContentPart, ...]
 
     def as_text(self) -> str:
         """Render as plain text for dialects that only take strings."""
-        return "\n".join(p.text if isinstance(p, TextPart) else f"[image: {p.url[:64]}]"
-                         for p in self.parts)
+        return "\n".join(p.as_text() for p in self.parts)
 
 
 class ToolResult(_Frozen):

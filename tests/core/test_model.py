@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field, ValidationError
 from toolbridge import (
     Content,
     Correlation,
+    DocumentPart,
     ImagePart,
     TextPart,
     ToolCall,
@@ -65,6 +66,24 @@ def test_results_and_content() -> None:
     assert not failed.success and failed.error == "nope"
     content = Content(parts=(TextPart(text="hi"), ImagePart(url="data:image/png;base64,AA")))
     assert content.as_text().startswith("hi\n[image: data:image/png")
+
+
+def test_document_parts_check_their_source_and_describe_themselves() -> None:
+    pdf = DocumentPart(data="JVBERi0xLjQ=", title="report.pdf")
+    notes = DocumentPart(media_type="text/plain", data="aMOpbGxv")
+    linked = DocumentPart(url="https://example.com/a.pdf")
+    assert pdf.media_type == "application/pdf" and notes.plain_text() == "h\u00e9llo"
+    assert pdf.plain_text() is None and linked.plain_text() is None
+    assert Content(parts=(TextPart(text="hi"), pdf, linked)).as_text() == (
+        "hi\n[document: report.pdf (application/pdf)]\n"
+        "[document: (application/pdf) https://example.com/a.pdf]")
+    for bad, field in (({}, "data, url"), ({"data": "JVBE", "url": "https://x"}, "data, url"),
+                       ({"data": "not base64!"}, "data:"),
+                       ({"media_type": "text/plain", "data": "/w=="}, "UTF-8"),
+                       ({"media_type": "image/png", "data": "AA=="}, "media_type")):
+        with pytest.raises(ValidationError, match=field):
+            DocumentPart(**bad)
+    assert Content.model_validate(Content(parts=(pdf,)).model_dump()).parts == (pdf,)
 
 
 def test_tool_choice() -> None:

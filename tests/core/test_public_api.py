@@ -17,7 +17,8 @@ import toolbridge
 
 EXPECTED: dict[str, set[str]] = {
     "toolbridge": {
-        "ArgumentError", "BackendError", "Content", "Correlation", "ImagePart", "PluginError",
+        "ArgumentError", "BackendError", "Content", "Correlation", "DocumentPart", "ImagePart",
+        "PluginError",
         "ResultStore", "SchemaConversionError", "TextPart", "ToolCall", "ToolChoice",
         "ToolContext", "ToolDefinition", "ToolDefinitionError", "ToolError", "ToolResult",
         "Toolbox", "ToolbridgeError", "Transcript", "UnknownDialectError", "UsageError",
@@ -111,8 +112,8 @@ EXPECTED.update({
         "WireFormatError",
     },
     "toolbridge.model": {
-        "NAME_PATTERN", "Content", "Correlation", "ImagePart", "TextPart", "ToolCall",
-        "ToolChoice", "ToolDefinition", "ToolResult", "ToolRetry",
+        "NAME_PATTERN", "Content", "Correlation", "DocumentPart", "ImagePart", "TextPart",
+        "ToolCall", "ToolChoice", "ToolDefinition", "ToolResult", "ToolRetry",
     },
     "toolbridge.toolbox": {"Toolbox"},
     "toolbridge.examples": {"Customer", "Ticket", "tickets", "toolbox"},

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from toolbridge import (
     Content,
+    DocumentPart,
     TextPart,
     Toolbox,
     ToolCall,
@@ -112,6 +113,9 @@ class Pair(BaseModel):
     (Point(1, 2), {"x": 1, "y": 2}),
     (Pair(a=1, b=["x"]), {"a": 1, "b": ["x"]}),
     (TextPart(text="hi"), Content(parts=(TextPart(text="hi"),))),
+    (DocumentPart(data="JVBERi0="), Content(parts=(DocumentPart(data="JVBERi0="),))),
+    ([TextPart(text="see"), DocumentPart(url="https://example.com/a.pdf")],
+     Content(parts=(TextPart(text="see"), DocumentPart(url="https://example.com/a.pdf")))),
     (None, None),
 ])
 def test_return_values_are_serialized(value: Any, output: Any) -> None:

@@ -13,7 +13,7 @@ from pydantic_core import to_json, to_jsonable_python
 from .._articles import a_value_of
 from .._redact import redact_text
 from ..errors import ToolError
-from ..model import Content, ImagePart, TextPart, ToolCall, ToolResult, new_result
+from ..model import Content, DocumentPart, ImagePart, TextPart, ToolCall, ToolResult, new_result
 
 __all__ = [
     "default_error_formatter", "json_text", "output_is_json", "output_text",
@@ -26,6 +26,7 @@ T = TypeVar("T")
 
 
 
+_PARTS = (TextPart, ImagePart, DocumentPart)
 _JSON_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
 
 
@@ -41,7 +42,7 @@ def serialize_output(value: Any) -> Any:
     kind = type(value)
     if kind is dict or kind is list:  # the common cases first, by exact type
         if kind is list and value and type(value[0]) not in _JSON_TYPES and all(
-                isinstance(v, (TextPart, ImagePart)) for v in value):
+                isinstance(v, _PARTS) for v in value):
             return Content(parts=tuple(value))
         if _plain_json(value):
             return value
@@ -49,10 +50,10 @@ def serialize_output(value: Any) -> Any:
         raise ValueError(f"{value} is not valid JSON")
     elif value is None or isinstance(value, (str, bool, int, float, Content)):
         return value
-    elif isinstance(value, (TextPart, ImagePart)):
+    elif isinstance(value, _PARTS):
         return Content(parts=(value,))
     elif isinstance(value, (list, tuple)) and value and all(
-        isinstance(v, (TextPart, ImagePart)) for v in value
+        isinstance(v, _PARTS) for v in value
     ):
         return Content(parts=tuple(value))
     converted = to_jsonable_python(value)

@@ -12,6 +12,7 @@ import pytest
 from messages_support import PARALLEL, D
 
 import toolbridge
+from toolbridge import DocumentPart, TextPart
 from toolbridge.testing import emulator
 
 MODEL = "claude-sonnet-4-5"
@@ -140,3 +141,43 @@ def test_a_parallel_round_under_disable_parallel_tool_use_is_a_script_error(
     with pytest.raises(anthropic.BadRequestError, match="disable_parallel_tool_use"):
         ask(sdk, toolbox, hi, tool_choice={"type": "auto", "disable_parallel_tool_use": True})
     assert ask(sdk, toolbox, hi, tool_choice={"type": "none"}).stop_reason == "end_turn"
+
+
+def document_toolbox() -> toolbridge.Toolbox:
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    def get_weather(city: str, unit: str = "c") -> list[Any]:
+        """The forecast as a PDF."""
+        return [TextPart(text=f"{city} forecast"),
+                DocumentPart(data="JVBERi0xLjQ=", title=f"{city}.pdf")]
+
+    return box
+
+
+def test_documents_in_results_reach_the_emulator_through_the_sdk(emu: Any) -> None:
+    box, sdk = document_toolbox(), client(emu)
+    first = [{"role": "user", "content": "Forecasts for Paris and Lima?"}]
+    message = ask(sdk, box, first)
+    answer = box.handle(D, message)["messages"]
+    final = ask(sdk, box, [*first, {"role": "assistant", "content": message.content}, *answer])
+    assert final.stop_reason == "end_turn" and "Lima forecast" in final.content[0].text
+    assert emu.state.results_received() == [b.id for b in message.content]
+    sent = emu.state.journal.entries("POST")[-1].body["messages"][-1]["content"]
+    assert [r["content"][1] for r in sent] == [
+        {"type": "document", "title": f"{city}.pdf", "source": {
+            "type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQ="}}
+        for city in ("Paris", "Lima")]
+
+
+def test_a_document_the_api_cannot_read_is_refused(emu: Any, toolbox: toolbridge.Toolbox) -> None:
+    sdk = client(emu)
+    first = [{"role": "user", "content": "Weather?"}]
+    message = ask(sdk, toolbox, first)
+    results = [{"type": "tool_result", "tool_use_id": b.id, "content": [
+        {"type": "document", "source": {"type": "base64", "media_type": "image/png",
+                                        "data": "AAAA"}}]} for b in message.content]
+    history = [*first, {"role": "assistant", "content": message.content},
+               {"role": "user", "content": results}]
+    with pytest.raises(anthropic.BadRequestError, match="media_type"):
+        ask(sdk, toolbox, history)

@@ -11,7 +11,7 @@ import pytest
 from messages_support import PARALLEL, TWO_ROUNDS, D
 
 import toolbridge
-from toolbridge import BackendError
+from toolbridge import BackendError, DocumentPart
 from toolbridge.http import RetryPolicy
 from toolbridge.serve import aconverse
 from toolbridge.testing import converse, emulated_options, emulator
@@ -102,3 +102,26 @@ def test_an_error_answer_is_a_backend_error_without_the_key(toolbox: toolbridge.
     assert transcript.status == "failed"
     assert "emulator script error" in str(transcript.error)
     assert "emulator-key" not in transcript.render()
+
+
+def test_documents_in_results_are_served() -> None:
+    from anthropic.types import MessageParam
+    from pydantic import TypeAdapter
+
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    def get_weather(city: str) -> list[Any]:
+        """The forecast as plain text."""
+        return [DocumentPart(media_type="text/plain", data="c3Vubnk=", title=f"{city}.txt")]
+
+    with emulator(D, script=TWO_ROUNDS) as emu:
+        transcript = converse(box, D, ["Weather?"], running=emu)
+        assert transcript.status == "completed", transcript.render()
+        assert len(emu.state.results_received()) == 2
+        last = emu.state.journal.entries("POST")[-1].body["messages"]
+        assert last[-1]["content"][0]["content"] == [{"type": "document", "title": "Rome.txt",
+                                                      "source": {"type": "text", "data": "sunny",
+                                                                 "media_type": "text/plain"}}]
+        for message in last:
+            TypeAdapter(MessageParam).validate_python(message)

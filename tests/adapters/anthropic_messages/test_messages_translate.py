@@ -6,13 +6,14 @@ import json
 from typing import Any
 
 import pytest
-from anthropic.types import Message, MessageParam, ToolChoiceParam, ToolParam
+from anthropic.types import DocumentBlockParam, Message, MessageParam, ToolChoiceParam, ToolParam
 from messages_support import D, payload
 from pydantic import TypeAdapter
 
 import toolbridge
 from toolbridge import (
     Content,
+    DocumentPart,
     ImagePart,
     SchemaConversionError,
     TextPart,
@@ -149,3 +150,35 @@ def test_the_strict_toolset_stays_under_the_grammar_limits() -> None:
     assert "strict" not in rendered.definitions[29]
     with pytest.raises(SchemaConversionError, match="compiled grammar is too large"):
         render_tools([_tool(i, True) for i in range(21)])
+
+
+def document_toolbox() -> toolbridge.Toolbox:
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    def report() -> list[Any]:
+        """The quarterly report."""
+        return [TextPart(text="attached"),
+                DocumentPart(data="JVBERi0xLjQ=", title="q3.pdf"),
+                DocumentPart(media_type="text/plain", data="bm90ZXM=", title="notes.txt"),
+                DocumentPart(url="https://example.com/q3.pdf"),
+                DocumentPart(media_type="text/plain", url="https://example.com/n.txt")]
+
+    return box
+
+
+def test_a_handler_returning_documents_writes_document_blocks() -> None:
+    [result] = document_toolbox().execute([ToolCall(id="toolu_1", name="report", dialect=D)])
+    [block] = dialect().write_results([result])["messages"][0]["content"]
+    assert block["content"] == [
+        {"type": "text", "text": "attached"},
+        {"type": "document", "title": "q3.pdf", "source": {
+            "type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQ="}},
+        {"type": "document", "title": "notes.txt", "source": {
+            "type": "text", "media_type": "text/plain", "data": "notes"}},
+        {"type": "document", "source": {"type": "url", "url": "https://example.com/q3.pdf"}},
+        {"type": "text", "text": "[document: (text/plain) https://example.com/n.txt]"}]
+    message = dialect().write_results([result])["messages"][0]
+    TypeAdapter(MessageParam).validate_python(message, strict=True)
+    for wire in block["content"][1:4]:
+        TypeAdapter(DocumentBlockParam).validate_python(wire, strict=True)

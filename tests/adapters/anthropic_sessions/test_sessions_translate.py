@@ -25,7 +25,7 @@ from anthropic.types.beta.sessions.beta_managed_agents_user_tool_confirmation_ev
 from openai_sdk_types import check_param  # structural TypedDict checks (any SDK)
 
 import toolbridge
-from toolbridge import Content, ImagePart, TextPart, ToolResult, WireFormatError
+from toolbridge import Content, DocumentPart, ImagePart, TextPart, ToolResult, WireFormatError
 from toolbridge.plugin import capabilities
 
 DIALECT = "anthropic-sessions"
@@ -54,6 +54,13 @@ def toolbox() -> toolbridge.Toolbox:
     def chart(city: str) -> Content:
         """A chart."""
         return Content(parts=(TextPart(text=city), ImagePart(url="data:image/png;base64,AAAA")))
+
+    @box.tool
+    def report() -> list[DocumentPart]:
+        """The quarterly report."""
+        return [DocumentPart(data="JVBERi0xLjQ=", title="q3.pdf"),
+                DocumentPart(media_type="text/plain", data="bm90ZXM="),
+                DocumentPart(url="https://example.com/q3.pdf")]
 
     return box
 
@@ -126,6 +133,19 @@ def test_errors_and_content_results() -> None:
         assert check_param(event, BetaManagedAgentsUserCustomToolResultEventParams) == []
 
 
+def test_a_handler_returning_documents_writes_document_blocks() -> None:
+    dialect = toolbridge.get_dialect(DIALECT)
+    calls = dialect.read_calls({"data": [use("sevt_1", "report", {})]}).calls
+    [event] = dialect.write_results(toolbox().execute(calls))["events"]
+    assert event["content"] == [
+        {"type": "document", "title": "q3.pdf", "source": {
+            "type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQ="}},
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                        "data": "notes"}},
+        {"type": "document", "source": {"type": "url", "url": "https://example.com/q3.pdf"}}]
+    assert check_param(event, BetaManagedAgentsUserCustomToolResultEventParams) == []
+
+
 @pytest.mark.parametrize(("payload", "field"), [
     ({"events": []}, "data"),
     ({"type": "session.status_idle"}, "data"),
@@ -155,7 +175,7 @@ def test_tools_render_as_custom_tools_and_import_back() -> None:
         assert [p for p in problems if not p.startswith("$.input_schema: unknown key")] == []
         assert tool["input_schema"]["type"] == "object"
     imported = dialect.import_tools([*rendered, {"type": "agent_toolset_20260401"}])
-    assert [t.name for t in imported.definitions] == ["get_weather", "chart"]
+    assert [t.name for t in imported.definitions] == ["get_weather", "chart", "report"]
     assert [s.kind for s in imported.skipped] == ["agent_toolset_20260401"]
     assert dialect.render_tools(imported.definitions).definitions == rendered
 

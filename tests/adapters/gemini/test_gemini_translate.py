@@ -10,7 +10,7 @@ from gemini_support import D, payload
 from google.genai import types
 
 import toolbridge
-from toolbridge import ToolChoice, ToolDefinition, WireFormatError
+from toolbridge import DocumentPart, TextPart, ToolChoice, ToolDefinition, WireFormatError
 from toolbridge.testing import check_dialect
 from toolbridge_gemini import GeminiCorrelation, GeminiDialect, render_declaration, tools_field
 
@@ -53,6 +53,35 @@ def test_results_are_one_user_turn_with_a_part_per_call(toolbox: toolbridge.Tool
                                                         ("m7c1w5zd", "get_weather")]
     assert responses[0] is not None and responses[0].response == {
         "output": {"location": "Paris", "days": 2, "unit": "c"}}
+
+
+def test_a_handler_returning_documents_answers_with_a_multimodal_response() -> None:
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    def get_weather(location: str, days: int = 1, unit: str = "c") -> list[Any]:
+        """The forecast as files."""
+        return [TextPart(text=location), DocumentPart(data="JVBERi0xLjQ=", title="q3.pdf"),
+                DocumentPart(media_type="text/plain", data="bm90ZXM="),
+                DocumentPart(url="https://example.com/q3.pdf")]
+
+    body = box.handle(D, payload("generate-content.response.function-calls"))
+    entry = body["contents"][0]["parts"][0]["functionResponse"]
+    assert entry["response"] == {"output": "Paris\n[document: q3.pdf (application/pdf)]\n"
+                                           "[document: (text/plain)]\n[document: "
+                                           "(application/pdf) https://example.com/q3.pdf]"}
+    assert entry["parts"] == [
+        {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0xLjQ=",
+                        "displayName": "q3.pdf"}},
+        {"inlineData": {"mimeType": "text/plain", "data": "bm90ZXM="}},
+        {"fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/q3.pdf"}}]
+    parsed = content(body["contents"][0]).parts[0].function_response  # type: ignore[index]
+    assert parsed is not None and parsed.parts is not None
+    pdf, notes, linked = parsed.parts
+    assert pdf.inline_data is not None and pdf.inline_data.data == b"%PDF-1.4"
+    assert pdf.inline_data.display_name == "q3.pdf"
+    assert notes.inline_data is not None and notes.inline_data.data == b"notes"
+    assert linked.file_data is not None and linked.file_data.file_uri.endswith("q3.pdf")
 
 
 def test_calls_without_ids_are_answered_by_name_without_an_id(

@@ -11,7 +11,7 @@ from google.genai import interactions as sdk
 from interactions_support import PAYLOADS, D, payload, unknown_keys
 
 import toolbridge
-from toolbridge import Content, ImagePart, TextPart, ToolResult, WireFormatError
+from toolbridge import Content, DocumentPart, ImagePart, TextPart, ToolResult, WireFormatError
 from toolbridge.testing import check_dialect
 from toolbridge_gemini_interactions import InteractionCorrelation
 from toolbridge_gemini_interactions.wire import MAX_RESULT_CHARS
@@ -137,6 +137,22 @@ def test_content_parts_and_the_size_limit() -> None:
     assert unknown_keys(sdk.FunctionResultStep.model_validate(step)) == []
     big = dialect.write_results([_result("x" * (MAX_RESULT_CHARS + 1))])["input"][0]
     assert big["is_error"] is True and "at most" in big["result"]
+
+
+def test_a_handler_returning_documents_writes_document_parts() -> None:
+    box = toolbridge.Toolbox()
+    box.tool(lambda: [DocumentPart(data="JVBERi0=", title="q3.pdf"),
+                      DocumentPart(url="https://x.test/q3.pdf"),
+                      DocumentPart(media_type="text/plain", data="bm90ZXM=", title="n.txt")],
+             name="report")
+    call = _result("").call.model_copy(update={"name": "report", "arguments": {}})
+    step = toolbridge.get_dialect(D).write_results(box.execute([call]))["input"][0]
+    assert step["result"] == [
+        {"type": "document", "mime_type": "application/pdf", "data": "JVBERi0="},
+        {"type": "document", "mime_type": "application/pdf", "uri": "https://x.test/q3.pdf"},
+        {"type": "text", "text": "[document: n.txt (text/plain)]"}]
+    parsed = sdk.FunctionResultStep.model_validate(step)
+    assert unknown_keys(parsed) == [] and type(parsed.result[0]).__name__ == "DocumentContent"
 
 
 def test_tools_render_as_sdk_functions_and_read_back(toolbox: toolbridge.Toolbox) -> None:

@@ -139,6 +139,10 @@ def test_write_results_echo_and_parse(toolbox: toolbridge.Toolbox) -> None:
     (call,) = DIALECT.read_calls(calls["outputs"][0]["toolCalls"]).calls[:1]
     assert DIALECT.write_results([toolbridge.ToolResult.ok(call, content)])["inputs"][0][
         "toolResponses"]["toolResponses"][0]["response"] == {"output": "hi"}
+    pdf = toolbridge.Content(parts=(toolbridge.DocumentPart(data="JVBERi0=", title="q3.pdf"),))
+    assert DIALECT.write_results([toolbridge.ToolResult.ok(call, pdf)])["inputs"][0][
+        "toolResponses"]["toolResponses"][0]["response"] == {
+            "output": "[document: q3.pdf (application/pdf)]"}  # described, not dropped
 
 
 def test_call_without_id_echoes_none() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from toolbridge import (
     Content,
+    DocumentPart,
     ImagePart,
     TextPart,
     Toolbox,
@@ -118,6 +119,19 @@ def test_results_are_sdk_responses() -> None:
     image = types.CallToolResult.model_validate(
         MCP.write_results([ToolResult.ok(call, parts)])["result"])
     assert [b.type for b in image.content] == ["text", "image"]
+
+
+def test_a_linked_document_is_a_resource_link_and_an_inline_one_its_description() -> None:
+    call, = MCP.read_calls(recorded("mcp.tools-call.request.json")).calls
+    box = Toolbox()
+    box.tool(lambda city: [DocumentPart(url="https://example.com/q3.pdf", title="Q3"),
+                           DocumentPart(data="JVBERi0=", title="q4.pdf")], name=call.name)
+    result = types.CallToolResult.model_validate(MCP.write_results(box.execute([call]))["result"])
+    link, described = result.content
+    assert isinstance(link, types.ResourceLink) and link.name == "Q3"
+    assert str(link.uri) == "https://example.com/q3.pdf" and link.mime_type == "application/pdf"
+    assert isinstance(described, types.TextContent)
+    assert described.text == "[document: q4.pdf (application/pdf)]"
 
 
 def test_a_recorded_result_is_what_the_sdk_server_sends() -> None:

@@ -14,7 +14,7 @@ from openai_sdk_types import check_events_body, check_model, check_param, check_
 from pydantic import TypeAdapter
 
 import toolbridge
-from toolbridge import Content, ImagePart, TextPart, ToolDefinition, ToolResult
+from toolbridge import Content, DocumentPart, ImagePart, TextPart, ToolDefinition, ToolResult
 from toolbridge.testing import check_dialect
 from toolbridge_openai_agents import OpenAIAgentsDialect
 
@@ -192,6 +192,18 @@ def test_content_result_matches_the_recorded_request(dialect: OpenAIAgentsDialec
                              ImagePart(url=event["output"][1]["image_url"])))
     body = dialect.write_results([ToolResult.ok(call, content)])
     assert body == recorded and check_events_body(body) == []
+
+
+def test_a_document_is_described_in_text(dialect: OpenAIAgentsDialect) -> None:
+    box = toolbridge.Toolbox()
+    box.tool(lambda: [TextPart(text="see"), DocumentPart(data="JVBERi0=", title="q3.pdf")],
+             name="photo")
+    call = toolbridge.ToolCall(id="call_1", turn="turn_1", name="photo", dialect=DIALECT)
+    body = dialect.write_results(box.execute([call]))
+    assert body["events"][0]["output"] == [
+        {"type": "input_text", "text": "see"},
+        {"type": "input_text", "text": "[document: q3.pdf (application/pdf)]"}]
+    assert check_events_body(body) == []
 
 
 @pytest.mark.parametrize(("output", "text"), [

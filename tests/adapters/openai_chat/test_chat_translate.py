@@ -21,6 +21,7 @@ from openai_sdk_types import check_model, check_param
 import toolbridge
 from toolbridge import (
     Content,
+    DocumentPart,
     ImagePart,
     TextPart,
     ToolChoice,
@@ -219,6 +220,9 @@ def test_content_and_error_results() -> None:
     assert body["messages"][1]["content"] == "radar\n[image: https://x/y.png]"
     failed = dialect.write_results([ToolResult.failed(clock, "down")])
     assert failed["messages"][0]["content"] == '{"error": "down"}'
+    document = Content(parts=(DocumentPart(data="JVBERi0=", title="q3.pdf"),))
+    described = dialect.write_results([ToolResult.ok(weather, document)])
+    assert described["messages"][0]["content"] == "[document: q3.pdf (application/pdf)]"
     request = {"model": "m", "messages": _history() + body["messages"]}
     assert check_param(request, CompletionCreateParamsNonStreaming) == []
 

@@ -22,6 +22,7 @@ from responses_support import D, payload
 import toolbridge
 from toolbridge import (
     Content,
+    DocumentPart,
     ImagePart,
     TextPart,
     ToolChoice,
@@ -267,6 +268,29 @@ def test_content_and_error_results_fit_the_sdk() -> None:
         {"type": "input_image", "image_url": "https://example.com/radar/paris.png"}]
     assert body["input"][1]["output"] == '{"error": "time service unavailable"}'
     assert check_param({"model": "gpt-5", **body}, ResponseCreateParamsNonStreaming) == []
+
+
+def test_a_handler_returning_documents_writes_input_files() -> None:
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    def get_weather(location: str, unit: str = "c") -> list[Any]:
+        """The forecast as files."""
+        return [DocumentPart(data="JVBERi0xLjQ=", title=f"{location}.pdf"),
+                DocumentPart(media_type="text/plain", data="bm90ZXM="),
+                DocumentPart(url="https://example.com/q3.pdf", title="q3.pdf")]
+
+    weather = dialect.read_calls(payload(RESPONSE)).calls[0]
+    [result] = box.execute([weather])
+    body = dialect.write_results([result])
+    assert body["input"][0]["output"] == [
+        {"type": "input_file", "filename": "Paris.pdf",
+         "file_data": "data:application/pdf;base64,JVBERi0xLjQ="},
+        {"type": "input_file", "filename": "document.txt",
+         "file_data": "data:text/plain;base64,bm90ZXM="},
+        {"type": "input_file", "file_url": "https://example.com/q3.pdf", "filename": "q3.pdf"}]
+    assert check_param({"model": "gpt-5", **body}, ResponseCreateParamsNonStreaming) == []
+    assert check_param(body["input"][0], FunctionCallOutput) == []
 
 
 def test_results_of_two_responses_are_refused() -> None:
