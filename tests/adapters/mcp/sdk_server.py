@@ -1,5 +1,6 @@
 """A small MCP server written with the SDK's own server API (`MCPServer`), for the client
-side's tests: ``python sdk_server.py [LOG]`` serves stdio; each call appends a line to LOG."""
+side's tests: ``python sdk_server.py [LOG]`` serves stdio; each call appends a line to LOG.
+``reshape`` changes its tool list at runtime and says so; ``crunch`` reports progress."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -60,6 +61,41 @@ def die() -> str:
     """Kills this server mid-call."""
     _log("die")
     os._exit(3)
+
+
+def added(count: int) -> str:
+    """A tool that exists once `reshape` ran."""
+    _log(f"added {count}")
+    return f"added {count}"
+
+
+def forecast_days(city: str, days: int) -> Forecast:
+    """The forecast for a city, ``days`` ahead (what `forecast` becomes)."""
+    _log(f"forecast {city} {days}")
+    return Forecast(city=city, temp_c=days)
+
+
+@server.tool()
+async def reshape(ctx: Context) -> str:
+    """Adds `added`, removes `book.room`, gives `forecast` a `days` parameter; says so."""
+    server.add_tool(added)
+    server.remove_tool("book.room")
+    server.remove_tool("forecast")
+    server.add_tool(forecast_days, name="forecast",
+                    annotations=ToolAnnotations(read_only_hint=True))
+    await ctx.notify_tools_changed()  # 2026-07-28: to the subscriptions/listen streams
+    await ctx.session.send_tool_list_changed()  # earlier revisions: the notification itself
+    _log("reshaped")
+    return "reshaped"
+
+
+@server.tool()
+async def crunch(steps: int, ctx: Context) -> str:
+    """Reports progress ``steps`` times, then answers."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step} of {steps}")
+    _log(f"crunched {steps}")
+    return f"crunched {steps}"
 
 
 if __name__ == "__main__":
