@@ -32,7 +32,7 @@ from .wire import IDEMPOTENCY_META
 if TYPE_CHECKING:
     import mcp_types as types
     from mcp import Client
-    from mcp.client.session import IncomingMessage
+    from mcp.client.session import IncomingMessage, MessageHandlerFnT
 
     from toolbridge import Toolbox, ToolDefinition
 
@@ -61,11 +61,8 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {redact_text(str(exc))}".rstrip(": ")
 
 
-MessageHandler = Callable[["IncomingMessage"], Any]
-
-
 def _client(server: Any, env: Mapping[str, str] | None, cwd: str | None,
-            on_message: MessageHandler) -> Client:
+            on_message: MessageHandlerFnT) -> Client:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -96,7 +93,7 @@ class _Session:
     `watch` is given a callback, each stale mark re-lists the tools and hands them to it.
     """
 
-    def __init__(self, make_client: Callable[[MessageHandler], Client], label: str,
+    def __init__(self, make_client: Callable[[MessageHandlerFnT], Client], label: str,
                  connect_timeout: float) -> None:
         self.label = label
         self._client = make_client(self._on_message)  # before the thread: it may refuse
@@ -201,7 +198,7 @@ class _Session:
                 raise
 
     async def _call(self, name: str, arguments: dict[str, Any], key: str,
-                    progress: Progress | None) -> Any:
+                    on_progress: Progress | None) -> Any:
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
@@ -210,14 +207,14 @@ class _Session:
                 raise ConnectionError(_said(self._gone))
             # an open map (PEP 728 ``extra_items``), which mypy does not read yet
             meta = cast("types.RequestParamsMeta", {IDEMPOTENCY_META: key})
-            if progress is None:
+            if on_progress is None:
                 return await self._client.call_tool(name, arguments, meta=meta)
             answered = False
 
-            async def forward(done: float, total: float | None, message: str | None) -> None:
+            async def forward(progress: float, total: float | None, message: str | None) -> None:
                 if not answered:  # one sent before the reply but read after it: dropped
-                    progress(message or f"progress {done:g}"
-                             + ("" if total is None else f"/{total:g}"))
+                    on_progress(message or f"progress {progress:g}"
+                                + ("" if total is None else f"/{total:g}"))
 
             try:  # the SDK sends a progressToken in _meta for the callback
                 return await self._client.call_tool(name, arguments, meta=meta,

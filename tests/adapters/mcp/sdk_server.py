@@ -117,7 +117,7 @@ async def serve_handshake_era() -> None:
     from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
-    lowlevel = server._lowlevel_server  # noqa: SLF001  (no public handle on it)
+    lowlevel = server._lowlevel_server  # no public handle on it
     async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
         await serve_loop(lowlevel, read, write, lifespan_state=state,
                          init_options=lowlevel.create_initialization_options())
