@@ -105,9 +105,10 @@ async def reshape(ctx: Context) -> str:
 @server.tool()
 async def crunch(steps: int, ctx: Context) -> str:
     """Reports progress ``steps`` times, then answers."""
+    meta = ctx.request_context.meta or {}
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step} of {steps}")
-    _log(f"crunched {steps}")
+    _log(f"crunched {steps}" + (" (progress asked)" if "progress_token" in meta else ""))
     return f"crunched {steps}"
 
 

@@ -88,8 +88,9 @@ def test_a_changed_list_that_does_not_fit_keeps_the_tools(
 
 @pytest.mark.parametrize("era", ERAS)
 def test_remote_progress_reaches_the_heartbeat_hook(era: str, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
     with Toolbox(store=None, timeout=60) as box:
-        box.add_mcp([*SERVER, str(tmp_path / "server.log"), *ERAS[era]], prefix="desk")
+        box.add_mcp([*SERVER, str(log), *ERAS[era]], prefix="desk")
         beats: list[tuple[object, ...]] = []
         with heartbeats(lambda *details: beats.append(details)):
             crunched, = box.execute([call("desk_crunch", steps=3)])
@@ -97,6 +98,7 @@ def test_remote_progress_reaches_the_heartbeat_hook(era: str, tmp_path: Path) ->
     assert crunched.output == {"result": "crunched 3"}
     assert beats == [("step 1 of 3",), ("step 2 of 3",), ("step 3 of 3",)]
     assert unwatched.output == {"result": "crunched 2"}
+    assert lines(log) == ["crunched 3 (progress asked)", "crunched 2"]
 
 
 def test_progress_travels_on_through_a_toolbridge_server(tmp_path: Path) -> None:
