@@ -171,7 +171,8 @@ class _Session:
         """From now on, hand each changed tool listing to ``on_tools`` (on the session's
         thread)."""
         async def start() -> None:
-            self._start(self._refresh(on_tools))
+            if self._gone is None and not self._closing.is_set():  # else nothing will list
+                self._start(self._refresh(on_tools))
 
         if not self._loop.is_closed():
             asyncio.run_coroutine_threadsafe(start(), self._loop)

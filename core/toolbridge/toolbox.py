@@ -80,8 +80,7 @@ class Toolbox:
             raise UsageError(f"oversize must be 'error', 'truncate' or a callable, not "
                              f"{oversize!r}")
         self._tools: dict[str, RegisteredTool] = {}
-        self._changing = threading.Lock()
-        """Held while the tool table changes (readers take a snapshot, with no lock)."""
+        self._changing = threading.Lock()  # while the table changes (readers: a snapshot)
         self._pipeline = Pipeline(
             self._tools, store=None, max_concurrency=max_concurrency, timeout=timeout,
             error_formatter=error_formatter, oversize=oversize, executor=executor,
@@ -208,17 +207,21 @@ class Toolbox:
         in one change. A call already running finishes on the old handler; the next finds
         the new table (an unknown-tool error result for a removed name).
         """
+        built: list[RegisteredTool] = []
         ready: list[RegisteredTool] = []
         problems: list[str] = []
+        for definition, handler in tools:
+            try:
+                built.append(RegisteredTool.from_definition(definition, handler, inline))
+            except ToolDefinitionError as exc:
+                problems.extend(exc.problems)
         with self._changing:
-            unknown = [name for name in replace if name not in self._tools]
-            if unknown:
+            if unknown := [name for name in replace if name not in self._tools]:
                 raise UsageError(f"add_all: replace names tools not in this toolbox: {unknown}")
             taken = set(self._tools) - set(replace)
-            for definition, handler in tools:
+            for tool in built:
+                tool.needs_approval = needs_approval
                 try:
-                    tool = RegisteredTool.from_definition(definition, handler, inline)
-                    tool.needs_approval = needs_approval
                     self._check_insert(tool, taken)
                 except ToolDefinitionError as exc:
                     problems.extend(exc.problems)
@@ -236,14 +239,11 @@ class Toolbox:
         return [tool.definition for tool in ready]
 
     def remove(self, *names: str) -> list[ToolDefinition]:
-        """Unregister tools by name; returns their definitions. A name not registered is a
-        `UsageError` and nothing is removed. Calls already running finish; later ones get
-        an unknown-tool error result."""
+        """Unregister tools (all, or none: a name not registered is a `UsageError`); returns
+        their definitions. Running calls finish; later ones get unknown-tool error results."""
         with self._changing:
-            unknown = [name for name in names if name not in self._tools]
-            if unknown:
-                raise UsageError(f"no tool {unknown[0]!r} to remove; tools: "
-                                 f"{', '.join(self._tools)}")
+            if unknown := [name for name in names if name not in self._tools]:
+                raise UsageError(f"no tool {unknown[0]!r} to remove; tools: {list(self._tools)}")
             return [self._tools.pop(name).definition for name in dict.fromkeys(names)]
 
     def add_mcp(self, server: str | Sequence[str], *, prefix: str | None = None,
