@@ -3,7 +3,9 @@
 One connection per server, held by a session task on a daemon thread's own event loop (the
 SDK's sessions live in one task group); handlers on any thread or loop send their calls to it.
 Imported tools run through the pipeline like local ones: the toolbox's timeouts cancel the
-remote call, the store keeps their results, hooks and approvals apply.
+remote call, the store keeps their results, hooks and approvals apply. When the server says
+its tools changed, they are listed again and the toolbox's copies replaced in one change; a
+remote call's progress notifications are the running call's `ToolContext.heartbeat`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import os
 import re
 import shlex
@@ -29,10 +32,13 @@ from .wire import IDEMPOTENCY_META
 if TYPE_CHECKING:
     import mcp_types as types
     from mcp import Client
+    from mcp.client.session import IncomingMessage, MessageHandlerFnT
 
     from toolbridge import Toolbox, ToolDefinition
 
 __all__ = ["McpTools", "attach"]
+
+log = logging.getLogger("toolbridge.mcp")
 
 _UNFIT = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -55,12 +61,13 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {redact_text(str(exc))}".rstrip(": ")
 
 
-def _client(server: Any, env: Mapping[str, str] | None, cwd: str | None) -> Client:
+def _client(server: Any, env: Mapping[str, str] | None, cwd: str | None,
+            on_message: MessageHandlerFnT) -> Client:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     if isinstance(server, str) and server.startswith(("http://", "https://")):
-        return Client(server)
+        return Client(server, message_handler=on_message)
     if isinstance(server, (str, Sequence)):
         argv = shlex.split(server) if isinstance(server, str) else [str(a) for a in server]
         if not argv:
@@ -69,15 +76,27 @@ def _client(server: Any, env: Mapping[str, str] | None, cwd: str | None) -> Clie
         params = StdioServerParameters(command=argv[0], args=argv[1:],
                                        env=dict(env) if env is not None else None, cwd=cwd)
         # the server's stderr to ours as it is now (the SDK's default is bound at its import)
-        return Client(stdio_client(params, errlog=sys.stderr))
-    return Client(server)  # an SDK `Transport` or in-process server, as `mcp.Client` takes
+        return Client(stdio_client(params, errlog=sys.stderr), message_handler=on_message)
+    # an SDK `Transport` or in-process server, as `mcp.Client` takes
+    return Client(server, message_handler=on_message)
+
+
+Progress = Callable[[str], None]
+"""Where a remote call's progress goes: the text of one notification."""
 
 
 class _Session:
-    """A live client session on its own thread and loop; `call` from anywhere."""
+    """A live client session on its own thread and loop; `call` from anywhere.
 
-    def __init__(self, client: Client, label: str, connect_timeout: float) -> None:
+    A ``notifications/tools/list_changed`` (on 2026-07-28 connections, teed from the
+    ``subscriptions/listen`` stream the session holds) marks the listing stale; once
+    `watch` is given a callback, each stale mark re-lists the tools and hands them to it.
+    """
+
+    def __init__(self, make_client: Callable[[MessageHandlerFnT], Client], label: str,
+                 connect_timeout: float) -> None:
         self.label = label
+        self._client = make_client(self._on_message)  # before the thread: it may refuse
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
                                         name=f"toolbridge-mcp {label}")
@@ -86,7 +105,8 @@ class _Session:
         self._gone: BaseException | None = None
         self._closing = asyncio.Event()
         self._inflight: set[asyncio.Task[Any]] = set()
-        self._client = client
+        self._stale = asyncio.Event()
+        self._background: set[asyncio.Task[None]] = set()
         self._main = asyncio.run_coroutine_threadsafe(self._hold(), self._loop)
         try:
             self.tools = self._ready.result(connect_timeout)
@@ -99,17 +119,76 @@ class _Session:
             raise BackendError(f"MCP server {label} could not be reached: "
                                f"{_said(exc)}") from None
 
+    async def _list(self, cache_mode: Any = "use") -> list[types.Tool]:
+        """Every page of ``tools/list`` (``cache_mode="refresh"``: past the SDK's cache)."""
+        listed = await self._client.list_tools(cache_mode=cache_mode)
+        tools = list(listed.tools)
+        while listed.next_cursor:
+            listed = await self._client.list_tools(cursor=listed.next_cursor,
+                                                   cache_mode=cache_mode)
+            tools.extend(listed.tools)
+        return tools
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        import mcp_types as types
+
+        if isinstance(message, types.ToolListChangedNotification):
+            self._stale.set()
+
+    def _start(self, work: Any) -> None:
+        """Run ``work`` on the session's loop until the session ends (in its task)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _listen(self) -> None:
+        """Hold a ``subscriptions/listen`` stream for tool changes (2026-07-28 connections;
+        its events reach `_on_message` too). Earlier revisions send the notification
+        unasked."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if self._client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            async with self._client.listen(tools_list_changed=True) as subscription:
+                async for _ in subscription:
+                    pass
+        except Exception as exc:  # a server without subscriptions: its tools stay as listed
+            log.debug("mcp: %s: no tool-change subscription (%s)", self.label, _said(exc))
+
+    async def _refresh(self, on_tools: Callable[[list[types.Tool]], None]) -> None:
+        """Each time the listing is stale: list again, hand the tools to ``on_tools``."""
+        while True:
+            await self._stale.wait()
+            self._stale.clear()
+            try:
+                on_tools(await self._list(cache_mode="refresh"))
+            except Exception as exc:  # the toolbox keeps the tools it had
+                log.warning("mcp: %s: its changed tool list was not imported: %s",
+                            self.label, _said(exc))
+
+    def watch(self, on_tools: Callable[[list[types.Tool]], None]) -> None:
+        """From now on, hand each changed tool listing to ``on_tools`` (on the session's
+        thread)."""
+        async def start() -> None:
+            if self._gone is None and not self._closing.is_set():  # else nothing will list
+                self._start(self._refresh(on_tools))
+
+        if not self._loop.is_closed():
+            asyncio.run_coroutine_threadsafe(start(), self._loop)
+
     async def _hold(self) -> None:
         """Enter the client, list its tools, hold the session until `close`."""
         try:
-            async with self._client as client:
-                listed = await client.list_tools()
-                tools = list(listed.tools)
-                while listed.next_cursor:
-                    listed = await client.list_tools(cursor=listed.next_cursor)
-                    tools.extend(listed.tools)
-                self._ready.set_result(tools)
-                await self._closing.wait()
+            async with self._client:
+                self._ready.set_result(await self._list())
+                self._start(self._listen())
+                try:
+                    await self._closing.wait()
+                finally:
+                    for task in list(self._background):
+                        task.cancel()
+                    await asyncio.gather(*self._background, return_exceptions=True)
         except BaseException as exc:
             self._gone = exc
             if not self._ready.done():
@@ -119,7 +198,8 @@ class _Session:
             if not isinstance(exc, Exception):
                 raise
 
-    async def _call(self, name: str, arguments: dict[str, Any], key: str) -> Any:
+    async def _call(self, name: str, arguments: dict[str, Any], key: str,
+                    on_progress: Progress | None) -> Any:
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
@@ -128,7 +208,20 @@ class _Session:
                 raise ConnectionError(_said(self._gone))
             # an open map (PEP 728 ``extra_items``), which mypy does not read yet
             meta = cast("types.RequestParamsMeta", {IDEMPOTENCY_META: key})
-            return await self._client.call_tool(name, arguments, meta=meta)
+            if on_progress is None:
+                return await self._client.call_tool(name, arguments, meta=meta)
+            answered = False
+
+            async def forward(progress: float, total: float | None, message: str | None) -> None:
+                if not answered:  # one sent before the reply but read after it: dropped
+                    on_progress(message or f"progress {progress:g}"
+                                + ("" if total is None else f"/{total:g}"))
+
+            try:  # the SDK sends a progressToken in _meta for the callback
+                return await self._client.call_tool(name, arguments, meta=meta,
+                                                    progress_callback=forward)
+            finally:
+                answered = True
         except asyncio.CancelledError:
             if self._gone is None:
                 raise  # the caller's cancellation (a timeout): the SDK tells the server
@@ -136,9 +229,13 @@ class _Session:
         finally:
             self._inflight.discard(task)
 
-    async def call(self, name: str, arguments: dict[str, Any], key: str) -> Any:
-        """``tools/call`` on the session's loop; cancelling this cancels the remote call."""
-        future = asyncio.run_coroutine_threadsafe(self._call(name, arguments, key), self._loop)
+    async def call(self, name: str, arguments: dict[str, Any], key: str,
+                   progress: Progress | None = None) -> Any:
+        """``tools/call`` on the session's loop; cancelling this cancels the remote call.
+        ``progress`` gets the text of each progress notification of the call (on the
+        session's thread)."""
+        future = asyncio.run_coroutine_threadsafe(self._call(name, arguments, key, progress),
+                                                  self._loop)
         try:
             return await asyncio.wrap_future(future)
         except ToolError:
@@ -202,7 +299,9 @@ def result_output(result: types.CallToolResult) -> Any:
 
 def _handler(session: _Session, remote: str) -> Callable[..., Any]:
     async def call_remote(context: ToolContext, **arguments: Any) -> Any:
-        result = await session.call(remote, arguments, context.idempotency_key)
+        # progress is asked for only where something watches the call's heartbeats
+        progress = context.heartbeat if context.on_heartbeat is not None else None
+        result = await session.call(remote, arguments, context.idempotency_key, progress)
         return result_output(result)
 
     call_remote.__name__ = _UNFIT.sub("_", remote)
@@ -212,14 +311,37 @@ def _handler(session: _Session, remote: str) -> Callable[..., Any]:
 class McpTools:
     """The tools a toolbox imported from one MCP server, and the session that runs them.
 
-    `close` ends the session (the toolbox's own `close` does too); its tools then answer
-    with error results.
+    The set follows the server: on its ``notifications/tools/list_changed`` the tools are
+    listed again and `sync` replaces them in the toolbox. `close` ends the session (the
+    toolbox's own `close` does too); its tools then answer with error results.
     """
 
-    def __init__(self, session: _Session, names: list[str]) -> None:
+    def __init__(self, session: _Session, toolbox: Toolbox, *, prefix: str | None,
+                 timeout: float | None, needs_approval: NeedsApproval) -> None:
         self._session = session
-        self.names = names
-        """The imported tools' names in the toolbox (prefixed)."""
+        self._toolbox = toolbox
+        self._prefix, self._timeout, self._needs_approval = prefix, timeout, needs_approval
+        self._syncing = threading.Lock()
+        self.names: list[str] = []
+        """The imported tools' names in the toolbox (prefixed), as of the last listing."""
+
+    def sync(self, tools: Sequence[types.Tool]) -> None:
+        """Make the toolbox's copies of this server's tools ``tools`` (a ``tools/list``):
+        new ones added, missing ones removed, the others replaced, all in one change, or
+        none (a `ToolDefinitionError`, e.g. a new name another tool holds)."""
+        definitions: list[tuple[ToolDefinition, Callable[..., Any]]] = []
+        for i, tool in enumerate(tools):
+            wire = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+            neutral = translate.read_tool(wire, f"tools[{i}]")
+            neutral = neutral.model_copy(update={
+                "name": translate.local_name(tool.name, self._prefix), "timeout": self._timeout})
+            definitions.append((neutral, _handler(self._session, tool.name)))
+        with self._syncing:
+            added = self._toolbox.add_all(definitions, needs_approval=self._needs_approval,
+                                          replace=[n for n in self.names if n in self._toolbox])
+            before, self.names = self.names, [d.name for d in added]
+        if before and before != self.names:
+            log.info("mcp: %s: tools now %s", self.server, self.names)
 
     @property
     def server(self) -> str:
@@ -247,17 +369,14 @@ def attach(toolbox: Toolbox, server: Any, *, prefix: str | None = None,
     if prefix is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", prefix):
         raise UsageError(f"add_mcp: prefix {prefix!r} must match [A-Za-z0-9_-]{{1,32}}")
     label = server_label(server)
-    session = _Session(_client(server, env, cwd), label, connect_timeout)
+    session = _Session(lambda on_message: _client(server, env, cwd, on_message), label,
+                       connect_timeout)
+    imported = McpTools(session, toolbox, prefix=prefix, timeout=timeout,
+                        needs_approval=needs_approval)
     try:
-        definitions: list[tuple[ToolDefinition, Callable[..., Any]]] = []
-        for i, tool in enumerate(session.tools):
-            wire = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
-            neutral = translate.read_tool(wire, f"tools[{i}]")
-            neutral = neutral.model_copy(update={
-                "name": translate.local_name(tool.name, prefix), "timeout": timeout})
-            definitions.append((neutral, _handler(session, tool.name)))
-        added = toolbox.add_all(definitions, needs_approval=needs_approval)
+        imported.sync(session.tools)
     except BaseException:
         session.close()
         raise
-    return McpTools(session, [d.name for d in added])
+    session.watch(imported.sync)
+    return imported

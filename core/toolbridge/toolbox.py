@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
@@ -79,6 +80,7 @@ class Toolbox:
             raise UsageError(f"oversize must be 'error', 'truncate' or a callable, not "
                              f"{oversize!r}")
         self._tools: dict[str, RegisteredTool] = {}
+        self._changing = threading.Lock()  # while the table changes (readers: a snapshot)
         self._pipeline = Pipeline(
             self._tools, store=None, max_concurrency=max_concurrency, timeout=timeout,
             error_formatter=error_formatter, oversize=oversize, executor=executor,
@@ -190,7 +192,8 @@ class Toolbox:
 
     def add_all(
         self, tools: Iterable[tuple[ToolDefinition | Mapping[str, Any], Callable[..., Any]]], *,
-        inline: bool = False, needs_approval: NeedsApproval = False
+        inline: bool = False, needs_approval: NeedsApproval = False,
+        replace: Collection[str] = (),
     ) -> list[ToolDefinition]:
         """Register many ``(definition, handler)`` pairs at once, e.g. tools just imported
         (``needs_approval``, for each of them: see `tool`).
@@ -198,27 +201,50 @@ class Toolbox:
         All or nothing: when any pair does not fit (see `add`; names must be unique), one
         `ToolDefinitionError` lists every problem (also one per line in ``problems``) and no
         tool is registered.
+
+        ``replace`` names registered tools this set takes the place of (a re-imported tool
+        list): a new tool of the same name replaces one in place, the others are removed,
+        in one change. A call already running finishes on the old handler; the next finds
+        the new table (an unknown-tool error result for a removed name).
         """
+        built: list[RegisteredTool] = []
         ready: list[RegisteredTool] = []
         problems: list[str] = []
-        taken = set(self._tools)
         for definition, handler in tools:
             try:
-                tool = RegisteredTool.from_definition(definition, handler, inline)
-                tool.needs_approval = needs_approval
-                self._check_insert(tool, taken)
+                built.append(RegisteredTool.from_definition(definition, handler, inline))
             except ToolDefinitionError as exc:
                 problems.extend(exc.problems)
-                continue
-            taken.add(tool.definition.name)
-            ready.append(tool)
-        if problems:
-            raise ToolDefinitionError(
-                f"{len(problems)} problem(s); no tool was added:\n"
-                + "\n".join(f"  - {p}" for p in problems), problems)
-        for tool in ready:
-            self._insert(tool)
+        with self._changing:
+            if unknown := [name for name in replace if name not in self._tools]:
+                raise UsageError(f"add_all: replace names tools not in this toolbox: {unknown}")
+            taken = set(self._tools) - set(replace)
+            for tool in built:
+                tool.needs_approval = needs_approval
+                try:
+                    self._check_insert(tool, taken)
+                except ToolDefinitionError as exc:
+                    problems.extend(exc.problems)
+                    continue
+                taken.add(tool.definition.name)
+                ready.append(tool)
+            if problems:
+                raise ToolDefinitionError(
+                    f"{len(problems)} problem(s); no tool was added:\n"
+                    + "\n".join(f"  - {p}" for p in problems), problems)
+            for tool in ready:  # a replaced name is overwritten, never briefly missing
+                self._tools[tool.definition.name] = tool
+            for name in set(replace) - {tool.definition.name for tool in ready}:
+                del self._tools[name]
         return [tool.definition for tool in ready]
+
+    def remove(self, *names: str) -> list[ToolDefinition]:
+        """Unregister tools (all, or none: a name not registered is a `UsageError`); returns
+        their definitions. Running calls finish; later ones get unknown-tool error results."""
+        with self._changing:
+            if unknown := [name for name in names if name not in self._tools]:
+                raise UsageError(f"no tool {unknown[0]!r} to remove; tools: {list(self._tools)}")
+            return [self._tools.pop(name).definition for name in dict.fromkeys(names)]
 
     def add_mcp(self, server: str | Sequence[str], *, prefix: str | None = None,
                 timeout: float | None = None, env: Mapping[str, str] | None = None,
@@ -252,8 +278,9 @@ class Toolbox:
             raise ToolDefinitionError(f"tool {fields['name']!r}: {validation_text(exc)}") from None
 
     def _insert(self, tool: RegisteredTool) -> None:
-        self._check_insert(tool, self._tools)
-        self._tools[tool.definition.name] = tool
+        with self._changing:
+            self._check_insert(tool, self._tools)
+            self._tools[tool.definition.name] = tool
 
     @staticmethod
     def _check_insert(tool: RegisteredTool, taken: Container[str]) -> None:
@@ -283,7 +310,7 @@ class Toolbox:
             raise UsageError(f"no tool {name!r}; tools: {', '.join(self._tools)}") from None
 
     def __iter__(self) -> Iterator[ToolDefinition]:
-        return (t.definition for t in self._tools.values())
+        return iter([t.definition for t in list(self._tools.values())])  # a snapshot
 
     def __len__(self) -> int:
         return len(self._tools)

@@ -9,7 +9,14 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from toolbridge import Toolbox, ToolCall, ToolContext, ToolDefinition, ToolDefinitionError
+from toolbridge import (
+    Toolbox,
+    ToolCall,
+    ToolContext,
+    ToolDefinition,
+    ToolDefinitionError,
+    UsageError,
+)
 
 
 def call(name: str, arguments: dict[str, Any], call_id: str = "1") -> ToolCall:
@@ -151,3 +158,30 @@ def test_add_takes_a_definitions_json_object_and_refuses_a_bad_one_by_name() -> 
         box.add([], lambda: 1)  # type: ignore[arg-type]
     with pytest.raises(ToolDefinitionError, match="tool 'x'"):
         box.add_all([({"name": "x", "parameters": {"type": "array"}}, lambda: 1)])
+
+
+def test_add_all_replaces_a_set_in_one_change_and_remove_unregisters() -> None:
+    toolbox = Toolbox(store=None)
+    one = ToolDefinition(name="one", parameters=schema(("a",), a={"type": "string"}))
+    two = ToolDefinition(name="two", parameters=schema())
+    local = ToolDefinition(name="local", parameters=schema())
+    toolbox.add_all([(one, lambda a: a), (two, lambda: 2), (local, lambda: "mine")])
+    wider = ToolDefinition(name="one", parameters=schema(("a",), a={"type": "string"},
+                                                         b={"type": "integer"}))
+    three = ToolDefinition(name="three", parameters=schema())
+    with pytest.raises(ToolDefinitionError, match="'local'"):  # not among the replaced
+        toolbox.add_all([(wider, lambda a, b=0: a * b), (local, lambda: 1)],
+                        replace=["one", "two"])
+    assert toolbox.names() == ["one", "two", "local"]  # nothing changed
+    with pytest.raises(UsageError, match="'nope'"):
+        toolbox.add_all([], replace=["nope"])
+    toolbox.add_all([(wider, lambda a, b=0: a * b), (three, lambda: 3)], replace=["one", "two"])
+    assert toolbox.names() == ["one", "local", "three"]  # one kept its place, two is gone
+    assert "b" in toolbox.get("one").parameters["properties"]
+    replaced, gone = toolbox.execute([call("one", {"a": "x", "b": 3}), call("two", {}, "2")])
+    assert replaced.output == "xxx"
+    assert not gone.success and "unknown tool 'two'" in (gone.error or "")
+    with pytest.raises(UsageError, match="'two'"):
+        toolbox.remove("local", "two")
+    assert toolbox.remove("local", "three") == [local, three]
+    assert toolbox.names() == ["one"]

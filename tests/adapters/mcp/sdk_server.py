@@ -1,5 +1,7 @@
 """A small MCP server written with the SDK's own server API (`MCPServer`), for the client
-side's tests: ``python sdk_server.py [LOG]`` serves stdio; each call appends a line to LOG."""
+side's tests: ``python sdk_server.py [LOG] [--handshake-only]`` serves stdio (every revision,
+or only the initialize handshake's, up to 2025-11-25); each call appends a line to LOG.
+``reshape`` changes its tool list at runtime and says so; ``crunch`` reports progress."""
 
 from __future__ import annotations
 
@@ -8,12 +10,13 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
 server = MCPServer("weather-desk")
-LOG = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+LOG = Path(ARGS[0]) if ARGS else None
 
 
 def _log(line: str) -> None:
@@ -62,5 +65,67 @@ def die() -> str:
     os._exit(3)
 
 
+@server.tool()
+async def hold(flag: str) -> str:
+    """Answers once the file ``flag`` exists (a call kept in flight by the test)."""
+    _log("hold started")
+    while not Path(flag).exists():
+        await asyncio.sleep(0.02)
+    return "released"
+
+
+def added(count: int) -> str:
+    """A tool that exists once `reshape` ran."""
+    _log(f"added {count}")
+    return f"added {count}"
+
+
+def forecast_days(city: str, days: int) -> Forecast:
+    """The forecast for a city, ``days`` ahead (what `forecast` becomes)."""
+    _log(f"forecast {city} {days}")
+    return Forecast(city=city, temp_c=days)
+
+
+@server.tool()
+async def reshape(ctx: Context) -> str:
+    """Adds `added`, removes `book.room` and `hold`, gives `forecast` a `days` parameter;
+    says so."""
+    server.add_tool(added)
+    server.remove_tool("book.room")
+    server.remove_tool("hold")
+    server.remove_tool("forecast")
+    server.add_tool(forecast_days, name="forecast",
+                    annotations=ToolAnnotations(read_only_hint=True))
+    await ctx.notify_tools_changed()  # 2026-07-28: to the subscriptions/listen streams
+    await ctx.session.send_tool_list_changed()  # earlier revisions: the notification itself
+    _log("reshaped")
+    return "reshaped"
+
+
+@server.tool()
+async def crunch(steps: int, ctx: Context) -> str:
+    """Reports progress ``steps`` times, then answers."""
+    meta = ctx.request_context.meta or {}
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step} of {steps}")
+    _log(f"crunched {steps}" + (" (progress asked)" if "progress_token" in meta else ""))
+    return f"crunched {steps}"
+
+
+async def serve_handshake_era() -> None:
+    """Stdio with the handshake-only loop: a client's ``server/discover`` probe is refused
+    and it falls back to ``initialize`` (the SDK's runner; MCPServer does not offer it)."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # no public handle on it
+    async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
+        await serve_loop(lowlevel, read, write, lifespan_state=state,
+                         init_options=lowlevel.create_initialization_options())
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if "--handshake-only" in sys.argv:
+        asyncio.run(serve_handshake_era())
+    else:
+        server.run("stdio")

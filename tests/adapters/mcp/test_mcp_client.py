@@ -36,7 +36,7 @@ def call(name: str, call_id: str = "c1", **arguments: object) -> ToolCall:
 
 def test_imported_tools_render_to_every_dialect(toolbox: Toolbox) -> None:
     assert toolbox.names() == ["desk_forecast", "desk_book_room", "desk_explode", "desk_slow",
-                               "desk_die"]
+                               "desk_die", "desk_hold", "desk_reshape", "desk_crunch"]
     forecast = toolbox.get("desk_forecast")
     assert forecast.read_only and not forecast.side_effects
     assert toolbox.get("desk_book_room").side_effects  # MCP's default: not read-only
