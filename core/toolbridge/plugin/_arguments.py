@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from pydantic_core import from_json as _from_json
+
 from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
 
 __all__ = ["Arguments", "read_arguments"]
@@ -44,15 +46,11 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
             if type(key) is not str:
                 return _new_arguments(Arguments, ({}, None, _not_text(what, key)))
         return _new_arguments(Arguments, (value.copy(), None, None))
-    if isinstance(value, Mapping):
-        decoded: Any = value
-        raw = None
-    elif value is None and none:
-        return Arguments({}, None, None)
-    elif isinstance(value, str):
+    # Text next (Assistants, Chat, Responses), by exact type: a str fails the ABC check slowly.
+    if type(value) is str or (not isinstance(value, Mapping) and isinstance(value, str)):
         raw = value
-        if not value.strip():
-            return Arguments({}, raw, None)
+        if not value or value.isspace():
+            return _new_arguments(Arguments, ({}, raw, None))
         size = len(value) if len(value) * 4 <= MAX_ARGUMENT_BYTES else len(value.encode(
             "utf-8", "surrogatepass"))
         if size > MAX_ARGUMENT_BYTES:
@@ -60,12 +58,17 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
                              f"{MAX_ARGUMENT_BYTES:,}-byte limit")
         if nests_deeper_than(value):
             return Arguments({}, raw, _too_deep(what))
-        try:
-            decoded = json.loads(value)
-        except ValueError as exc:
-            return Arguments({}, raw, f"{what} are not valid JSON ({exc}): {value[:200]}")
+        try:  # pydantic-core's parser: several times `json.loads` on argument texts
+            decoded: Any = _from_json(value)
+        except ValueError:  # `json`'s verdict and message (a lone surrogate is JSON to it)
+            return _decode_with_json(value, what)
         except Exception as exc:  # RecursionError, MemoryError: the text is pathological
             return Arguments({}, raw, f"{what} cannot be decoded: {type(exc).__name__}")
+    elif isinstance(value, Mapping):
+        decoded = value
+        raw = None
+    elif value is None and none:
+        return Arguments({}, None, None)
     else:
         return Arguments({}, None, f"{what} must be a JSON object or its text, got "
                          f"{type(value).__name__}")
@@ -79,6 +82,20 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     if bad is not _TEXT_KEYS:
         return Arguments({}, raw, _not_text(what, bad))
     return Arguments(dict(decoded), raw, None)
+
+
+def _decode_with_json(value: str, what: str) -> Arguments:
+    """Text pydantic-core refused, decoded (or refused, with its reason) by `json`."""
+    raw = value
+    try:
+        decoded = json.loads(value)
+    except ValueError as exc:
+        return Arguments({}, raw, f"{what} are not valid JSON ({exc}): {value[:200]}")
+    except Exception as exc:  # RecursionError, MemoryError: the text is pathological
+        return Arguments({}, raw, f"{what} cannot be decoded: {type(exc).__name__}")
+    if type(decoded) is dict:
+        return _new_arguments(Arguments, (decoded, raw, None))
+    return Arguments({}, raw, f"{what} must be a JSON object, got {type(decoded).__name__}")
 
 
 _new_arguments = tuple.__new__  # Arguments(...) without its Python __new__
