@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from toolbridge.plugin import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, _arguments, read_arguments
+from toolbridge import _json_text
+from toolbridge.plugin import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, read_arguments
 
 
 def nested(depth: int, leaf: str = "1") -> str:
@@ -58,13 +59,13 @@ def test_any_failure_of_the_decoder_is_an_error(monkeypatch: pytest.MonkeyPatch)
         raise MemoryError
 
     monkeypatch.setattr(json, "loads", explode)
-    monkeypatch.setattr(_arguments, "_from_json", explode)  # the parser tried first
+    monkeypatch.setattr(_json_text, "from_json", explode)  # the parser tried first
     assert read_arguments('{"a": 1}').error == "arguments cannot be decoded: MemoryError"
 
     def refuse(text: str) -> Any:
         raise ValueError("refused")
 
-    monkeypatch.setattr(_arguments, "_from_json", refuse)  # then `json` decides
+    monkeypatch.setattr(_json_text, "from_json", refuse)  # then `json` decides
     assert read_arguments('{"a": 1}').error == "arguments cannot be decoded: MemoryError"
 
 
@@ -106,3 +107,17 @@ def test_the_fast_parser_reads_what_json_reads(text: str) -> None:
         assert got.error is None and _same(got.values, expected)
     else:
         assert got.error is not None and got.values == {}
+
+
+@pytest.mark.parametrize("text", [*EDGE_TEXTS, '{"a": "\ud800"}', '{"a": "\udfff\ud83d"}'])
+@pytest.mark.parametrize("form", ["str", "utf-8", "utf-8-sig", "utf-16", "utf-32-le"])
+def test_loads_is_json_loads(text: str, form: str) -> None:
+    """`toolbridge._json_text.loads` (payloads, arguments) gives `json.loads`'s value or error."""
+    data: str | bytes = text if form == "str" else text.encode(form, "surrogatepass")
+    try:
+        expected: Any = json.loads(data)
+    except ValueError as exc:
+        with pytest.raises(type(exc)):
+            _json_text.loads(data)
+        return
+    assert _same(_json_text.loads(data), expected)

@@ -7,12 +7,10 @@ result for that call alone and its payload's other calls are answered.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from pydantic_core import from_json as _from_json
-
+from .._json_text import loads
 from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
 
 __all__ = ["Arguments", "read_arguments"]
@@ -58,10 +56,10 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
                              f"{MAX_ARGUMENT_BYTES:,}-byte limit")
         if nests_deeper_than(value):
             return Arguments({}, raw, _too_deep(what))
-        try:  # pydantic-core's parser: several times `json.loads` on argument texts
-            decoded: Any = _from_json(value)
-        except ValueError:  # `json`'s verdict and message (a lone surrogate is JSON to it)
-            return _decode_with_json(value, what)
+        try:
+            decoded: Any = loads(value)
+        except ValueError as exc:
+            return Arguments({}, raw, f"{what} are not valid JSON ({exc}): {value[:200]}")
         except Exception as exc:  # RecursionError, MemoryError: the text is pathological
             return Arguments({}, raw, f"{what} cannot be decoded: {type(exc).__name__}")
     elif isinstance(value, Mapping):
@@ -82,20 +80,6 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     if bad is not _TEXT_KEYS:
         return Arguments({}, raw, _not_text(what, bad))
     return Arguments(dict(decoded), raw, None)
-
-
-def _decode_with_json(value: str, what: str) -> Arguments:
-    """Text pydantic-core refused, decoded (or refused, with its reason) by `json`."""
-    raw = value
-    try:
-        decoded = json.loads(value)
-    except ValueError as exc:
-        return Arguments({}, raw, f"{what} are not valid JSON ({exc}): {value[:200]}")
-    except Exception as exc:  # RecursionError, MemoryError: the text is pathological
-        return Arguments({}, raw, f"{what} cannot be decoded: {type(exc).__name__}")
-    if type(decoded) is dict:
-        return _new_arguments(Arguments, (decoded, raw, None))
-    return Arguments({}, raw, f"{what} must be a JSON object, got {type(decoded).__name__}")
 
 
 _new_arguments = tuple.__new__  # Arguments(...) without its Python __new__
