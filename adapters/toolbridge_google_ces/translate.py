@@ -188,16 +188,19 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
     # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
     if type(item) is not dict and not isinstance(item, Mapping):
         raise WireFormatError(DIALECT, path, "must be a ToolCall object", payload)
-    call_id = _text(item.get("id"), path + ".id", payload)
-    tool = _text(item.get("tool"), path + ".tool", payload)
+    call_id, tool = item.get("id"), item.get("tool")
+    display = item.get("displayName", item.get("display_name"))
+    if type(call_id) is not str or type(tool) is not str or type(display) is not str or (
+            not (call_id and tool and display)):  # field paths are formatted for errors only
+        call_id = _text(call_id, path + ".id", payload)
+        tool = _text(tool, path + ".tool", payload)
+        display = _text(display, path + ".displayName", payload)
     toolset = item.get("toolsetTool", item.get("toolset_tool"))
     if toolset is not None and not isinstance(toolset, Mapping):
         raise WireFormatError(DIALECT, path + ".toolsetTool", "must be an object", payload)
     if tool and toolset is not None:
         raise WireFormatError(DIALECT, path, "has both tool and toolsetTool; they are one "
                               "oneof, set at most one", payload)
-    display = _text(item.get("displayName", item.get("display_name")),
-                    path + ".displayName", payload)
     name = display or (tool_names.get(tool) if tool else None)
     if name is None:
         if tool:
