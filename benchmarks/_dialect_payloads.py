@@ -14,7 +14,14 @@ type, the way a client of that SDK gets it:
   (`ChatCompletion.model_validate`); without ``conversation=...`` nothing is stored;
 - gemini: a ``GenerateContentResponse`` whose model content has 8 ``functionCall`` parts,
   the first with its ``thoughtSignature`` (`GenerateContentResponse.model_validate`, the
-  google-genai parse); without ``conversation=...`` nothing is stored.
+  google-genai parse); without ``conversation=...`` nothing is stored;
+- anthropic-messages: a ``Message`` whose content has 8 ``tool_use`` blocks after a text
+  block (`Message.model_validate`); without ``conversation=...`` nothing is stored;
+- anthropic-sessions: a page of session events (``events.list``): the user's message, the
+  session running, 8 ``agent.custom_tool_use`` events and the idle event naming them (the
+  page's ``data`` through `BetaManagedAgentsSessionEvent`, the events' union);
+- gemini-interactions: an ``Interaction`` in ``requires_action`` with a thought step and 8
+  ``function_call`` steps (`Interaction.model_validate`).
 
 The strict dialects (Assistants, Responses, Chat render the tools with ``strict: true``) send
 ``null`` for an optional parameter the model leaves out, as a strict model does.
@@ -56,12 +63,19 @@ class Dialects:
 
     def __init__(self, box: toolbridge.Toolbox, arguments: list[tuple[str, dict[str, Any]]]
                  ) -> None:
+        from anthropic.types import Message
+        from anthropic.types.beta.sessions.beta_managed_agents_session_event import (
+            BetaManagedAgentsSessionEvent,
+        )
         from google.cloud import ces_v1
+        from google.genai.interactions import Interaction
         from google.genai.types import GenerateContentResponse
         from openai.types.beta.threads.run import Run
         from openai.types.chat.chat_completion import ChatCompletion
         from openai.types.responses.response import Response
+        from pydantic import TypeAdapter
 
+        events = TypeAdapter(list[BetaManagedAgentsSessionEvent])
         self.arguments = arguments
         self.tools = {name: box.definitions(name) for name in (
             "openai-assistants", "openai-responses", "openai-chat")}
@@ -78,6 +92,9 @@ class Dialects:
             "openai-responses": Response.model_validate,
             "openai-chat": ChatCompletion.model_validate,
             "gemini": GenerateContentResponse.model_validate,
+            "anthropic-messages": Message.model_validate,
+            "anthropic-sessions": lambda page: events.validate_python(page["data"]),
+            "gemini-interactions": Interaction.model_validate,
         }
         self.sdk_names = {
             "openai-assistants": "Run.model_validate",
@@ -85,6 +102,9 @@ class Dialects:
             "openai-responses": "Response.model_validate",
             "openai-chat": "ChatCompletion.model_validate",
             "gemini": "GenerateContentResponse.model_validate",
+            "anthropic-messages": "Message.model_validate",
+            "anthropic-sessions": "list[SessionEvent] (TypeAdapter)",
+            "gemini-interactions": "Interaction.model_validate",
         }
 
     def payload(self, dialect: str, tag: str) -> Any:
@@ -135,3 +155,38 @@ class Dialects:
         return {"candidates": [{"content": {"role": "model", "parts": parts},
                                 "finishReason": "STOP", "index": 0}],
                 "modelVersion": "gemini-2.5-flash", "responseId": f"resp-{tag}"}
+
+    def _anthropic_messages(self, tag: str) -> dict[str, Any]:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": "Let me look that up."}]
+        blocks.extend({"type": "tool_use", "id": f"toolu_{tag}_{i}", "name": name,
+                       "input": copy.deepcopy(args)}
+                      for i, (name, args) in enumerate(self.arguments))
+        return {"id": f"msg_{tag}", "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5", "content": blocks, "stop_reason": "tool_use",
+                "stop_sequence": None, "usage": {"input_tokens": 512, "output_tokens": 96}}
+
+    def _anthropic_sessions(self, tag: str) -> dict[str, Any]:
+        stamp = "2026-12-02T02:48:23.606643Z"
+        uses = [{"id": f"sevt_{tag}_{i}", "type": "agent.custom_tool_use", "processed_at": stamp,
+                 "name": name, "input": copy.deepcopy(args)}
+                for i, (name, args) in enumerate(self.arguments)]
+        return {"session_id": f"sesn_{tag}", "next_page": None, "data": [
+            {"id": f"sevt_{tag}_m", "type": "user.message", "processed_at": stamp,
+             "content": [{"type": "text", "text": "Sort out my order, please."}]},
+            {"id": f"sevt_{tag}_r", "type": "session.status_running", "processed_at": stamp},
+            *uses,
+            {"id": f"sevt_{tag}_i", "type": "session.status_idle", "processed_at": stamp,
+             "stop_reason": {"type": "requires_action",
+                             "event_ids": [use["id"] for use in uses]},
+             "stop_details": None}]}
+
+    def _gemini_interactions(self, tag: str) -> dict[str, Any]:
+        steps: list[dict[str, Any]] = [{"type": "thought", "signature": "Cq4BAdHtim8K"}]
+        steps.extend({"type": "function_call", "id": f"{tag}-{i}", "name": name,
+                      "arguments": copy.deepcopy(args)}
+                     for i, (name, args) in enumerate(self.arguments))
+        return {"id": f"v1_{tag}", "status": "requires_action",
+                "model": "gemini-3-flash-preview", "created": "2026-11-30T10:15:02Z",
+                "updated": "2026-11-30T10:15:03Z", "steps": steps,
+                "usage": {"total_input_tokens": 112, "total_output_tokens": 41,
+                          "total_tokens": 153}}

@@ -132,6 +132,8 @@ def _outputs(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 
 def _text(value: Any, path: str, payload: Mapping[str, Any]) -> str | None:
+    if type(value) is str:  # the common case, by exact type first
+        return value or None
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -183,18 +185,22 @@ def read_calls(payload: Mapping[str, Any], *, session: str = "",
 
 def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
                turn_index: int | None, tool_names: Mapping[str, str]) -> ToolCall:
-    if not isinstance(item, Mapping):
+    # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
+    if type(item) is not dict and not isinstance(item, Mapping):
         raise WireFormatError(DIALECT, path, "must be a ToolCall object", payload)
-    call_id = _text(item.get("id"), path + ".id", payload)
-    tool = _text(item.get("tool"), path + ".tool", payload)
+    call_id, tool = item.get("id"), item.get("tool")
+    display = item.get("displayName", item.get("display_name"))
+    if type(call_id) is not str or type(tool) is not str or type(display) is not str or (
+            not (call_id and tool and display)):  # field paths are formatted for errors only
+        call_id = _text(call_id, path + ".id", payload)
+        tool = _text(tool, path + ".tool", payload)
+        display = _text(display, path + ".displayName", payload)
     toolset = item.get("toolsetTool", item.get("toolset_tool"))
     if toolset is not None and not isinstance(toolset, Mapping):
         raise WireFormatError(DIALECT, path + ".toolsetTool", "must be an object", payload)
     if tool and toolset is not None:
         raise WireFormatError(DIALECT, path, "has both tool and toolsetTool; they are one "
                               "oneof, set at most one", payload)
-    display = _text(item.get("displayName", item.get("display_name")),
-                    path + ".displayName", payload)
     name = display or (tool_names.get(tool) if tool else None)
     if name is None:
         if tool:
@@ -207,7 +213,7 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
     args = item.get("args", {})
     if args is None:
         args = {}
-    if not isinstance(args, Mapping):
+    if type(args) is not dict and not isinstance(args, Mapping):
         raise WireFormatError(DIALECT, path + ".args", "must be a JSON object (a Struct)",
                               payload)
     # Too deep, or a name that is not text: the one call gets an error result.
@@ -215,8 +221,10 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
     # Every field is checked above (text by `_text`, the arguments by `read_arguments`), so
     # the trusted constructors skip pydantic's validation; a text subclass (never from JSON)
     # goes through the validating ones.
-    exact = all(type(v) is str for v in (call_id, tool, display, name, session)
-                if v is not None) and (not toolset or all(type(k) is str for k in toolset))
+    exact = (type(name) is str and type(session) is str
+             and (call_id is None or type(call_id) is str) and (tool is None or type(tool) is str)
+             and (display is None or type(display) is str)
+             and (not toolset or all(type(k) is str for k in toolset)))
     correlation = (CesCorrelation.trusted if exact else CesCorrelation)(
         id=call_id or "", tool=tool, toolset_tool=dict(toolset) if toolset else None,
         display_name=display, session=session, turn_index=turn_index,

@@ -88,7 +88,7 @@ def render_tool_choice(choice: ToolChoice) -> Any:
 
 
 def _text(value: Any, field: str, body: Any) -> str:
-    if not isinstance(value, str) or not value:
+    if (type(value) is not str and not isinstance(value, str)) or not value:
         raise WireFormatError(DIALECT, field, "missing or not a non-empty string", body)
     return value
 
@@ -125,14 +125,15 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     correlate = (AssistantsCorrelation.trusted if type(thread_id) is type(run_id) is str
                  else AssistantsCorrelation)
     for i, item in enumerate(tool_calls):
-        if not isinstance(item, Mapping):
+        # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
+        if type(item) is not dict and not isinstance(item, Mapping):
             raise WireFormatError(DIALECT, f"{at}[{i}]", "not an object", payload)
         call_id = _text(item.get("id"), f"{at}[{i}].id", payload)
         if item.get("type", "function") != "function":
             others.append(item)
             continue
         function = item.get("function")
-        if not isinstance(function, Mapping):
+        if type(function) is not dict and not isinstance(function, Mapping):
             raise WireFormatError(DIALECT, f"{at}[{i}].function", "missing or not an object",
                                   payload)
         name = _text(function.get("name"), f"{at}[{i}].function.name", payload)

@@ -206,24 +206,29 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     calls: list[ToolCall] = []
     others: list[Mapping[str, Any]] = []
     for i, item in enumerate(output):
-        where = f"{at}output[{i}]"
-        if not isinstance(item, Mapping):
-            raise WireFormatError(DIALECT, where, "not an object", payload)
+        # Exact types first (JSON gives dicts: the Mapping ABC check is slow per call); an
+        # error's field path is formatted only when there is an error.
+        if type(item) is not dict and not isinstance(item, Mapping):
+            raise WireFormatError(DIALECT, f"{at}output[{i}]", "not an object", payload)
         kind = item.get("type")
         if not isinstance(kind, str):
-            raise WireFormatError(DIALECT, f"{where}.type", "missing or not a string", payload)
+            raise WireFormatError(DIALECT, f"{at}output[{i}].type", "missing or not a string",
+                                  payload)
         if kind in CLIENT_ITEM_TYPES:
             others.append(item)
         if kind != "function_call":
             continue
-        call_id = _text(item.get("call_id"), f"{where}.call_id", payload)
-        name = _text(item.get("name"), f"{where}.name", payload)
+        call_id, name = item.get("call_id"), item.get("name")
+        if type(call_id) is not str or type(name) is not str or not call_id or not name:
+            call_id = _text(call_id, f"{at}output[{i}].call_id", payload)
+            name = _text(name, f"{at}output[{i}].name", payload)
         if "arguments" not in item:
-            raise WireFormatError(DIALECT, f"{where}.arguments", "missing", payload)
+            raise WireFormatError(DIALECT, f"{at}output[{i}].arguments", "missing", payload)
         namespace, item_id = item.get("namespace"), item.get("id")
         for field, value in (("namespace", namespace), ("id", item_id)):
             if value is not None and not isinstance(value, str):
-                raise WireFormatError(DIALECT, f"{where}.{field}", "not a string", payload)
+                raise WireFormatError(DIALECT, f"{at}output[{i}].{field}", "not a string",
+                                      payload)
         arguments, raw, error = read_arguments(item["arguments"])
         calls.append(ToolCall.trusted(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,

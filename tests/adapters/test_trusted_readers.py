@@ -1,4 +1,4 @@
-"""The readers that build calls without validation (Assistants, CES, Agents) build exactly what
+"""The readers that build calls without validation (every built-in dialect's) build exactly what
 the validating constructors build, on the recorded payloads and on mutations of them."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from fuzz_cases import PayloadMutator, payload_files
 import toolbridge
 from toolbridge import ToolCall, WireFormatError
 
-DIALECTS = ("openai-assistants", "google-ces", "openai-agents")
+DIALECTS = ("openai-assistants", "google-ces", "openai-agents", "openai-responses",
+            "openai-chat", "gemini", "gemini-interactions", "anthropic-messages",
+            "anthropic-sessions")
 
 
 def validated(call: ToolCall) -> ToolCall:

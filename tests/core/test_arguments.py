@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from toolbridge import _json_text
 from toolbridge.plugin import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, read_arguments
 
 
@@ -58,4 +59,65 @@ def test_any_failure_of_the_decoder_is_an_error(monkeypatch: pytest.MonkeyPatch)
         raise MemoryError
 
     monkeypatch.setattr(json, "loads", explode)
+    monkeypatch.setattr(_json_text, "from_json", explode)  # the parser tried first
     assert read_arguments('{"a": 1}').error == "arguments cannot be decoded: MemoryError"
+
+    def refuse(text: str) -> Any:
+        raise ValueError("refused")
+
+    monkeypatch.setattr(_json_text, "from_json", refuse)  # then `json` decides
+    assert read_arguments('{"a": 1}').error == "arguments cannot be decoded: MemoryError"
+
+
+EDGE_TEXTS = [
+    '{"a": 1e400}', '{"a": -0}', '{"a": -0.0}', '{"a": 123456789012345678901234567890}',
+    '{"a": 1, "a": 2, "b": 3}', '{"a": NaN}', '{"a": -Infinity}', '{"a": "\\ud800"}',
+    '{"a": "\\udc00\\ud800"}', '{"\\ud83d\\ude00": "\\u00e9\\n"}', '{"a": 1.5e-320}',
+    '{"a": 12345678901234567890.5}', '{"a": 9007199254740993}', '{"a": 1E2, "b": 1.0}',
+    ' {"a": [1, 2, {"b": null}]}\n', '{"a": 1} x', '{"a": tru}', '{"a": "\x01"}', '{"a": 01}',
+    '{"a": .5}', '{"a": 1.}', '{"a": 1,}', '[1]', '"x"', "\u00a0{}", '{"a": 1}\x00', "{}",
+    '{"a": "\\/\\b\\f\\r\\t"}', '{"a": [], "b": {}}', "1", "null", "{'a': 1}",
+]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal with the same types all the way down (``1 == 1.0`` is not enough)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return repr(a) == repr(b)
+
+
+@pytest.mark.parametrize("text", EDGE_TEXTS + [
+    json.dumps({"k": chr(c) * 3, "n": c / 7, "i": c, "l": [c, None, True]})
+    for c in range(0, 0x3000, 97)])
+def test_the_fast_parser_reads_what_json_reads(text: str) -> None:
+    """pydantic-core parses argument texts first; what it accepts, `json` reads the same, and
+    what it refuses gets `json`'s verdict (a lone surrogate is JSON to `json`)."""
+    got = read_arguments(text)
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        assert got.error is not None and "not valid JSON" in got.error
+        return
+    if isinstance(expected, dict):
+        assert got.error is None and _same(got.values, expected)
+    else:
+        assert got.error is not None and got.values == {}
+
+
+@pytest.mark.parametrize("text", [*EDGE_TEXTS, '{"a": "\ud800"}', '{"a": "\udfff\ud83d"}'])
+@pytest.mark.parametrize("form", ["str", "utf-8", "utf-8-sig", "utf-16", "utf-32-le"])
+def test_loads_is_json_loads(text: str, form: str) -> None:
+    """`toolbridge._json_text.loads` (payloads, arguments) gives `json.loads`'s value or error."""
+    data: str | bytes = text if form == "str" else text.encode(form, "surrogatepass")
+    try:
+        expected: Any = json.loads(data)
+    except ValueError as exc:
+        with pytest.raises(type(exc)):
+            _json_text.loads(data)
+        return
+    assert _same(_json_text.loads(data), expected)

@@ -7,10 +7,10 @@ result for that call alone and its payload's other calls are answered.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .._json_text import loads
 from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
 
 __all__ = ["Arguments", "read_arguments"]
@@ -44,15 +44,11 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
             if type(key) is not str:
                 return _new_arguments(Arguments, ({}, None, _not_text(what, key)))
         return _new_arguments(Arguments, (value.copy(), None, None))
-    if isinstance(value, Mapping):
-        decoded: Any = value
-        raw = None
-    elif value is None and none:
-        return Arguments({}, None, None)
-    elif isinstance(value, str):
+    # Text next (Assistants, Chat, Responses), by exact type: a str fails the ABC check slowly.
+    if type(value) is str or (not isinstance(value, Mapping) and isinstance(value, str)):
         raw = value
-        if not value.strip():
-            return Arguments({}, raw, None)
+        if not value or value.isspace():
+            return _new_arguments(Arguments, ({}, raw, None))
         size = len(value) if len(value) * 4 <= MAX_ARGUMENT_BYTES else len(value.encode(
             "utf-8", "surrogatepass"))
         if size > MAX_ARGUMENT_BYTES:
@@ -61,11 +57,16 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
         if nests_deeper_than(value):
             return Arguments({}, raw, _too_deep(what))
         try:
-            decoded = json.loads(value)
+            decoded: Any = loads(value)
         except ValueError as exc:
             return Arguments({}, raw, f"{what} are not valid JSON ({exc}): {value[:200]}")
         except Exception as exc:  # RecursionError, MemoryError: the text is pathological
             return Arguments({}, raw, f"{what} cannot be decoded: {type(exc).__name__}")
+    elif isinstance(value, Mapping):
+        decoded = value
+        raw = None
+    elif value is None and none:
+        return Arguments({}, None, None)
     else:
         return Arguments({}, None, f"{what} must be a JSON object or its text, got "
                          f"{type(value).__name__}")

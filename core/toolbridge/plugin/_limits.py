@@ -34,6 +34,8 @@ def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
     text is refused before ``json.loads`` could recurse on it. ``{"a": [1]}`` nests 2 levels, a
     scalar 0. For text that is not JSON the answer means nothing (its parse fails anyway).
     """
+    if type(value) is str and value.count("[") + value.count("{") <= limit:
+        return False  # too few brackets to nest deeper (counted without encoding the text)
     if isinstance(value, (str, bytes, bytearray, memoryview)):
         data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
         if data.count(b"[") + data.count(b"{") <= limit:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from .._articles import a_value_of
+from .._json_text import loads
 from ..errors import WireFormatError
 from ..plugin import MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nests_deeper_than
 
@@ -61,6 +61,6 @@ def _parse(text: str | bytes | bytearray | memoryview, dialect: str) -> Any:
         raise WireFormatError(dialect, "<payload>", f"nested more than {MAX_NESTING_DEPTH} "
                               "levels deep (MAX_NESTING_DEPTH); no backend payload needs that")
     try:
-        return json.loads(text)
+        return loads(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise WireFormatError(dialect, "<payload>", f"not valid JSON: {exc}") from None
