@@ -20,7 +20,7 @@ from ..telemetry._turns import turn_span
 from ._checkpoints import Checkpoints
 from ._conversation import Conversation
 from ._settings import DriverSettings
-from ._shared import shared_connection
+from ._shared import shared_connection, shared_tools
 from ._transcript import Status, Transcript
 
 if TYPE_CHECKING:
@@ -103,8 +103,7 @@ async def hold(toolbox: Toolbox, backend: Backend, messages: Sequence[str] | Non
     dialect = backend.dialect
     transcript = Transcript(dialect.name, conversation=backend.conversation, keep=settings.keep)
     if settings.keep:
-        definitions = dialect.render_tools(list(toolbox)).definitions
-        transcript.add("tools", ", ".join(toolbox.names()), definitions)
+        transcript.add("tools", *shared_tools(dialect, list(toolbox)))
     conversation = Conversation(backend, toolbox, transcript, settings,
                                 checkpoints or Checkpoints.of(toolbox.store),
                                 key if messages is not None else None)

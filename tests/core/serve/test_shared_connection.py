@@ -49,3 +49,19 @@ async def test_conversations_held_at_once_share_one_connection() -> None:
             aconverse(box, "google-ces", ["go"], options, conversation=f"{APP}/sessions/conv-x"),
             aconverse(box, "google-ces", ["go"], other, conversation=f"{APP}/sessions/conv-y"))
         assert tool_syncs(emu) == 4
+
+
+async def test_transcripts_share_one_rendering_of_the_same_tools() -> None:
+    """Full transcripts list the tools they declared: one rendering per dialect and tools,
+    the same object in each (another toolbox, or another dialect, has its own)."""
+    box, other = toolbox(), toolbox()
+    with emulator("google-ces", script=SCRIPT) as emu:
+        options = emulated_options("google-ces", emu.base_url)
+        done = await asyncio.gather(*(aconverse(b, "google-ces", ["go"], options,
+                                                conversation=f"{APP}/sessions/render-{i}")
+                                      for i, b in enumerate((box, box, other))))
+    assert all(t.status == "completed" for t in done), done[0].render()
+    tools = [t.of_kind("tools")[0] for t in done]
+    assert tools[0].data is tools[1].data and tools[0].text == "lookup"
+    assert tools[2].data is not tools[0].data
+    assert tools[2].data == tools[0].data == box.render("google-ces").definitions
