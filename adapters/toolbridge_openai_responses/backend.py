@@ -130,7 +130,10 @@ class ResponsesBackend(Backend):
         if status == "completed":
             pending = self.dialect.read_calls(response)
             if pending.calls or pending.unhandled:
-                return Step("requires_action", payload=dict(response), fresh=fresh)
+                # A response echoes the request's tools (ours; with a real toolbox the largest
+                # part of it): the step, held while the handlers run, keeps the rest.
+                return Step("requires_action", fresh=fresh, payload={
+                    k: v for k, v in response.items() if k != "tools"})
             return Step("completed", reply=_text(output), detail=dict(response), fresh=fresh)
         error = response.get("error") or response.get("incomplete_details") or {}
         reason = (error.get("message") or error.get("reason") if isinstance(error, Mapping)

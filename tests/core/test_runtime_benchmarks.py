@@ -33,6 +33,8 @@ from _common import validation_cases  # noqa: E402
     ("bench_import.py", ["--samples", "1"]),
     ("bench_instructions.py", ["--no-valgrind", "--payloads", "2", "--calls", "2"]),
     ("bench_transport.py", ["20", "5"]),
+    ("bench_conversation_memory.py", ["--conversations", "4", "--dialects",
+                                      "google-ces,openai-chat"]),
 ])
 def test_benchmark_smoke(script: str, args: list[str]) -> None:
     """It runs, and prints its table (the ratio line ends every one); nothing is judged."""
