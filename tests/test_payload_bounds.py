@@ -58,7 +58,7 @@ def test_oversized_text_is_refused_before_parsing(form: type, monkeypatch: pytes
 
     toolbox = echo_toolbox()
     text = '{"x": "' + "a" * MAX_PAYLOAD_BYTES + '"}'
-    monkeypatch.setattr(payload_module.json, "loads", no_parse)
+    monkeypatch.setattr(payload_module, "loads", no_parse)
     with pytest.raises(WireFormatError, match="MAX_PAYLOAD_BYTES") as info:
         toolbox.handle("openai-agents", text if form is str else text.encode())
     assert info.value.field == "<payload>"
