@@ -110,8 +110,10 @@ Make = Callable[..., Any]
 
 def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
     """Per dialect: sync client, async client, and the one call (awaited for the async)."""
+    from toolbridge_anthropic_messages.client import AsyncMessagesClient, MessagesClient
     from toolbridge_anthropic_sessions.client import AsyncSessionsClient, SessionsClient
     from toolbridge_gemini.client import AsyncGeminiClient, GeminiClient
+    from toolbridge_gemini_interactions.client import AsyncInteractionsClient, InteractionsClient
     from toolbridge_google_ces.client import AsyncCesClient, CesClient
     from toolbridge_openai_agents.client import AgentsClient, AsyncAgentsClient
     from toolbridge_openai_assistants.client import AssistantsClient, AsyncAssistantsClient
@@ -144,6 +146,11 @@ def _clients() -> dict[str, tuple[Make, Make, Callable[[Any], Any]]]:
             "gemini-2.5-flash", contents=[{"role": "user", "parts": [{"text": "hi"}]}])),
         "anthropic-sessions": (anthropic(SessionsClient), anthropic(AsyncSessionsClient),
                                lambda c: c.create_environment("e")),
+        "anthropic-messages": (anthropic(MessagesClient), anthropic(AsyncMessagesClient),
+                               lambda c: c.create(model="claude-sonnet-4-5", max_tokens=16,
+                                                  messages=[{"role": "user", "content": "hi"}])),
+        "gemini-interactions": (gemini(InteractionsClient), gemini(AsyncInteractionsClient),
+                                lambda c: c.create(model="gemini-3-flash-preview", input="hi")),
     }
 
 
@@ -152,7 +159,8 @@ PATHS = {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/respons
          "openai-agents": "/v1/agents/sessions", "openai-assistants": "/v1/assistants",
          "google-ces": "/v1/" + DEMO_APP + "/tools",
          "gemini": "/v1/models/gemini-2.5-flash:generateContent",
-         "anthropic-sessions": "/v1/environments"}
+         "anthropic-sessions": "/v1/environments", "anthropic-messages": "/v1/messages",
+         "gemini-interactions": "/v1/interactions"}
 """The path of each dialect's one request, as the proxy and the emulator see it."""
 
 

@@ -25,7 +25,7 @@ from network_support import (
 )
 
 from toolbridge import BackendError
-from toolbridge.testing import emulator
+from toolbridge.testing import emulator, installed_dialects
 
 DIALECTS = sorted(CLIENTS)
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
@@ -57,6 +57,11 @@ def run(dialect: str, mode: str, base: str, **network: object) -> object:
 
 def host_port(base: str) -> str:
     return base.split("://", 1)[1]
+
+
+def test_every_serving_dialect_has_a_client_row() -> None:
+    """A new dialect's clients join the proxy and TLS tests (network_support.CLIENTS)."""
+    assert set(installed_dialects()) <= set(CLIENTS)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
