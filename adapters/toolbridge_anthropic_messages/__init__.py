@@ -34,7 +34,7 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_CHARS, NAME_PATTERN
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, ImportedTools, PendingCalls, RenderedTools
+    from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
 
     from . import tools as tool_rendering
     from . import translate
@@ -139,12 +139,6 @@ _SDK_HINT = ('Anthropic SDK base URL: {base_url}  '
 """How the anthropic SDK reaches the emulator (``toolbridge emulate`` prints it)."""
 
 
-def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
-    """The serve driver's `Connection` (options: `MessagesServeOptions`)."""
-    from .backend import MessagesConnection
-
-    return MessagesConnection(options, tools)
-
 
 def _emulator(options: Any) -> Any:
     """The emulated backend (options: `MessagesEmulatorOptions`)."""
@@ -155,7 +149,8 @@ def _emulator(options: Any) -> Any:
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
-    return [Serves(DIALECT, f"{__name__}.options:MessagesServeOptions", _connect, waits=False)]
+    return [Serves(DIALECT, f"{__name__}.options:MessagesServeOptions",
+                   f"{__name__}.backend:MessagesConnection", waits=False)]
 
 
 @hookimpl

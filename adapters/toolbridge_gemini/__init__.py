@@ -33,7 +33,7 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS, NAME_PATTERN
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, ImportedTools, PendingCalls, RenderedTools
+    from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
 
     from . import declarations, translate
     from .client import AsyncGeminiClient, GeminiClient
@@ -143,12 +143,6 @@ _SDK_HINT = ('google-genai: genai.Client(api_key="test", '
 """How the google-genai SDK reaches the emulator (``toolbridge emulate`` prints it)."""
 
 
-def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
-    """The serve driver's `Connection` (options: `GeminiServeOptions`)."""
-    from .backend import GeminiConnection
-
-    return GeminiConnection(options, tools)
-
 
 def _emulator(options: Any) -> Any:
     """The emulated backend (options: `GeminiEmulatorOptions`)."""
@@ -159,7 +153,8 @@ def _emulator(options: Any) -> Any:
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
-    return [Serves(DIALECT, f"{__name__}.options:GeminiServeOptions", _connect, waits=False)]
+    return [Serves(DIALECT, f"{__name__}.options:GeminiServeOptions",
+                   f"{__name__}.backend:GeminiConnection", waits=False)]
 
 
 @hookimpl

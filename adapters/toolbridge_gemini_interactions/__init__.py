@@ -31,7 +31,7 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_CHARS, MAX_TOOLS, NAME_PATTERN
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, ImportedTools, PendingCalls, RenderedTools
+    from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
 
     from . import translate
     from .client import AsyncInteractionsClient, InteractionsClient
@@ -113,12 +113,6 @@ _SDK_HINT = ('google-genai: genai.Client(api_key="test", http_options={{"base_ur
 """How google-genai reaches the emulator (``toolbridge emulate`` prints it)."""
 
 
-def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
-    """The serve driver's `Connection` (options: `InteractionsServeOptions`)."""
-    from .backend import InteractionsConnection
-
-    return InteractionsConnection(options, tools)
-
 
 def _emulator(options: Any) -> Any:
     """The emulated backend (options: `InteractionsEmulatorOptions`)."""
@@ -129,7 +123,8 @@ def _emulator(options: Any) -> Any:
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
-    return [Serves(DIALECT, f"{__name__}.options:InteractionsServeOptions", _connect)]
+    return [Serves(DIALECT, f"{__name__}.options:InteractionsServeOptions",
+                   f"{__name__}.backend:InteractionsConnection")]
 
 
 @hookimpl

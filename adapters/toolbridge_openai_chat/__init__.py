@@ -32,7 +32,7 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, PendingCalls, RenderedTools
+    from toolbridge.plugin import PendingCalls, RenderedTools
 
     from . import translate
     from .client import AsyncChatClient, ChatClient
@@ -118,12 +118,6 @@ _SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
 """How the openai SDK reaches the emulator (``toolbridge emulate`` prints it)."""
 
 
-def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
-    """The serve driver's `Connection` (options: `ChatServeOptions`)."""
-    from .backend import ChatConnection
-
-    return ChatConnection(options, tools)
-
 
 def _emulator(options: Any) -> Any:
     """The emulated backend (options: `ChatEmulatorOptions`)."""
@@ -134,7 +128,8 @@ def _emulator(options: Any) -> Any:
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
-    return [Serves(DIALECT, f"{__name__}.options:ChatServeOptions", _connect, waits=False)]
+    return [Serves(DIALECT, f"{__name__}.options:ChatServeOptions",
+                   f"{__name__}.backend:ChatConnection", waits=False)]
 
 
 @hookimpl

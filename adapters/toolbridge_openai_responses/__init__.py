@@ -34,7 +34,7 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, PendingCalls, RenderedTools
+    from toolbridge.plugin import PendingCalls, RenderedTools
 
     from . import translate
     from .client import (
@@ -131,12 +131,6 @@ _SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
 """How the openai SDK reaches the emulator (``toolbridge emulate`` prints it)."""
 
 
-def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
-    """The serve driver's `Connection` (options: `ResponsesServeOptions`)."""
-    from .backend import ResponsesConnection
-
-    return ResponsesConnection(options, tools)
-
 
 def _emulator(options: Any) -> Any:
     """The emulated backend (options: `ResponsesEmulatorOptions`)."""
@@ -187,7 +181,8 @@ def _foundry_target(options: dict[str, Any]) -> Any:
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
-    return [Serves(DIALECT, f"{__name__}.options:ResponsesServeOptions", _connect)]
+    return [Serves(DIALECT, f"{__name__}.options:ResponsesServeOptions",
+                   f"{__name__}.backend:ResponsesConnection")]
 
 
 @hookimpl
