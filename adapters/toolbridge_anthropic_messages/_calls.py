@@ -10,8 +10,17 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError, WireFormatError
-from toolbridge.http import Call, Drain, Flow, Pause, RetryPolicy, Secret, raise_for_backend
+from toolbridge import BackendError
+from toolbridge.http import (
+    Call,
+    Drain,
+    Flow,
+    Pause,
+    RetryPolicy,
+    Secret,
+    json_object,
+    raise_for_backend,
+)
 
 from .stream import MessageAssembler, MessageEvents
 from .wire import API_VERSION, DIALECT
@@ -88,14 +97,7 @@ class MessagesConfig:
 
 def _decode(response: httpx.Response) -> dict[str, Any]:
     raise_for_backend(response, f"{DIALECT}: create message")
-    try:
-        data = response.json()
-    except ValueError:
-        raise WireFormatError(DIALECT, "<body>", "answer is not JSON",
-                              response.text[:2000]) from None
-    if not isinstance(data, dict):
-        raise WireFormatError(DIALECT, "<body>", "expected an object", data)
-    return data
+    return json_object(response, DIALECT)
 
 
 def _collect(assembler: MessageAssembler, on_event: OnEvent) -> Callable[[Any], bool]:

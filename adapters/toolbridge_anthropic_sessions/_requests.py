@@ -8,8 +8,16 @@ from typing import Any
 
 import httpx
 
-from toolbridge import Toolbox, ToolDefinition, WireFormatError
-from toolbridge.http import Call, Flow, JsonEvents, RetryPolicy, Secret, raise_for_backend
+from toolbridge import Toolbox, ToolDefinition
+from toolbridge.http import (
+    Call,
+    Flow,
+    JsonEvents,
+    RetryPolicy,
+    Secret,
+    json_object,
+    raise_for_backend,
+)
 
 from .translate import render_tools
 from .wire import BETA, DIALECT, VERSION
@@ -86,14 +94,7 @@ class ClientConfig:
 def _answer(what: str) -> Any:
     def read(response: httpx.Response) -> dict[str, Any]:
         raise_for_backend(response, what)
-        try:
-            data = response.json()
-        except ValueError:
-            raise WireFormatError(DIALECT, "<body>", f"{what}: answer is not JSON",
-                                  response.text[:2000]) from None
-        if not isinstance(data, dict):
-            raise WireFormatError(DIALECT, "<body>", f"{what}: expected an object", data)
-        return data
+        return json_object(response, DIALECT, what)
     return read
 
 

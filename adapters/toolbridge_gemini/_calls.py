@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import httpx
 
-from toolbridge import BackendError, WireFormatError
+from toolbridge import BackendError
 from toolbridge.http import (
     Call,
     Drain,
@@ -20,6 +20,7 @@ from toolbridge.http import (
     Pause,
     RetryPolicy,
     Secret,
+    json_object,
     raise_for_backend,
 )
 
@@ -72,14 +73,7 @@ class GeminiConfig:
 
 def _decode(response: httpx.Response) -> dict[str, Any]:
     raise_for_backend(response, f"{DIALECT}: generate content")
-    try:
-        data = response.json()
-    except ValueError:
-        raise WireFormatError(DIALECT, "<body>", "answer is not JSON",
-                              response.text[:2000]) from None
-    if not isinstance(data, dict):
-        raise WireFormatError(DIALECT, "<body>", "expected an object", data)
-    return data
+    return json_object(response, DIALECT)
 
 
 def chunks_reader() -> JsonEvents:

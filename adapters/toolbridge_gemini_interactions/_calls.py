@@ -11,8 +11,17 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError, UsageError, WireFormatError
-from toolbridge.http import Call, Drain, Flow, JsonEvents, RetryPolicy, Secret, raise_for_backend
+from toolbridge import BackendError, UsageError
+from toolbridge.http import (
+    Call,
+    Drain,
+    Flow,
+    JsonEvents,
+    RetryPolicy,
+    Secret,
+    json_object,
+    raise_for_backend,
+)
 
 from .wire import API_VERSION, DEFAULT_BASE_URL, DIALECT
 
@@ -74,14 +83,7 @@ class InteractionsConfig:
 def _decoder(what: str) -> Any:
     def decode(response: httpx.Response) -> dict[str, Any]:
         raise_for_backend(response, f"{DIALECT}: {what}")
-        try:
-            data = response.json()
-        except ValueError:
-            raise WireFormatError(DIALECT, "<body>", f"{what}: answer is not JSON",
-                                  response.text[:2000]) from None
-        if not isinstance(data, dict):
-            raise WireFormatError(DIALECT, "<body>", f"{what}: expected an object", data)
-        return data
+        return json_object(response, DIALECT, what)
 
     return decode
 

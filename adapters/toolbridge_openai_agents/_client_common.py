@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from toolbridge import BackendError, Toolbox, ToolDefinition, WireFormatError
-from toolbridge.http import Call, RetryPolicy, Secret, SSEDecoder, raise_for_backend
+from toolbridge.http import Call, RetryPolicy, Secret, SSEDecoder, json_object, raise_for_backend
 
 from .translate import DIALECT, tools_to_wire
 from .wire import BETA_HEADER, RACE_MESSAGE
@@ -309,14 +309,7 @@ def race_error(response: httpx.Response, what: str) -> PendingCallRaceError:
 
 
 def session_body(response: httpx.Response, what: str) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        raise WireFormatError(DIALECT, "<body>", f"{what}: answer is not JSON",
-                              response.text[:2000]) from None
-    if not isinstance(data, dict):
-        raise WireFormatError(DIALECT, "<body>", f"{what}: expected an object", data)
-    return data
+    return json_object(response, DIALECT, what)
 
 
 class EventDeduper:

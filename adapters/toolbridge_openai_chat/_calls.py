@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError, UsageError, WireFormatError
+from toolbridge import BackendError, UsageError
 from toolbridge.http import (
     Call,
     Drain,
@@ -19,6 +19,7 @@ from toolbridge.http import (
     Pause,
     RetryPolicy,
     Secret,
+    json_object,
     raise_for_backend,
 )
 
@@ -107,14 +108,7 @@ class ChatConfig:
 
 def _decode(response: httpx.Response) -> dict[str, Any]:
     raise_for_backend(response, f"{DIALECT}: create chat completion")
-    try:
-        data = response.json()
-    except ValueError:
-        raise WireFormatError(DIALECT, "<body>", "answer is not JSON",
-                              response.text[:2000]) from None
-    if not isinstance(data, dict):
-        raise WireFormatError(DIALECT, "<body>", "expected an object", data)
-    return data
+    return json_object(response, DIALECT)
 
 
 def chunks_reader() -> JsonEvents:

@@ -67,7 +67,7 @@ EXPECTED: dict[str, set[str]] = {
         "Relay", "Sender", "Network", "JsonEvents",
         "aread_events", "read_events",
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
-        "raise_for_backend", "redact_text", "redact_url", "send_with_retries",
+        "json_object", "raise_for_backend", "redact_text", "redact_url", "send_with_retries",
         "transport_error", "transport_failure",
     },
     "toolbridge.serve": {

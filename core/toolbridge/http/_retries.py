@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text
-from ..errors import BackendError
+from ..errors import BackendError, WireFormatError
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["RetryPolicy", "Secret", "asend_with_retries", "raise_for_backend", "send_with_retries",
-           "transport_error", "transport_failure"]
+__all__ = ["RetryPolicy", "Secret", "asend_with_retries", "json_object", "raise_for_backend",
+           "send_with_retries", "transport_error", "transport_failure"]
 
 log = logging.getLogger("toolbridge.http")
 
@@ -269,6 +269,20 @@ def _untrusted(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def json_object(response: httpx.Response, dialect: str, what: str = "") -> dict[str, Any]:
+    """A successful answer's body as a JSON object; a `WireFormatError` naming ``<body>``
+    (the message starts ``what: `` when given) for one that is not JSON, or not an object."""
+    prefix = f"{what}: " if what else ""
+    try:
+        data = response.json()
+    except ValueError:
+        raise WireFormatError(dialect, "<body>", f"{prefix}answer is not JSON",
+                              response.text[:2000]) from None
+    if not isinstance(data, dict):
+        raise WireFormatError(dialect, "<body>", f"{prefix}expected an object", data)
+    return data
 
 
 def raise_for_backend(response: httpx.Response, what: str) -> None:
