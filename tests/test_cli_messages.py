@@ -53,6 +53,9 @@ def test_serve_help_lists_the_dialect_options(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "options of openai-assistants (-o KEY=VALUE):" in out and "thread_id" in out
     assert "options of openai-agents" not in out
+    types = [line for line in out.splitlines() if line.startswith("  ") and ", default " in line]
+    assert types and not [t for t in types if "toolbridge." in t or "typing." in t], types
+    assert "api_key (Secret | None, default None)" in out
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str], code: int = 2) -> str:

@@ -84,10 +84,9 @@ class DialectOptions(BaseModel):
         out = []
         docs = field_docstrings(cls)
         for name, info in cls.model_fields.items():
-            annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
             default = "required" if info.is_required() else repr(info.get_default(
                 call_default_factory=True))
-            out.append(OptionHelp(name=name, type=annotation.replace("typing.", ""),
+            out.append(OptionHelp(name=name, type=type_text(info.annotation),
                                   default=default, doc=(info.description or docs.get(name, "")
                                                         ).strip()))
         return out
@@ -95,6 +94,24 @@ class DialectOptions(BaseModel):
     @classmethod
     def _what(cls) -> str:
         return f"{cls.dialect} options" if cls.dialect else cls.__name__
+
+
+def type_text(annotation: Any) -> str:
+    """An option's type as a reader writes it: ``int | None``, ``Literal['a', 'b']``, class
+    names without their (possibly private) module paths."""
+    if annotation is None or annotation is type(None):
+        return "None"
+    if annotation is Ellipsis:
+        return "..."
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return " | ".join(type_text(arg) for arg in args)
+    if origin is typing.Literal:
+        return f"Literal[{', '.join(repr(arg) for arg in args)}]"
+    if origin is not None:
+        return f"{type_text(origin)}[{', '.join(type_text(arg) for arg in args)}]"
+    name = getattr(annotation, "__name__", None)
+    return name if isinstance(name, str) else str(annotation).replace("typing.", "")
 
 
 def field_docstrings(cls: type) -> dict[str, str]:
