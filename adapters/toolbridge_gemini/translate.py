@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -9,6 +10,7 @@ from toolbridge import (
     Content,
     Correlation,
     DocumentPart,
+    ImagePart,
     ToolCall,
     ToolChoice,
     ToolResult,
@@ -175,10 +177,29 @@ def _document(part: DocumentPart) -> dict[str, Any]:
     return {"fileData": {"mimeType": part.media_type, "fileUri": part.url, **named}}
 
 
+def _image(part: ImagePart) -> dict[str, Any] | None:
+    """A ``FunctionResponsePart`` for an image: a ``data:`` URL's bytes inline, an address by
+    URI with the media type its name gives; ``None`` (the text alone) when it gives none."""
+    if part.url.startswith("data:") and ";base64," in part.url:
+        head, data = part.url.split(";base64,", 1)
+        return {"inlineData": {"mimeType": head[5:], "data": data}}
+    media_type = mimetypes.guess_type(part.url.split("?", 1)[0])[0]
+    if media_type is None or not media_type.startswith("image/"):
+        return None
+    return {"fileData": {"mimeType": media_type, "fileUri": part.url}}
+
+
+def _media(content: Content) -> list[dict[str, Any]]:
+    media = [_document(p) if isinstance(p, DocumentPart) else _image(p)
+             for p in content.parts if isinstance(p, (DocumentPart, ImagePart))]
+    return [m for m in media if m is not None]
+
+
 def function_response(result: ToolResult) -> dict[str, Any]:
     """``{"functionResponse": {id?, name, response, parts?}}`` answering one call: the call's
     wire id when it had one, and always its name (Gemini matches by both); documents of a
-    content result as ``parts``, its text (describing them too) as the response."""
+    content result as ``parts`` with its images, its text (describing them too) as the
+    response."""
     corr = result.call.correlation
     entry: dict[str, Any] = {}
     call_id = corr.call_id if isinstance(corr, GeminiCorrelation) else result.call.id
@@ -187,9 +208,9 @@ def function_response(result: ToolResult) -> dict[str, Any]:
     entry["name"] = result.call.name
     entry["response"] = _response(result)
     if result.success and isinstance(result.output, Content):
-        documents = [_document(p) for p in result.output.parts if isinstance(p, DocumentPart)]
-        if documents:  # a multimodal response: the files beside the text describing them
-            entry["parts"] = documents
+        media = _media(result.output)
+        if media:  # a multimodal response: the files beside the text describing them
+            entry["parts"] = media
     return {"functionResponse": entry}
 
 

@@ -10,7 +10,14 @@ from gemini_support import D, payload
 from google.genai import types
 
 import toolbridge
-from toolbridge import DocumentPart, TextPart, ToolChoice, ToolDefinition, WireFormatError
+from toolbridge import (
+    DocumentPart,
+    ImagePart,
+    TextPart,
+    ToolChoice,
+    ToolDefinition,
+    WireFormatError,
+)
 from toolbridge.testing import check_dialect
 from toolbridge_gemini import GeminiCorrelation, GeminiDialect, render_declaration, tools_field
 
@@ -82,6 +89,30 @@ def test_a_handler_returning_documents_answers_with_a_multimodal_response() -> N
     assert pdf.inline_data.display_name == "q3.pdf"
     assert notes.inline_data is not None and notes.inline_data.data == b"notes"
     assert linked.file_data is not None and linked.file_data.file_uri.endswith("q3.pdf")
+
+
+def test_a_handler_returning_images_sends_them_as_response_parts() -> None:
+    box = toolbridge.Toolbox()
+
+    @box.tool
+    def get_weather(location: str, days: int = 1, unit: str = "c") -> list[Any]:
+        """The forecast as a chart."""
+        return [TextPart(text=location), ImagePart(url="data:image/png;base64,iVBORw0KGgo="),
+                ImagePart(url="https://example.com/radar.webp?at=noon"),
+                ImagePart(url="https://example.com/chart")]
+
+    body = box.handle(D, payload("generate-content.response.function-calls"))
+    entry = body["contents"][0]["parts"][0]["functionResponse"]
+    assert entry["response"]["output"].startswith("Paris\n[image: data:image/png;base64,")
+    assert entry["parts"] == [  # the address without a media type stays in the text only
+        {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+        {"fileData": {"mimeType": "image/webp",
+                      "fileUri": "https://example.com/radar.webp?at=noon"}}]
+    parsed = content(body["contents"][0]).parts[0].function_response  # type: ignore[index]
+    assert parsed is not None and parsed.parts is not None
+    png, radar = parsed.parts
+    assert png.inline_data is not None and png.inline_data.data == b"\x89PNG\r\n\x1a\n"
+    assert radar.file_data is not None and radar.file_data.mime_type == "image/webp"
 
 
 def test_calls_without_ids_are_answered_by_name_without_an_id(
