@@ -140,12 +140,6 @@ _SDK_HINT = ('Anthropic SDK base URL: {base_url}  '
 
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `MessagesEmulatorOptions`)."""
-    from .emulator import MessagesEmulator
-
-    return MessagesEmulator(**dict(options))
-
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
@@ -155,7 +149,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:MessagesEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:MessagesEmulatorOptions",
+                     f"{__name__}.emulator:MessagesEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

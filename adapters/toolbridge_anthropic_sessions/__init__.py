@@ -111,12 +111,6 @@ def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
     return SessionsConnection(get_dialect(DIALECT), options, tools)
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated service (options: `SessionsEmulatorOptions`)."""
-    from .emulator import SessionsEmulator
-
-    return SessionsEmulator(script=options.script, faults=options.faults)
-
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
@@ -125,7 +119,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:SessionsEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:SessionsEmulatorOptions",
+                     f"{__name__}.emulator:SessionsEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

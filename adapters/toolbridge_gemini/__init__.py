@@ -144,12 +144,6 @@ _SDK_HINT = ('google-genai: genai.Client(api_key="test", '
 
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `GeminiEmulatorOptions`)."""
-    from .emulator import GeminiEmulator
-
-    return GeminiEmulator(**dict(options))
-
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
@@ -159,7 +153,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:GeminiEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:GeminiEmulatorOptions",
+                     f"{__name__}.emulator:GeminiEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

@@ -114,12 +114,6 @@ _SDK_HINT = ('google-genai: genai.Client(api_key="test", http_options={{"base_ur
 
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `InteractionsEmulatorOptions`)."""
-    from .emulator import InteractionsEmulator
-
-    return InteractionsEmulator(**dict(options))
-
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
@@ -129,7 +123,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:InteractionsEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:InteractionsEmulatorOptions",
+                     f"{__name__}.emulator:InteractionsEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

@@ -167,13 +167,6 @@ def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
     return CesConnection(_registered(), options, tools)
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `CesEmulatorOptions`)."""
-    from .emulator import GoogleCesEmulator
-
-    return GoogleCesEmulator(script=options.script, faults=options.faults,
-                             number_style=options.number_style)
-
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
@@ -182,7 +175,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:CesEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:CesEmulatorOptions",
+                     f"{__name__}.emulator:GoogleCesEmulator.from_options",
                      hint='SDK endpoint: {base_url}')]
 
 

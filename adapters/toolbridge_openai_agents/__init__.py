@@ -136,12 +136,6 @@ def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
     return AgentsConnection(_registered(), options, tools)
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `AgentsEmulatorOptions`)."""
-    from .emulator import AgentsEmulator
-
-    return AgentsEmulator(script=options.script, faults=options.faults)
-
 
 def _migration_target(options: dict[str, Any]) -> Any:
     """The migration target for client ``options``."""
@@ -164,7 +158,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:AgentsEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:AgentsEmulatorOptions",
+                     f"{__name__}.emulator:AgentsEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

@@ -155,14 +155,6 @@ def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
     return AssistantsConnection(_registered(), options, tools)
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `AssistantsEmulatorOptions`)."""
-    from .emulator import AssistantsEmulator
-
-    return AssistantsEmulator(script=options.script, faults=options.faults,
-                              poll_after_ms=options.poll_after_ms,
-                              expire_after=options.expire_after)
-
 
 def _migration_source(options: dict[str, Any], *, assistant_ids: Sequence[str] | None = None,
                       thread_ids: Sequence[str] | None = None, wait_runs: float | None = None
@@ -189,7 +181,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:AssistantsEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:AssistantsEmulatorOptions",
+                     f"{__name__}.emulator:AssistantsEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

@@ -119,12 +119,6 @@ _SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
 
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `ChatEmulatorOptions`)."""
-    from .emulator import ChatEmulator
-
-    return ChatEmulator(**dict(options))
-
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
@@ -134,7 +128,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:ChatEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:ChatEmulatorOptions",
+                     f"{__name__}.emulator:ChatEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

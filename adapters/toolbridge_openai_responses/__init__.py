@@ -132,12 +132,6 @@ _SDK_HINT = ('OpenAI SDK base URL: {base_url}/v1  '
 
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated backend (options: `ResponsesEmulatorOptions`)."""
-    from .emulator import ResponsesEmulator
-
-    return ResponsesEmulator(**dict(options))
-
 
 def _token_env(options: dict[str, Any]) -> dict[str, Any]:
     """``token_env=VAR``: a bearer token read from that variable on every request."""
@@ -187,7 +181,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:ResponsesEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:ResponsesEmulatorOptions",
+                     f"{__name__}.emulator:ResponsesEmulator.from_options",
                      hint=_SDK_HINT)]
 
 

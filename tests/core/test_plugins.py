@@ -140,3 +140,12 @@ def test_conversation_of_is_deprecated_on_every_dialect(name: str) -> None:
     assert "conversation_of" not in type(dialect).__dict__
     with pytest.warns(DeprecationWarning, match="ToolCall.conversation"):
         assert dialect.conversation_of({"id": "sess_1"}) == ""
+
+
+def test_a_capability_reference_may_name_a_dotted_attribute() -> None:
+    from toolbridge.plugin._refs import resolve
+    from toolbridge.testing.emulators import Emulator
+
+    assert resolve("toolbridge.testing.emulators:Emulator.from_options") == Emulator.from_options
+    with pytest.raises(AttributeError, match="no_such"):
+        resolve("toolbridge.testing.emulators:Emulator.no_such")

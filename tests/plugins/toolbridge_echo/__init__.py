@@ -88,13 +88,6 @@ def _connect(options: Any, tools: Sequence[ToolDefinition]) -> Connection:
     return EchoConnection(options, tools)
 
 
-def _emulator(options: Any) -> Any:
-    """The emulated echo service (options: `EchoEmulatorOptions`, already parsed)."""
-    from .emulator import EchoEmulator
-
-    return EchoEmulator(script=options.script, faults=options.faults,
-                        require_key=options.require_key)
-
 
 @hookimpl
 def toolbridge_serve_backends() -> list[Serves]:
@@ -103,7 +96,8 @@ def toolbridge_serve_backends() -> list[Serves]:
 
 @hookimpl
 def toolbridge_emulators() -> list[Emulates]:
-    return [Emulates(DIALECT, f"{__name__}.options:EchoEmulatorOptions", _emulator,
+    return [Emulates(DIALECT, f"{__name__}.options:EchoEmulatorOptions",
+                     f"{__name__}.emulator:EchoEmulator.from_options",
                      hint="echo service API: {base_url}/v1/conversations  "
                      "(Authorization: Bearer <any key>)")]
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._faults import Faults, faults_from
 from ._journal import Intake, Journal
 from ._script import Script
 from ._server import ASGIApp, RunningEmulator, instrument, run_app
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Emulator"]
 
@@ -40,6 +43,12 @@ class Emulator(abc.ABC):
         self.journal = Journal()
         self.intake = Intake(lambda: len(self.journal))
         """What the service took (user messages, results), filled where it accepts them."""
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Self:
+        """The emulator made with each option (an `EmulatorOptions`' fields) as the keyword of
+        its name: what ``Emulates(..., "package.emulator:MyEmulator.from_options")`` creates."""
+        return cls(**dict(options))
 
     def messages_received(self) -> dict[str, list[str]]:
         """The user messages the service stored, in order, per conversation (its id): what
