@@ -19,6 +19,7 @@ from typing import Any
 
 import openai
 import pytest
+from approval_items_support import ALONE, MIXED, answers
 from openai.types.beta.agent_session import AgentSession
 from openai.types.beta.agent_session_input_param import (
     SessionInputParamAgentSessionInputMcpApprovalRequestResult as McpResult,
@@ -33,13 +34,6 @@ from toolbridge.serve import aanswer_pending, aconverse
 from toolbridge.testing import emulated_options, emulator
 
 BACKENDS = ["openai-agents", "openai-responses"]
-DELETE = {"name": "delete_user", "arguments": {"id": 7},
-          "approval": {"server": "crm", "message": "Delete user 7?", "output": "user 7 deleted"}}
-ALONE = {"turns": [{"rounds": [[DELETE]], "reply": "done {outputs}"}]}
-MIXED = {"turns": [{"rounds": [[{"name": "lookup", "arguments": {"key": "b"}}, DELETE]],
-                    "reply": "done {outputs}"}]}
-
-
 def toolbox(store: str, runs: list[str] | None = None, **options: Any) -> toolbridge.Toolbox:
     box = toolbridge.Toolbox(store=store, **options)
 
@@ -50,19 +44,6 @@ def toolbox(store: str, runs: list[str] | None = None, **options: Any) -> toolbr
         return f"value of {key}"
 
     return box
-
-
-def answers(emu: Any) -> list[dict[str, Any]]:
-    """Every approval answer the backend received (events or input items)."""
-    found = []
-    for entry in emu.journal.entries("POST"):
-        body = entry.body if isinstance(entry.body, dict) else {}
-        for item in list(body.get("events") or []) + list(
-                body.get("input") if isinstance(body.get("input"), list) else []):
-            if isinstance(item, dict) and item.get("type") in (
-                    "agent.session.input.mcp_approval_request_result", "mcp_approval_response"):
-                found.append(item)
-    return found
 
 
 def check_answers(dialect: str, sent: list[dict[str, Any]]) -> None:

@@ -30,7 +30,7 @@ from temporalio.exceptions import ApplicationError
 from toolbridge import BackendError, ToolCall, ToolResult, UsageError
 from toolbridge.errors import AwaitingApproval, ReplyLostError
 from toolbridge.plugin import Backend, Step, StreamingBackend
-from toolbridge.serve import refuse_late, tool_timeout
+from toolbridge.serve import BackendItems, refuse_late, tool_timeout
 from toolbridge.store import Decision, StoreKey
 from toolbridge.tools import ToolRetry, heartbeats
 
@@ -121,7 +121,8 @@ class Activities:
                                                request.options, request.conversation,
                                                request.cursor)
             try:
-                step = await self._advance(backend, kept, request)
+                step = await self._settle(backend, await self._advance(backend, kept, request),
+                                          request)
                 data = self._data(backend, step, request)
             except asyncio.CancelledError:
                 await backend.aclose()
@@ -172,6 +173,31 @@ class Activities:
                              "backend does not stream")
         return await self._next(backend, skip | {_key(r.call) for r in results})
 
+    async def _settle(self, backend: Backend, step: Step | None, request: ConversationRequest
+                      ) -> Step | None:
+        """A step that waits only on the backend's own approval items is settled as the
+        driver settles it (`BackendItems`: claimed in the store, the decided ones answered
+        once; the decisions the workflow was signalled stored first): the step after them,
+        or an ``awaiting_approval`` one listing the requests that wait."""
+        items = BackendItems(backend, self.toolbox)
+        skip = {(t, i) for t, i in request.submitted}
+        while step is not None and not step.final:
+            pending = backend.dialect.read_calls(step.payload or {})
+            if not pending.unhandled or any(_key(c) not in skip for c in pending.calls):
+                return step
+            approvals, others = items.read(pending.unhandled)
+            if others or not approvals:
+                return step  # `_data` says what else it waits on
+            for approval in approvals:
+                if approval.request_id in request.decisions:
+                    _store_decision(self.toolbox, items.key(approval),
+                                    request.decisions[approval.request_id])
+            following = await items.settle(step, approvals)
+            if following is None and backend.streams:
+                following = await self._next(backend, skip)
+            step = following
+        return step
+
     @staticmethod
     async def _deliver(backend: Backend, message: str | None) -> Step | None:
         """The turn ``message`` started if it arrived (`Backend.sent`), else the turn of
@@ -219,8 +245,10 @@ class Activities:
         if step is None:
             return StepData("unknown", **flags)
         if step.final:
+            waiting = [dict(d) for d in step.detail] if (
+                step.status == "awaiting_approval" and isinstance(step.detail, list)) else []
             return StepData(step.status, reply=step.reply, error=step.error, fresh=step.fresh,
-                            **flags)
+                            waiting=waiting, **flags)
         pending = backend.dialect.read_calls(step.payload or {})
         skip = {(t, i) for t, i in request.submitted}
         if pending.unhandled and all(_key(c) in skip for c in pending.calls):
@@ -246,7 +274,8 @@ class Activities:
         """Answer one call through the pipeline (the store decides whether it runs)."""
         call = ToolCall.model_validate(request.call)
         if request.decision is not None:
-            _store_decision(self.toolbox, call, request.decision)
+            _store_decision(self.toolbox, StoreKey(call.dialect, call.conversation, call.turn,
+                                                   call.id), request.decision)
         async with _heartbeating():
             with heartbeats(_heartbeat_hook()):
                 running = asyncio.ensure_future(
@@ -269,11 +298,14 @@ AWAITING = "AwaitingApproval"
 """The failure type of a call activity whose call waits for a person's decision."""
 
 
-def _store_decision(toolbox: Toolbox, call: ToolCall, decision: Mapping[str, Any]) -> None:
+def _store_decision(toolbox: Toolbox, key: StoreKey, decision: Mapping[str, Any] | None
+                    ) -> None:
     """Store a decision the workflow was signalled, once: a repeated attempt finds it
-    decided (or consumed) already, which is no error."""
-    key = StoreKey(call.dialect, call.conversation, call.turn, call.id)
+    decided (or consumed) already, which is no error; ``None``: decided elsewhere."""
+    if decision is None:
+        return
     try:
         toolbox.approvals.decide(key, Decision(**decision))
     except UsageError as exc:
-        activity.logger.info("call %s: the signalled decision was not stored: %s", call.id, exc)
+        activity.logger.info("call %s: the signalled decision was not stored: %s",
+                             key.call_id, exc)

@@ -68,6 +68,9 @@ class StepData:
     """Names the backend a worker keeps for the next activity (see `_backends`)."""
     partial_submit: bool = False
     lists_pending: bool = True
+    waiting: list[dict[str, Any]] = field(default_factory=list)
+    """``awaiting_approval`` on the backend's own approval items: the requests that wait
+    (``call_id`` — the request id —, ``tool``, ``expires_at``, ...)."""
 
 
 @dataclass
@@ -90,6 +93,9 @@ class ConversationRequest:
     message_key: str = ""
     """``send``/``deliver``: the message's key (`toolbridge.serve.message_key` of the
     workflow id and the turn), the same for the successor of a lost worker."""
+    decisions: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    """Per request id of the backend's approval items: the decision the workflow was
+    signalled (`toolbridge.store.Decision`'s fields; ``None``: taken elsewhere)."""
 
 
 @dataclass

@@ -29,6 +29,7 @@ continues as new between two steps, carrying the turn, the step and the cursor.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import replace
 from datetime import timedelta
@@ -112,10 +113,11 @@ class ConversationWorkflow:
 
     @workflow.signal
     def approval(self, call_id: str, decision: dict[str, Any] | None = None) -> None:
-        """A call waits no more: ``decision`` (a `toolbridge.store.Decision`'s fields, e.g.
-        ``{"kind": "deny", "message": "..."}``) is stored and the call answered again; without
-        one, the call is answered again after a decision taken elsewhere
-        (``toolbox.approvals``, ``toolbridge approvals``)."""
+        """A call (or an approval request of the backend's, by its request id) waits no more:
+        ``decision`` (a `toolbridge.store.Decision`'s fields, e.g. ``{"kind": "deny",
+        "message": "..."}``) is stored and the call answered again; without one, the call is
+        answered again after a decision taken elsewhere (``toolbox.approvals``,
+        ``toolbridge approvals``)."""
         self._decisions[call_id] = decision
 
     @workflow.signal
@@ -153,6 +155,8 @@ class ConversationWorkflow:
                         return self._end("completed")
                     self._status = "sending"
                     step = await self._send(given.messages[c.turn])
+                elif step.status == "awaiting_approval" and step.waiting:
+                    step = await self._backend_approvals(step)
                 elif step.status != "requires_action":
                     c.turn, c.rounds = c.turn + 1, 0
                     if step.reply is not None:
@@ -319,6 +323,28 @@ class ConversationWorkflow:
             raise _Ended("cancelled", "cancelled by a signal while a call awaited approval")
         self._status = "answering"
         return self._decisions.pop(call_id)
+
+    async def _backend_approvals(self, step: StepData) -> StepData:
+        """The backend's own approval items wait: wait for the ``approval`` signal of one of
+        them (or the first request's expiry, after which the store denies it as expired),
+        then ``resume`` with the decisions signalled; the activity answers the decided ones
+        once and reports the step after them (or what still waits)."""
+        self._status = "awaiting_approval"
+        ids = [str(w.get("call_id")) for w in step.waiting]
+        expiries = [float(w["expires_at"]) for w in step.waiting
+                    if w.get("expires_at") is not None]
+        timeout = (None if not expiries
+                   else max(0.0, min(expiries) - workflow.now().timestamp()))
+        with contextlib.suppress(asyncio.TimeoutError):  # expired: the resume's claim
+            await workflow.wait_condition(                # denies it as expired, sends that
+                lambda: self._cancelling or any(i in self._decisions for i in ids),
+                timeout=None if timeout is None else timedelta(seconds=timeout))
+        decisions = {i: self._decisions.pop(i) for i in ids if i in self._decisions}
+        if self._cancelling and not decisions:
+            raise _Ended("cancelled", "cancelled by a signal while the backend's approval "
+                         "requests waited")
+        self._status = "answering"
+        return await self._step_or_end("resume", decisions=decisions)
 
     async def _submit(self, step: StepData, results: list[dict[str, Any]]) -> StepData:
         """Submit the step's results; recover as the driver does when that fails."""

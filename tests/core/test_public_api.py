@@ -71,8 +71,8 @@ EXPECTED: dict[str, set[str]] = {
         "transport_error", "transport_failure",
     },
     "toolbridge.serve": {
-        "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
-        "Status", "Transcript", "TranscriptEntry", "Worker", "aanswer_pending", "aconverse",
+        "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "BackendItems", "DriverSettings",
+        "EntryKind", "Job", "Status", "Transcript", "TranscriptEntry", "Worker", "aanswer_pending", "aconverse",
         "answer_pending", "converse", "hold", "message_key", "refuse_late", "results_key",
         "tool_timeout",
     },

@@ -7,10 +7,12 @@ conversations of one backend at once. The in-memory double of the Backend seam i
 `toolbridge.testing.ScriptedBackend`. Checkpoints live in the result store's records under
 `CHECKPOINTS`. `refuse_late` and `tool_timeout` are the deadline rule the driver applies (the
 Temporal fleet applies it too); `message_key` and `results_key` the one key rule (what a
-backend's idempotency keys derive from).
+backend's idempotency keys derive from); `BackendItems` settles a backend's own approval
+items through the store (the driver's and the fleet's one way).
 """
 
 from .._lazy import moved_attributes as _moved_attributes
+from ._approvals import BackendItems
 from ._checkpoints import NAMESPACE as CHECKPOINTS
 from ._deadline import refuse_late, tool_timeout
 from ._driver import aanswer_pending, aconverse, answer_pending, converse, hold
@@ -20,7 +22,8 @@ from ._transcript import EntryKind, Status, Transcript, TranscriptEntry
 from ._worker import Job, Worker
 
 __all__ = [
-    "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "DriverSettings", "EntryKind", "Job",
+    "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "BackendItems", "DriverSettings",
+    "EntryKind", "Job",
     "Status", "Transcript", "TranscriptEntry", "Worker", "aanswer_pending", "aconverse",
     "answer_pending", "converse", "hold", "message_key", "refuse_late", "results_key",
     "tool_timeout",

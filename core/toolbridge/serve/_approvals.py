@@ -68,11 +68,15 @@ def keeps(final: Step) -> bool:
 
 
 class BackendItems:
-    """A conversation's approval items asked by its backend, kept in the toolbox's store."""
+    """A conversation's approval items asked by its backend, kept in the toolbox's store:
+    `read` finds them among a step's unhandled actions, `settle` claims them and sends the
+    decided ones' answers once (`key` names the call each is stored as); each answer sent is
+    a note in ``transcript`` when given."""
 
     __slots__ = ("_backend", "_items", "_toolbox", "_transcript")
 
-    def __init__(self, backend: Backend, toolbox: Toolbox, transcript: Transcript) -> None:
+    def __init__(self, backend: Backend, toolbox: Toolbox,
+                 transcript: Transcript | None = None) -> None:
         self._backend = backend
         self._toolbox = toolbox
         self._transcript = transcript
@@ -101,7 +105,7 @@ class BackendItems:
             return Step("incomplete", error=f"the backend asks for approvals, which need a "
                         f"result store that keeps them, not {what}",
                         detail=[dict(a.item) for a in approvals])
-        keys = [self._key(a) for a in approvals]
+        keys = [self.key(a) for a in approvals]
         batch = tuple(a.request_id for a in approvals)
         calls = [StoreCall(k, a.tool, _arguments(a), ApprovalRequest.of(
             k, a.tool, _arguments(a), origin="backend", batch=batch,
@@ -137,7 +141,8 @@ class BackendItems:
         return Step("incomplete", error=f"the backend still lists approval requests; {why}",
                     detail=[dict(a.item) for a in approvals])
 
-    def _key(self, approval: BackendApproval) -> StoreKey:
+    def key(self, approval: BackendApproval) -> StoreKey:
+        """The store key of ``approval``'s call: (dialect, conversation, turn, request id)."""
         return StoreKey(self._backend.dialect.name, self._backend.conversation, approval.turn,
                         approval.request_id)
 
@@ -177,6 +182,8 @@ class BackendItems:
             None if d.kind == "approve" else d.message or "denied"))
             for _, key, owner, d in decided]
         await _io(store, lambda: store.write(completed=done))
+        if self._transcript is None:
+            return following
         for (approval, _, _, decision), answer in zip(decided, answers, strict=True):
             said = "approved" if decision.kind == "approve" else (
                 f"denied: {decision.message}" if decision.message else "denied")
