@@ -10,14 +10,12 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError
 from toolbridge.http import (
     Call,
-    Drain,
     Flow,
-    Pause,
     RetryPolicy,
     Secret,
+    assembled,
     json_object,
     raise_for_backend,
 )
@@ -100,15 +98,6 @@ def _decode(response: httpx.Response) -> dict[str, Any]:
     return json_object(response, DIALECT)
 
 
-def _collect(assembler: MessageAssembler, on_event: OnEvent) -> Callable[[Any], bool]:
-    def take(event: Any) -> bool:
-        assembler.feed(event)
-        if on_event is not None:
-            on_event(event)
-        return False
-
-    return take
-
 
 class MessagesCalls:
     """The calls and flows of both clients (they send them; `config` says where)."""
@@ -124,15 +113,9 @@ class MessagesCalls:
 
     def _stream_message(self, on_event: OnEvent, body: Mapping[str, Any]
                         ) -> Flow[dict[str, Any]]:
-        retry = self.config.retry
-        for attempt in range(1, retry.max_attempts + 1):
-            assembler = MessageAssembler()
-            yield Drain(self._stream(body), MessageEvents(), _collect(assembler, on_event))
-            if assembler.finished:
-                return assembler.message()
-            yield Pause(retry.delay(attempt, None))
-        raise BackendError(f"{DIALECT}: the stream broke off {retry.max_attempts} times "
-                           "before the message finished")
+        return (yield from assembled(self._stream(body), MessageEvents, MessageAssembler,
+                                     MessageAssembler.message, self.config.retry,
+                                     f"{DIALECT}: the message", on_event))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.config!r}>"

@@ -11,15 +11,13 @@ from urllib.parse import quote
 
 import httpx
 
-from toolbridge import BackendError
 from toolbridge.http import (
     Call,
-    Drain,
     Flow,
     JsonEvents,
-    Pause,
     RetryPolicy,
     Secret,
+    assembled,
     json_object,
     raise_for_backend,
 )
@@ -121,16 +119,6 @@ class ResponseAssembler:
         return {"candidates": [candidate], **self.head}
 
 
-def _collect(assembler: ResponseAssembler, on_chunk: OnChunk
-             ) -> Callable[[dict[str, Any]], bool]:
-    def take(chunk: dict[str, Any]) -> bool:
-        assembler.feed(chunk)
-        if on_chunk is not None:
-            on_chunk(chunk)
-        return False
-
-    return take
-
 
 def _model_path(model: str, method: str) -> str:
     name = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
@@ -151,16 +139,9 @@ class GeminiCalls:
 
     def _stream_response(self, model: str, on_chunk: OnChunk, body: Mapping[str, Any]
                          ) -> Flow[dict[str, Any]]:
-        retry = self.config.retry
-        for attempt in range(1, retry.max_attempts + 1):
-            assembler = ResponseAssembler()
-            yield Drain(self._stream(model, body), chunks_reader(),
-                        _collect(assembler, on_chunk))
-            if assembler.finished:
-                return assembler.response()
-            yield Pause(retry.delay(attempt, None))
-        raise BackendError(f"{DIALECT}: the stream broke off {retry.max_attempts} "
-                           "times before the response finished")
+        return (yield from assembled(self._stream(model, body), chunks_reader,
+                                     ResponseAssembler, ResponseAssembler.response,
+                                     self.config.retry, f"{DIALECT}: the response", on_chunk))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.config!r}>"

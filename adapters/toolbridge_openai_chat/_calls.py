@@ -10,15 +10,14 @@ from typing import Any
 
 import httpx
 
-from toolbridge import BackendError, UsageError
+from toolbridge import UsageError
 from toolbridge.http import (
     Call,
-    Drain,
     Flow,
     JsonEvents,
-    Pause,
     RetryPolicy,
     Secret,
+    assembled,
     json_object,
     raise_for_backend,
 )
@@ -116,15 +115,6 @@ def chunks_reader() -> JsonEvents:
     return JsonEvents(DIALECT, "<chunk>")
 
 
-def _collect(assembler: ChunkAssembler, on_chunk: OnChunk) -> Callable[[dict[str, Any]], bool]:
-    def take(chunk: dict[str, Any]) -> bool:
-        assembler.feed(chunk)
-        if on_chunk is not None:
-            on_chunk(chunk)
-        return False
-
-    return take
-
 
 class ChatCalls:
     """The calls and flows of both clients (they send them; `config` says where)."""
@@ -140,15 +130,9 @@ class ChatCalls:
 
     def _stream_completion(self, on_chunk: OnChunk, body: Mapping[str, Any]
                            ) -> Flow[dict[str, Any]]:
-        retry = self.config.retry
-        for attempt in range(1, retry.max_attempts + 1):
-            assembler = ChunkAssembler()
-            yield Drain(self._stream(body), chunks_reader(), _collect(assembler, on_chunk))
-            if assembler.finished:
-                return assembler.completion()
-            yield Pause(retry.delay(attempt, None))
-        raise BackendError(f"{DIALECT}: the stream broke off {retry.max_attempts} "
-                           "times before the completion finished")
+        return (yield from assembled(self._stream(body), chunks_reader, ChunkAssembler,
+                                     ChunkAssembler.completion, self.config.retry,
+                                     f"{DIALECT}: the completion", on_chunk))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.config!r}>"

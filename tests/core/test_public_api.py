@@ -64,7 +64,7 @@ EXPECTED: dict[str, set[str]] = {
     },
     "toolbridge.http": {
         "AsyncSender", "Call", "Drain", "Emit", "Endpoint", "Flow", "Open", "Pause", "Reader",
-        "Relay", "Sender", "Network", "JsonEvents",
+        "Relay", "Sender", "Network", "JsonEvents", "Assembler", "assembled",
         "aread_events", "read_events",
         "RetryPolicy", "SSEDecoder", "Secret", "asend_with_retries", "exclusive_transport",
         "json_object", "raise_for_backend", "redact_text", "redact_url", "send_with_retries",

@@ -9,7 +9,19 @@ What a dialect author's client imports. httpx is imported on first use, not by t
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text, redact_url
-from ._calls import Call, Drain, Emit, Endpoint, Flow, Open, Pause, Reader, Relay
+from ._calls import (
+    Assembler,
+    Call,
+    Drain,
+    Emit,
+    Endpoint,
+    Flow,
+    Open,
+    Pause,
+    Reader,
+    Relay,
+    assembled,
+)
 from ._retries import (
     RetryPolicy,
     Secret,
@@ -28,6 +40,7 @@ if TYPE_CHECKING:
     from ._transport import exclusive_transport
 
 __all__ = [
+    "Assembler",
     "AsyncSender",
     "Call",
     "Drain",
@@ -45,6 +58,7 @@ __all__ = [
     "Secret",
     "Sender",
     "aread_events",
+    "assembled",
     "asend_with_retries",
     "exclusive_transport",
     "json_object",

@@ -21,12 +21,13 @@ from ._retries import RetryPolicy
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Call", "Drain", "Emit", "Endpoint", "Flow", "Open", "Pause", "Reader", "Relay",
-           "Step"]
+__all__ = ["Assembler", "Call", "Drain", "Emit", "Endpoint", "Flow", "Open", "Pause", "Reader",
+           "Relay", "Step", "assembled"]
 
 T = TypeVar("T")
 E = TypeVar("E")
 E_co = TypeVar("E_co", covariant=True)
+E_contra = TypeVar("E_contra", contravariant=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +117,46 @@ Step = Call[Any] | Pause | Drain[Any] | Open[Any] | Relay | Emit
 Flow = Generator[Step, Any, T]
 """An operation of several requests: yields steps, is sent each one's outcome, returns T (an
 event flow, which `Sender.iterate` runs, hands values to its consumer as it goes)."""
+
+
+class Assembler(Protocol[E_contra]):
+    """Builds one answer of a stream's events (`assembled`)."""
+
+    @property
+    def finished(self) -> bool:
+        """The answer is whole: its last event was fed."""
+
+    def feed(self, event: E_contra) -> None:
+        """Take the stream's next event."""
+
+
+A = TypeVar("A", bound=Assembler[Any])
+
+
+def assembled(call: Call[Any], reader: Callable[[], Reader[E]], assembler: Callable[[], A],
+              finish: Callable[[A], T], retry: RetryPolicy, what: str,
+              on_event: Callable[[E], None] | None = None) -> Flow[T]:
+    """A flow streaming ``call`` into a new ``assembler()`` (each event fed to it, then given
+    to ``on_event``) and returning ``finish(assembler)``; a stream that ends before the
+    assembler is `finished` is sent again from the start after ``retry``'s delay, and after
+    ``retry.max_attempts`` such ends a `toolbridge.BackendError` names ``what``."""
+    from ..errors import BackendError
+
+    for attempt in range(1, retry.max_attempts + 1):
+        built = assembler()
+
+        def take(event: E, built: A = built) -> bool:
+            built.feed(event)
+            if on_event is not None:
+                on_event(event)
+            return False
+
+        yield Drain(call, reader(), take)
+        if built.finished:
+            return finish(built)
+        yield Pause(retry.delay(attempt, None))
+    raise BackendError(f"{what}: the stream broke off {retry.max_attempts} times before it "
+                       "finished")
 
 
 class Endpoint(Protocol):
