@@ -141,3 +141,33 @@ def check_output(item: dict[str, Any], at: str) -> None:
                        f"maximum length {MAX_OUTPUT_CHARS}, but got a string with length "
                        f"{len(output)} instead.", param=f"{at}.output",
                        code="string_above_max_length")
+    if isinstance(output, list):
+        for p, part in enumerate(output):
+            check_output_part(part, f"{at}.output[{p}]")
+
+
+_PART_SOURCES = {"input_text": ("text",), "input_image": ("image_url", "file_id"),
+                 "input_file": ("file_data", "file_id", "file_url")}
+"""Each output part's type, and the fields of which it needs one (a string)."""
+
+
+def check_output_part(part: Any, at: str) -> None:
+    """One part of a ``function_call_output``'s array: ``input_text`` (``text``),
+    ``input_image`` (``image_url`` or ``file_id``), ``input_file`` (``file_data`` with its
+    ``filename``, ``file_id`` or ``file_url``); else the 400."""
+    if not isinstance(part, dict):
+        raise wrong_type(at, "an object", part)
+    kind = part.get("type")
+    sources = _PART_SOURCES.get(kind) if isinstance(kind, str) else None
+    if sources is None:
+        raise ApiError(400, f"Invalid value: {kind!r}. Supported values are: 'input_text', "
+                       "'input_image', and 'input_file'.", param=f"{at}.type",
+                       code="invalid_value")
+    given = [key for key in sources if key in part]
+    if not given:
+        raise missing(f"{at}.{sources[0]}")
+    for key in given:
+        if not isinstance(part[key], str):
+            raise wrong_type(f"{at}.{key}", "a string", part[key])
+    if "file_data" in given and not isinstance(part.get("filename"), str):
+        raise missing(f"{at}.filename")

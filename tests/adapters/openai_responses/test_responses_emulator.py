@@ -64,6 +64,31 @@ def test_missing_and_unknown_outputs_get_the_real_errors(http: Any,
     assert error["code"] == "string_above_max_length" and error["param"] == "input[0].call_id"
 
 
+@pytest.mark.parametrize(("part", "param", "message"), [
+    ({"type": "output_text", "text": "x"}, "input[0].output[1].type", "Supported values are"),
+    ("x", "input[0].output[1]", "expected an object"),
+    ({"type": "input_image"}, "input[0].output[1].image_url", "Missing required parameter"),
+    ({"type": "input_text", "text": 7}, "input[0].output[1].text", "expected a string"),
+    ({"type": "input_file", "file_data": "data:application/pdf;base64,JVBE"},
+     "input[0].output[1].filename", "Missing required parameter"),
+])
+def test_an_output_part_the_service_does_not_take_is_a_400_naming_it(
+        http: Any, toolbox: toolbridge.Toolbox, part: Any, param: str, message: str) -> None:
+    client, _ = http
+    first = client.post("/responses", json={"model": "m", "input": "x",
+                                            "tools": _tools(toolbox)}).json()
+    good = {"type": "input_image", "image_url": "https://example.com/a.png"}
+    outputs = [{"type": "function_call_output", "call_id": i["call_id"],
+                "output": [good, part]} for i in first["output"]]
+    error = _error(client.post("/responses", json={
+        "model": "m", "previous_response_id": first["id"], "input": outputs}), 400, message)
+    assert error["param"] == param
+    outputs = [{**o, "output": [good, {"type": "input_text", "text": "ok"}]} for o in outputs]
+    taken = client.post("/responses", json={"model": "m", "previous_response_id": first["id"],
+                                            "input": outputs})
+    assert taken.status_code == 200, taken.text
+
+
 def test_a_conversation_refuses_a_second_answer_to_one_call(
         http: Any, toolbox: toolbridge.Toolbox) -> None:
     client, _ = http
