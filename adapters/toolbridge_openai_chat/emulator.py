@@ -21,7 +21,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from toolbridge.testing import ScriptError
-from toolbridge.testing.emulators import Emulator, ScriptedModel, sse_frames, strict_schema_problem
+from toolbridge.testing.emulators import (
+    Emulator,
+    ScriptedModel,
+    sse_frames,
+    strict_schema_problem,
+    wrong_type,
+)
 from toolbridge.testing.emulators import OpenAIApiError as ApiError
 from toolbridge.testing.emulators import missing_parameter as missing
 
@@ -92,6 +98,23 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _check_tool_content(content: Any, at: str) -> None:
+    """A tool message's content: a string or an array of text parts (the only part type a
+    tool message takes); else the 400."""
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise wrong_type(at, "a string or an array", content)
+    for p, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise wrong_type(f"{at}[{p}]", "an object", part)
+        if part.get("type") != "text":
+            raise ApiError(400, f"Invalid value: {part.get('type')!r}. Supported values are: "
+                           "'text'.", param=f"{at}[{p}].type", code="invalid_value")
+        if not isinstance(part.get("text"), str):
+            raise wrong_type(f"{at}[{p}].text", "a string", part.get("text"))
+
+
 def _replay(model: ScriptedModel, messages: Any) -> None:
     """Check the message sequence as the service does, and replay it through ``model``."""
     if not isinstance(messages, list) or not messages:
@@ -113,6 +136,7 @@ def _replay(model: ScriptedModel, messages: Any) -> None:
                                "response to a preceding message with 'tool_calls'.",
                                param=f"messages.[{i}].role")
             waiting.remove(call_id)
+            _check_tool_content(message["content"], f"messages[{i}].content")
             model.record(_text(message["content"]) if isinstance(message["content"], list)
                          else message["content"])
             continue

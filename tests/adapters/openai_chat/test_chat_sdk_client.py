@@ -170,6 +170,17 @@ def test_the_emulator_refuses_what_the_service_refuses(emu: Any,
         ok = http.post("/chat/completions", json={"model": "m", "messages": history,
                                                   "tools": payload("openai-chat.tools")})
         assert ok.status_code == 200 and check_model(ok.json(), ChatCompletion) == []
+        tool = next(i for i, m in enumerate(history) if m["role"] == "tool")
+        for content, param in [([{"type": "image_url", "image_url": {"url": "x"}}], "[0].type"),
+                               ([{"type": "text", "text": 7}], "[0].text"), (7, "")]:
+            bad = [*history[:tool], {**history[tool], "content": content}, *history[tool + 1:]]
+            answer = http.post("/chat/completions", json={"model": "m", "messages": bad})
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["error"]["param"] == f"messages[{tool}].content{param}"
+        parts = [*history[:tool], {**history[tool], "content": [{"type": "text", "text": "1"}]},
+                 *history[tool + 1:]]
+        assert http.post("/chat/completions", json={"model": "m", "messages": parts}
+                         ).status_code == 200
 
 
 def test_client_configuration_and_secrets() -> None:
