@@ -279,6 +279,40 @@ def _check_part(part: Any, at: str) -> None:
                                "empty.")
             if value.get("args") is not None and not isinstance(value["args"], dict):
                 raise ApiError(400, f"Invalid value at '{where}.args': expected an object")
+        else:
+            _check_response_parts(value.get("parts"), f"{where}.parts")
+
+
+_MEDIA = {"inlineData": ("mimeType", "data"), "fileData": ("mimeType", "fileUri")}
+"""A ``FunctionResponsePart``'s kinds, and the string fields each needs."""
+
+
+def _check_response_parts(parts: Any, at: str) -> None:
+    """A ``functionResponse``'s ``parts``: absent, or a list of ``FunctionResponsePart``
+    objects, each one ``inlineData`` (``mimeType``, base64 ``data``) or ``fileData``
+    (``mimeType``, ``fileUri``)."""
+    if parts is None:
+        return
+    if not isinstance(parts, list):
+        raise ApiError(400, f"Invalid value at '{at}': expected a list")
+    for k, part in enumerate(parts):
+        where = f"{at}[{k}]"
+        kinds = [kind for kind in _MEDIA if isinstance(part, dict) and kind in part]
+        if len(kinds) != 1:
+            raise ApiError(400, f"Invalid value at '{where}': a FunctionResponsePart holds "
+                           "one of inlineData, fileData")
+        media = part[kinds[0]]
+        for name in _MEDIA[kinds[0]]:
+            if not isinstance(media, dict) or not isinstance(media.get(name), str) or not (
+                    media.get(name)):
+                raise ApiError(400, f"* GenerateContentRequest.{where}.{kinds[0]}.{name}: "
+                               "required field is not set.")
+        if kinds[0] == "inlineData":
+            try:
+                base64.b64decode(media["data"], validate=True)
+            except ValueError:
+                raise ApiError(400, f"Invalid value at '{where}.inlineData.data' (TYPE_BYTES), "
+                               "Base64 decoding failed") from None
 
 
 def _check_signature(parts: list[Any], at: str) -> None:

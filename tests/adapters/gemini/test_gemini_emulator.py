@@ -206,3 +206,33 @@ def test_malformed_parts_sent_back_are_refused_not_crashed_on(
                         json={"contents": [{"role": "user", "parts": [{"text": "Weather?"}]},
                                            model, reply]})
     assert answer.status_code == 400 and answer.json()["error"]["status"] == "INVALID_ARGUMENT"
+
+
+@pytest.mark.parametrize(("parts", "message"), [
+    ({"inlineData": {}}, "parts': expected a list"),
+    ([{"inlineData": {"mimeType": "image/png"}}], "parts[0].inlineData.data"),
+    ([{"inlineData": {"mimeType": "image/png", "data": "%%"}}], "Base64 decoding failed"),
+    ([{"fileData": {"fileUri": "https://x/a.png"}}], "parts[0].fileData.mimeType"),
+    ([{"text": "x"}], "one of inlineData, fileData"),
+])
+def test_function_response_parts_are_checked_as_the_api_checks_them(
+        emu: Any, parts: Any, message: str) -> None:
+    client = sdk(emu.base_url)
+    _, response = ask(client)
+    model = response.candidates[0].content.model_dump(mode="json", by_alias=True,  # type: ignore[index, union-attr]
+                                                      exclude_none=True)
+    reply = answers(response).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def send(parts: Any) -> httpx.Response:
+        reply["parts"][0]["functionResponse"]["parts"] = parts
+        return httpx.post(f"{emu.base_url}/v1/models/{MODEL}:generateContent",
+                          headers={"x-goog-api-key": "k"},
+                          json={"contents": [{"role": "user", "parts": [{"text": "Weather?"}]},
+                                             model, reply]})
+
+    refused = send(parts)
+    assert refused.status_code == 400 and message in refused.json()["error"]["message"], (
+        refused.text)
+    assert emu.state.results_received() == []
+    taken = send([{"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}])
+    assert taken.status_code == 200, taken.text
