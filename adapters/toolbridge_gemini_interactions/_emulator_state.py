@@ -4,6 +4,7 @@ interaction continues a copy of it, so a create sent twice branches as the real 
 
 from __future__ import annotations
 
+import base64
 import copy
 import threading
 import time
@@ -101,6 +102,36 @@ def _text_of(content: Any) -> str:
         content = [content]
     return "".join(str(p.get("text", "")) for p in content or []
                    if isinstance(p, dict) and p.get("type") == "text")
+
+
+_MEDIA_KINDS = ("image", "audio", "document", "video")
+
+
+def _check_result_parts(parts: list[Any], at: str) -> None:
+    """A ``function_result``'s list of parts: ``text`` (``text``) or a media part (``image``,
+    ``audio``, ``document``, ``video``: base64 ``data`` with its ``mime_type``, or ``uri``)."""
+    for k, part in enumerate(parts):
+        where = f"{at}[{k}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                raise ApiError(400, f"Invalid value at '{where}.text': expected a string")
+            continue
+        if kind == "function":  # a part of the SDK's union whose rules we do not know
+            continue
+        if kind not in _MEDIA_KINDS:
+            raise ApiError(400, f"Invalid value at '{where}.type': expected one of text, "
+                           f"function, {', '.join(_MEDIA_KINDS)}")
+        if isinstance(part.get("uri"), str) and part["uri"]:
+            continue
+        if not isinstance(part.get("data"), str) or not isinstance(part.get("mime_type"), str):
+            raise ApiError(400, f"Invalid value at '{where}': a {kind} part needs data with "
+                           "its mime_type, or a uri")
+        try:
+            base64.b64decode(part["data"], validate=True)
+        except ValueError:
+            raise ApiError(400, f"Invalid value at '{where}.data': Base64 decoding "
+                           "failed") from None
 
 
 class EmulatedService:
@@ -221,6 +252,8 @@ class EmulatedService:
                                    "which the previous interaction does not wait for")
                 del waiting[call_id]
                 output = step["result"]
+                if isinstance(output, list):
+                    _check_result_parts(output, f"input[{i}].result")
                 results.append((call_id, _text_of(output) if isinstance(output, list)
                                 else output))
             elif kind == "user_input":

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from google import genai
 from google.genai._interactions_errors import APIStatusError  # what the SDK raises
@@ -102,6 +103,31 @@ def test_the_service_refuses_what_it_should(emu: Any, toolbox: toolbridge.Toolbo
         sdk.interactions.get("v1_missing")
     assert unknown.value.status_code == 404
     assert emu.state.results_received() == []  # nothing refused was taken
+
+
+@pytest.mark.parametrize(("part", "message"), [
+    ({"type": "thought", "text": "x"}, "result[1].type"),
+    ({"type": "text", "text": 7}, "result[1].text"),
+    ({"type": "image", "data": "iVBORw0KGgo="}, "needs data with its mime_type"),
+    ({"type": "document", "data": "%%", "mime_type": "application/pdf"}, "Base64"),
+])
+def test_result_parts_are_checked_as_the_service_checks_them(
+        emu: Any, toolbox: toolbridge.Toolbox, part: dict[str, Any], message: str) -> None:
+    sdk = client(emu)
+    tools = toolbox.definitions(D)
+    first = sdk.interactions.create(model="m", tools=tools, input="hi")
+    body = toolbox.handle(D, first)
+    good = {"type": "image", "uri": "https://example.com/a.png"}
+    bad = [{**step, "result": [good, part]} for step in body["input"]]
+    refused = httpx.post(f"{emu.base_url}/v1beta/interactions", headers={
+        "x-goog-api-key": "test-key"}, json={"model": "m", "tools": tools,
+                                             "previous_interaction_id": first.id, "input": bad})
+    assert refused.status_code == 400 and message in refused.text, refused.text
+    assert emu.state.results_received() == []
+    fine = [{**step, "result": [good, {"type": "text", "text": "ok"}]} for step in body["input"]]
+    done = sdk.interactions.create(model="m", tools=tools, previous_interaction_id=first.id,
+                                   input=fine)
+    assert done.status == "completed"
 
 
 def test_without_a_key_the_service_refuses(emu: Any) -> None:
