@@ -73,8 +73,8 @@ EXPECTED: dict[str, set[str]] = {
     "toolbridge.serve": {
         "CHECKPOINTS", "DEFAULT_RECOVERY", "AnswerReport", "BackendItems", "DriverSettings",
         "EntryKind", "Job", "Status", "Transcript", "TranscriptEntry", "Worker",
-        "aanswer_pending", "aconverse", "answer_pending", "converse", "hold", "message_key", "refuse_late", "results_key",
-        "tool_timeout",
+        "aanswer_pending", "aconverse", "answer_pending", "converse", "hold", "message_key",
+        "refuse_late", "results_key", "tool_timeout",
     },
     "toolbridge.emulation": set(),  # deprecated: every name moved (test_deprecated_paths.py)
     "toolbridge.migration": {
