@@ -55,15 +55,20 @@ def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-async def _hold(temporal: Client, box: toolbridge.Toolbox, decide: Any) -> Outcome:
+async def _hold(temporal: Client, box: toolbridge.Toolbox, decide: Any, *,
+                dialect: str = DIALECT, script: dict[str, Any] = SCRIPT,
+                message: str = "go") -> tuple[Outcome, list[Any]]:
+    """Hold a conversation until one request waits (``awaiting_approval``, nothing run or
+    answered for it), let ``decide`` decide it; the outcome and the approval answers the
+    backend received."""
     queue = f"q-{uuid.uuid4().hex}"
-    with emulator(DIALECT, script=SCRIPT) as emu:
-        given = emulated_options(DIALECT, emu.base_url).model_dump(
+    with emulator(dialect, script=script) as emu:
+        given = emulated_options(dialect, emu.base_url).model_dump(
             mode="json", exclude_unset=True, exclude={"api_key"})
         running, activities = worker(temporal, queue, box,
-                                     dialect_options={DIALECT: {"api_key": "emulator"}})
+                                     dialect_options={dialect: {"api_key": "emulator"}})
         async with running:
-            handle = await serve(temporal, DIALECT, messages=["go"], options=given,
+            handle = await serve(temporal, dialect, messages=[message], options=given,
                                  task_queue=queue, settings=FAST)
             for _ in range(600):
                 progress = await handle.query("progress", result_type=Progress)
@@ -72,11 +77,12 @@ async def _hold(temporal: Client, box: toolbridge.Toolbox, decide: Any) -> Outco
                 await asyncio.sleep(0.05)
             assert progress.status == "awaiting_approval", progress
             [request] = box.approvals.pending()
-            assert fleet_toolbox.entries("charge") == []  # waiting: nothing ran
+            assert fleet_toolbox.entries("charge") == [] and answers(emu) == []  # waiting
             await decide(handle, box, request)
             outcome = await asyncio.wait_for(handle.result(), 60)
+            sent = answers(emu)
         await activities.aclose()
-    return outcome
+    return outcome, sent
 
 
 async def test_the_signal_carries_the_decision(temporal: Client, ledger: Path,
@@ -86,7 +92,7 @@ async def test_the_signal_carries_the_decision(temporal: Client, ledger: Path,
     async def approve(handle: Any, box: toolbridge.Toolbox, request: Any) -> None:
         await handle.signal("approval", args=[request.key.call_id, {"kind": "approve"}])
 
-    outcome = await _hold(temporal, box, approve)
+    outcome, _ = await _hold(temporal, box, approve)
     assert outcome.status == "completed", outcome
     assert "charged 3" in outcome.replies[0], outcome.replies
     assert len(fleet_toolbox.entries("charge")) == 1 and len(fleet_toolbox.entries("lookup")) == 1
@@ -100,65 +106,26 @@ async def test_a_decision_taken_elsewhere_then_signalled(temporal: Client, ledge
         box.approvals.deny(request, "charges need a ticket")
         await handle.signal("approval", args=[request.key.call_id])
 
-    outcome = await _hold(temporal, box, deny)
+    outcome, _ = await _hold(temporal, box, deny)
     assert outcome.status == "completed", outcome
     assert "charges need a ticket" in outcome.replies[0], outcome.replies
     assert fleet_toolbox.entries("charge") == []
 
 
 # ---------------------------------------------------------------- the backends' own items
-def items_toolbox(store: str) -> toolbridge.Toolbox:
-    box = toolbridge.Toolbox(store=store)
-
-    @box.tool
-    def lookup(key: str, context: ToolContext) -> str:
-        """Look a key up."""
-        fleet_toolbox.write("lookup", context.call_id)
-        return f"value of {key}"
-
-    return box
-
-
-async def _hold_items(temporal: Client, dialect: str, script: dict[str, Any],
-                      box: toolbridge.Toolbox, decide: Any) -> tuple[Outcome, list[Any]]:
-    """A conversation whose backend asks approval for an MCP call: the workflow waits
-    (``awaiting_approval``, nothing answered), ``decide`` decides; the outcome and the
-    approval answers the backend received."""
-    queue = f"q-{uuid.uuid4().hex}"
-    with emulator(dialect, script=script) as emu:
-        given = emulated_options(dialect, emu.base_url).model_dump(
-            mode="json", exclude_unset=True, exclude={"api_key"})
-        running, activities = worker(temporal, queue, box,
-                                     dialect_options={dialect: {"api_key": "emulator"}})
-        async with running:
-            handle = await serve(temporal, dialect, messages=["remove user 7"], options=given,
-                                 task_queue=queue, settings=FAST)
-            for _ in range(600):
-                progress = await handle.query("progress", result_type=Progress)
-                if progress.status == "awaiting_approval":
-                    break
-                await asyncio.sleep(0.05)
-            assert progress.status == "awaiting_approval", progress
-            [request] = box.approvals.pending()
-            assert (request.origin, request.tool) == ("backend", "delete_user")
-            assert answers(emu) == []  # nothing answered for the person
-            await decide(handle, box, request)
-            outcome = await asyncio.wait_for(handle.result(), 60)
-            sent = answers(emu)
-        await activities.aclose()
-    return outcome, sent
-
-
 @pytest.mark.parametrize("dialect", ["openai-agents", "openai-responses"])
 async def test_a_backend_approval_item_waits_for_its_signal(
         temporal: Client, ledger: Path, tmp_path: Path, dialect: str) -> None:
-    box = items_toolbox(f"sqlite:///{tmp_path / 'store.db'}")
+    box = approving_toolbox(f"sqlite:///{tmp_path / 'store.db'}")
 
     async def approve(handle: Any, box: toolbridge.Toolbox, request: Any) -> None:
+        assert (request.origin, request.tool) == ("backend", "delete_user")
         await handle.signal("approval", args=[request.key.call_id, {"kind": "approve",
                                                                     "by": "ana"}])
 
-    outcome, sent = await _hold_items(temporal, dialect, ALONE, box, approve)
+    outcome, sent = await _hold(temporal, box, approve, dialect=dialect, script=ALONE,
+                                message="remove user 7")
+    assert box.approvals.pending() == []
     assert outcome.status == "completed", outcome
     assert len(sent) == 1 and json.dumps(sent).count("approve") == 1, sent
     assert box.approvals.pending(decided=True) == []  # consumed: answered once
@@ -166,13 +133,15 @@ async def test_a_backend_approval_item_waits_for_its_signal(
 
 async def test_a_backend_approval_denied_elsewhere_then_signalled(
         temporal: Client, ledger: Path, tmp_path: Path) -> None:
-    box = items_toolbox(f"sqlite:///{tmp_path / 'store.db'}")
+    box = approving_toolbox(f"sqlite:///{tmp_path / 'store.db'}")
 
     async def deny(handle: Any, box: toolbridge.Toolbox, request: Any) -> None:
+        assert (request.origin, request.tool) == ("backend", "delete_user")
         box.approvals.deny(request, "users are deleted by the admin team")
         await handle.signal("approval", args=[request.key.call_id])
 
-    outcome, sent = await _hold_items(temporal, "openai-responses", ALONE, box, deny)
+    outcome, sent = await _hold(temporal, box, deny, dialect="openai-responses", script=ALONE,
+                                message="remove user 7")
     assert outcome.status == "completed", outcome
     [answer] = sent
     assert answer["approve"] is False and answer["reason"] == "users are deleted by the admin team"
@@ -181,13 +150,14 @@ async def test_a_backend_approval_denied_elsewhere_then_signalled(
 
 async def test_a_step_with_a_call_and_an_approval_item_answers_the_call_once(
         temporal: Client, ledger: Path, tmp_path: Path) -> None:
-    box = items_toolbox(f"sqlite:///{tmp_path / 'store.db'}")
+    box = approving_toolbox(f"sqlite:///{tmp_path / 'store.db'}")
 
     async def approve(handle: Any, box: toolbridge.Toolbox, request: Any) -> None:
+        assert request.origin == "backend"
         assert len(fleet_toolbox.entries("lookup")) == 1  # the function call was answered
         await handle.signal("approval", args=[request.key.call_id, {"kind": "approve"}])
 
-    outcome, sent = await _hold_items(temporal, "openai-agents", MIXED, box, approve)
+    outcome, sent = await _hold(temporal, box, approve, script=MIXED, message="remove user 7")
     assert outcome.status == "completed", outcome
     assert len(sent) == 1 and len(fleet_toolbox.entries("lookup")) == 1
     assert "value of b" in outcome.replies[0] and "user 7 deleted" in outcome.replies[0]
