@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 
 WORKER = Path(__file__).parent / "workers" / "crash_worker.py"
-KILLS = 30
+KILLS = int(os.environ.get("TOOLBRIDGE_CRASH_KILLS", "30"))
+"""Kills per store (``TOOLBRIDGE_CRASH_KILLS``: more, for a stable measured rate)."""
 BOUND = 0.25
 """Calls marked started whose handler never began, per kill, at most."""
 EFFECT_SECONDS = "0.1"
