@@ -106,12 +106,6 @@ class AdvisoryLocks:
         with self._guard:
             self._later.extend(locks)
 
-    def flush(self) -> None:
-        """Drop the locks left for later now."""
-        if self._later:
-            with self._guard:
-                self._unlock_later()
-
     def forget(self) -> None:
         """The lock connection is closed: its session's locks are gone."""
         with self._guard:
