@@ -163,6 +163,40 @@ def test_a_started_call_is_running_while_its_lock_is_held(
     assert store.complete(KEY, claim.owner, StoredResult(True, "reconciled"))
 
 
+def test_a_result_stored_with_a_mark_keeps_its_lock_until_the_next_lock_work(
+    store: PostgresStore, store_url: str, pg_url: str
+) -> None:
+    """The mark's thread runs its handler next: no unlock round trip between the two. A call
+    whose result is committed is answered from its row, so its lock held a little longer
+    changes no answer."""
+    import psycopg
+
+    from toolbridge.store import StoreCall, StoreCompletion
+    from toolbridge.store._postgres_locks import LOCKED, lock_halves, lock_id
+
+    def locked(key: StoreKey) -> bool:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            row = conn.execute(LOCKED, lock_halves(lock_id(store.table, *key))).fetchone()
+        return bool(row and row[0])
+
+    done, marked = KEY, KEY._replace(call_id="call-2")
+    claims = store.claim([StoreCall(done, "t", {}), StoreCall(marked, "t", {})])
+    owner = claims[0].owner
+    assert store.write(started=[(marked, owner)],
+                       completed=[StoreCompletion(done, owner, StoredResult(True, "one"))]
+                       ) == [True]
+    assert locked(done) and locked(marked)  # the result's lock waits for the next lock work
+    other = PostgresStore(store_url)  # another worker: the committed row answers
+    try:
+        answer = other.claim_one(done, "t", {})
+        assert answer.state == "completed" and answer.result == StoredResult(True, "one")
+        assert other.claim_one(marked, "t", {}).state == "running"
+    finally:
+        other.close()
+    assert store.complete(marked, owner, StoredResult(True, "two"))  # no mark: both dropped
+    assert not locked(done) and not locked(marked)
+
+
 def run_worker(url: str, runs: Path, mode: str, side_effects: bool = True,
                calls: str = "call-1:5", **kw: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(

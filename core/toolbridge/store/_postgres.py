@@ -5,12 +5,11 @@ machines, so each call a worker holds is also a session-level advisory lock on t
 lock connection, taken before the claim's transaction and dropped when the call is completed
 or released. A call held in the table whose lock is free belongs to a worker that is gone
 (PostgreSQL drops a session's locks when its connection closes, which a dead process's
-connection does): ``abandoned``. Lock held: ``running``.
+connection does): ``abandoned``. Lock held: ``running`` (`toolbridge.store._postgres_locks`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -33,6 +32,8 @@ from ._base import (
     fingerprint_digest,
 )
 from ._owners import end_owner, new_owner, owner_alive
+from ._postgres_locks import LOCKED, AdvisoryLocks, lock_halves
+from ._postgres_locks import lock_id as _lock_id
 from ._postgres_schema import prepare
 from ._records import Records
 
@@ -47,11 +48,6 @@ _new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _KEY = "dialect = %s AND conversation = %s AND turn = %s AND call_id = %s"
 _ROW = "state, fingerprint, owner, started_at, result, approval, decision"
-_LOCKED = (
-    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-    "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1)"
-)
 _STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 _INHERITED: list[Any] = []  # a parent's connections, kept (never used, never closed) in a child
 
@@ -113,15 +109,13 @@ class PostgresStore(ResultStore):
 
     def _reset(self) -> None:
         self._lock = threading.Lock()  # guards the statement connection
-        self._guard = threading.Lock()  # guards the lock connection and `_held`
         self._conn: psycopg.Connection[Any] | None = None
-        self._lock_conn: psycopg.Connection[Any] | None = None
-        self._held: dict[int, str] = {}  # lock id -> the owner holding it in this instance
+        self._locks = AdvisoryLocks(self._connect)
         self._records: Records | None = getattr(self, "_records", None)
 
     def _after_fork(self) -> None:
         """In a forked child: the parent's sessions and locks are not ours; open our own."""
-        _INHERITED.extend(c for c in (self._conn, self._lock_conn) if c is not None)
+        _INHERITED.extend(c for c in (self._conn, self._locks.connection) if c is not None)
         self._reset()
 
     # ------------------------------------------------------------------------ connections
@@ -163,67 +157,21 @@ class PostgresStore(ResultStore):
         with self._lock:
             return self._connection().execute(sql.replace("{table}", self._table), params)
 
-    def _locker(self) -> psycopg.Connection[Any]:
-        """The lock connection (call with ``_guard`` held); a new one forgets the lost locks."""
-        if self._lock_conn is None or self._lock_conn.closed:
-            self._held.clear()
-            conn = self._connect()
-            # the server then notices a vanished host in about a minute, not the OS's hours
-            conn.execute("SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; "
-                         "SET tcp_keepalives_count = 3")
-            self._lock_conn = conn
-        return self._lock_conn
-
-    def _acquire(self, lock_ids: list[int], owner: str) -> list[bool]:
-        """Take each call's lock for ``owner``; ``False`` where another worker holds it."""
-        with self._guard:
-            wanted: list[int] = []
-            for lock_id in lock_ids:
-                holder = self._held.get(lock_id)
-                if holder is not None and owner_alive(holder):
-                    continue  # a call of this instance, in flight
-                if holder is not None:
-                    self._unlock_held([lock_id])  # its run ended without completing
-                wanted.append(lock_id)
-            got: set[int] = set()
-            if wanted:
-                rows = self._locker().execute(
-                    "SELECT id, pg_try_advisory_lock(id) FROM unnest(%s::bigint[]) AS id",
-                    (wanted,)).fetchall()
-                got = {lock_id for lock_id, ok in rows if ok}
-            for lock_id in got:
-                self._held[lock_id] = owner
-            return [lock_id in got for lock_id in lock_ids]
-
-    def _release_locks(self, keys: Sequence[Owned]) -> None:
-        with self._guard:
-            mine = [lock_id for lock_id, owner in
-                    ((_lock_id(self.table, *key), owner) for key, owner in keys)
-                    if self._held.get(lock_id) == owner]
-            self._unlock_held(mine)
-
-    def _unlock_held(self, lock_ids: list[int]) -> None:
-        for lock_id in lock_ids:
-            del self._held[lock_id]
-        if lock_ids and self._lock_conn is not None and not self._lock_conn.closed:
-            self._lock_conn.execute(
-                "SELECT pg_advisory_unlock(id) FROM unnest(%s::bigint[]) AS id", (lock_ids,))
-
     # ------------------------------------------------------------------------ the store
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
         owner = new_owner()
         digests = [fingerprint_digest(call[1], call[2]) for call in calls]
-        locked = [(call[0], owner) for call in calls]
+        locked = [(_lock_id(self.table, *call[0]), owner) for call in calls]
         try:
-            got = self._acquire([_lock_id(self.table, *call[0]) for call in calls], owner)
+            got = self._locks.acquire([lock for lock, _ in locked], owner)
             answers = self._in_transaction(
                 lambda conn: self._claim(conn, calls, digests, got, owner))
         except BaseException:
-            self._release_locks(locked)
+            self._locks.release(locked)
             end_owner(owner)
             raise
         if not all(a[0] == "claimed" for a in answers):
-            self._release_locks([k for k, a in zip(locked, answers, strict=True)
+            self._locks.release([k for k, a in zip(locked, answers, strict=True)
                                  if a[0] != "claimed"])
             if not any(a[0] == "claimed" for a in answers):
                 end_owner(owner)
@@ -331,7 +279,19 @@ class PostgresStore(ResultStore):
         try:
             return self._in_transaction(work)
         finally:
-            self._release_locks([*((c.key, c.owner) for c in completed), *released])
+            self._unlock(started, completed, released)
+
+    def _unlock(self, started: Sequence[Owned], completed: Sequence[StoreCompletion],
+                released: Sequence[Owned]) -> None:
+        """Drop the locks of the calls a write completed or released. With a "started" mark
+        the completed calls' locks wait for this store's next lock work: the mark's thread
+        runs its handler next, with no round trip between the two."""
+        table = self.table
+        if released:
+            self._locks.release([(_lock_id(table, *key), owner) for key, owner in released])
+        if completed:
+            done = [(_lock_id(table, *c.key), c.owner) for c in completed]
+            (self._locks.release_later if started else self._locks.release)(done)
 
     def _holds_result(self, conn: psycopg.Connection[Any], completion: StoreCompletion
                       ) -> bool:
@@ -351,14 +311,12 @@ class PostgresStore(ResultStore):
             return StoreClaim("completed", owner, started_at or 0.0, _result(result))
         if state == "awaiting":
             return StoreClaim("awaiting", request=request)
-        lock_id = _lock_id(self.table, *key)
-        with self._guard:
-            holder = self._held.get(lock_id)
+        lock = _lock_id(self.table, *key)
+        holder = self._locks.holder(lock)
         if holder is not None:
             alive = owner_alive(holder)
         else:
-            high, low = (lock_id & 0xFFFF_FFFF_FFFF_FFFF) >> 32, lock_id & 0xFFFF_FFFF
-            locked = self._run(_LOCKED, (high, low)).fetchone()
+            locked = self._run(LOCKED, lock_halves(lock)).fetchone()
             alive = bool(locked and locked[0])
         return StoreClaim("running" if alive else "abandoned", owner, started_at or 0.0)
 
@@ -395,12 +353,11 @@ class PostgresStore(ResultStore):
         """Close both connections; calls still held become abandoned to other workers."""
         if self._records is not None:
             self._records.close()
-        with self._lock, self._guard:
-            for conn in (self._conn, self._lock_conn):
-                if conn is not None:
-                    conn.close()
-            self._conn = self._lock_conn = None
-            self._held.clear()
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = None
+            self._locks.forget()
 
     def __repr__(self) -> str:
         return f"<PostgresStore {self.url} table={self.table}>"
@@ -408,12 +365,6 @@ class PostgresStore(ResultStore):
 
 def _result(text: str | None) -> StoredResult | None:
     return None if text is None else StoredResult.from_json(text)
-
-
-def _lock_id(*parts: str) -> int:
-    """A stable signed 64-bit advisory lock id for a table's call."""
-    key = hashlib.blake2b("\0".join(parts).encode(), digest_size=8, person=b"toolbridge-lock")
-    return int.from_bytes(key.digest(), "big", signed=True)
 
 
 def _forget_connections_in_child() -> None:
