@@ -10,7 +10,7 @@ public methods, so every dialect goes through the same pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..model import Correlation, ToolCall, ToolResult, new_result
@@ -32,8 +32,9 @@ class CallRecord:
     def __init__(self, *, id: str, name: str, dialect: str, arguments: dict[str, Any],
                  raw_arguments: str | None = None, argument_error: str | None = None,
                  conversation: str = "", turn: str = "",
-                 correlation: Correlation | None = None) -> None:
-        """The arguments of `ToolCall.trusted`, unchecked alike: readers that checked them."""
+                 correlation: Correlation | Callable[[], Correlation] | None = None) -> None:
+        """The arguments of `ToolCall.trusted`, unchecked alike: readers that checked them.
+        ``correlation`` may be what makes it (called when the `ToolCall` is made)."""
         self.id = id
         self.name = name
         self.dialect = dialect
@@ -66,10 +67,13 @@ class CallRecord:
         """The public `ToolCall`, made on first need."""
         call = self._call
         if call is None:
+            correlation = self.correlation
+            if correlation is not None and not isinstance(correlation, Correlation):
+                correlation = self.correlation = correlation()
             call = self._call = _new_call(
                 id=self.id, name=self.name, dialect=self.dialect, arguments=self.arguments,
                 raw_arguments=self.raw_arguments, argument_error=self.argument_error,
-                conversation=self.conversation, turn=self.turn, correlation=self.correlation)
+                conversation=self.conversation, turn=self.turn, correlation=correlation)
         return call
 
     def answer(self, success: bool, output: Any, error: str | None,

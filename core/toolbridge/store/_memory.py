@@ -269,8 +269,8 @@ class MemoryStore(ResultStore):
             entry = value.entry(key)
             value.split = True  # stored below as an entry of its own
         else:
+            assert isinstance(value, tuple)
             entry = value
-        assert isinstance(entry, tuple)
         if type(entry[4]) is not str:  # made into the fingerprint on first need
             arguments = json.loads(entry[4]) if type(entry[4]) is bytes else entry[4]
             entry = (*entry[:4], fingerprint(entry[3], arguments), entry[5])
