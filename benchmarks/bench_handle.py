@@ -65,7 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bare_sqlite import BareSqlite, filesystem
 from _common import SAMPLES
-from _dialect_payloads import Dialects
+from _dialect_payloads import Dialects, paired, print_dialects
 from _heavy_tools import HEAVY, HEAVY_ARGUMENTS
 
 import toolbridge
@@ -319,14 +319,6 @@ def main(argv: list[str] | None = None) -> None:
     report(args, each, dialects, where, kind)
 
 
-def paired(each: dict[str, list[float]], name: str, *against: str) -> float:
-    """The median over the rounds of ``name``'s figure over the sum of ``against``'s in the
-    same round."""
-    return statistics.median(
-        x / sum(parts) for x, *parts in zip(each[name], *(each[a] for a in against),
-                                             strict=True))
-
-
 def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dialects | None,
            where: Path, kind: str) -> None:
     med = {name: statistics.median(values) for name, values in each.items()}
@@ -383,25 +375,6 @@ def run_dialects(dialects: Dialects | None, box: toolbridge.Toolbox,
                                           for i in range(number)]))
         keep(name, timed(lambda p, t=target: box.handle(t, p),  # type: ignore[misc]
                          [dialects.payload(name, f"h{r}-{i}") for i in range(number)]))
-
-
-def print_dialects(dialects: Dialects | None, each: dict[str, list[float]]) -> None:
-    """Each dialect against its SDK and against the Agents dialect's ``handle``, both the
-    median of the paired rounds (issue 26's target: <= 1.3x of Agents)."""
-    if dialects is None:
-        return
-    print("every dialect, default configuration (Toolbox(), sync tools), handle of 8 calls, "
-          "against its SDK parsing the same payload and against the Agents dialect's handle "
-          "(medians of the paired rounds; target <= 1.3x of Agents):")
-    print(f"  {'openai-agents':20s} {statistics.median(each['default']) * 1e6:8.1f} us  vs "
-          f"{'AgentSession.model_validate':38s} "
-          f"{statistics.median(each['baseline']) * 1e6:8.1f} us  "
-          f"{paired(each, 'default', 'baseline'):5.2f}x")
-    for name, sdk in dialects.sdk_names.items():
-        print(f"  {name:20s} {statistics.median(each[name]) * 1e6:8.1f} us  vs {sdk:38s} "
-              f"{statistics.median(each[name + ' sdk']) * 1e6:8.1f} us  "
-              f"{paired(each, name, name + ' sdk'):5.2f}x  {paired(each, name, 'default'):5.2f}x"
-              " agents")
 
 
 if __name__ == "__main__":
