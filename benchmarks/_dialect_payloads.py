@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import json
+import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -190,3 +191,30 @@ class Dialects:
                 "updated": "2026-11-30T10:15:03Z", "steps": steps,
                 "usage": {"total_input_tokens": 112, "total_output_tokens": 41,
                           "total_tokens": 153}}
+
+
+def paired(each: dict[str, list[float]], name: str, *against: str) -> float:
+    """The median over the rounds of ``name``'s figure over the sum of ``against``'s in the
+    same round."""
+    return statistics.median(
+        x / sum(parts) for x, *parts in zip(each[name], *(each[a] for a in against),
+                                             strict=True))
+
+
+def print_dialects(dialects: Dialects | None, each: dict[str, list[float]]) -> None:
+    """Each dialect against its SDK and against the Agents dialect's ``handle``, both the
+    median of the paired rounds (issue 26's target: <= 1.3x of Agents)."""
+    if dialects is None:
+        return
+    print("every dialect, default configuration (Toolbox(), sync tools), handle of 8 calls, "
+          "against its SDK parsing the same payload and against the Agents dialect's handle "
+          "(medians of the paired rounds; target <= 1.3x of Agents):")
+    print(f"  {'openai-agents':20s} {statistics.median(each['default']) * 1e6:8.1f} us  vs "
+          f"{'AgentSession.model_validate':38s} "
+          f"{statistics.median(each['baseline']) * 1e6:8.1f} us  "
+          f"{paired(each, 'default', 'baseline'):5.2f}x")
+    for name, sdk in dialects.sdk_names.items():
+        print(f"  {name:20s} {statistics.median(each[name]) * 1e6:8.1f} us  vs {sdk:38s} "
+              f"{statistics.median(each[name + ' sdk']) * 1e6:8.1f} us  "
+              f"{paired(each, name, name + ' sdk'):5.2f}x  {paired(each, name, 'default'):5.2f}x"
+              " agents")

@@ -16,19 +16,28 @@ what ``Toolbox()`` gives with no flag.
 - async timeout: the same, in ``Toolbox(timeout=5)`` (each handler run within its deadline);
 - sqlite: ``Toolbox(store="sqlite:///DIR/results.db")`` (WAL, ``synchronous=FULL``), against
   the default configuration's ``handle`` plus a bare ``sqlite3`` doing the same 2 commits;
+- sqlite, side effects: the same store, every tool ``side_effects=True`` (each call's
+  "started" mark is a commit before its handler runs, its result rides with the next mark),
+  against the default configuration plus a bare ``sqlite3`` doing those 10 commits;
+- the heavier toolbox (`_heavy_tools`: nested models, lists of models, in arguments and
+  results): default, inline, async and sqlite again, against ``AgentSession.model_validate``
+  of its own payloads;
 - 512 calls: the default and inline configurations on a payload of 512 calls, per call,
-  against the same configuration's cost per call at 8;
+  against the SDK's own per-call cost at 8 (and the configuration's own per call at 8);
 - every dialect: the default configuration's ``handle`` of each dialect's 8-call payload,
   against that dialect's SDK parsing the same payload (see `_dialect_payloads`), and against
-  the Agents dialect's ``handle`` in the same round (the median of the rounds' ratios);
-  ``--dialects-only`` measures these rows alone.
+  the Agents dialect's ``handle`` in the same round; ``--dialects-only`` measures these
+  rows alone.
 
 Fairness: every run answers new calls (a payload handled again would be a replay), so every
 variant and the baseline get their own fresh payloads each round, built the same way just
 before it; variants take turns within each round, so a slower stretch of the shared machine
-hits all of them; each figure is the best round. The garbage collector stays on (a store that
-keeps results pays for the collections it causes); a full collection runs before each timed
-loop, so the collector's debt for building that loop's payloads is charged to nobody.
+hits all of them. Each ratio is the median over the rounds of the variant's figure over its
+baseline's in the same round (paired rounds), not the best round; the times printed are the
+median rounds. The garbage collector stays on (a store that keeps results pays for the
+collections it causes); a full collection runs before each timed loop, so the collector's
+debt for building that loop's payloads is charged to nobody. The load average is printed:
+the machine may be shared.
 """
 
 from __future__ import annotations
@@ -42,7 +51,6 @@ import gc
 import json
 import os
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -55,8 +63,10 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bare_sqlite import BareSqlite, filesystem
 from _common import SAMPLES
-from _dialect_payloads import Dialects
+from _dialect_payloads import Dialects, paired, print_dialects
+from _heavy_tools import HEAVY, HEAVY_ARGUMENTS
 
 import toolbridge
 
@@ -164,34 +174,43 @@ def _as_async(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def toolbox(style: Literal["sync", "inline", "async"] = "sync", store: Any = "memory://",
-            timeout: float | None = None) -> toolbridge.Toolbox:
-    """The 8 tools, as sync functions (``inline=True`` for "inline") or ``async def``."""
+            timeout: float | None = None, heavy: bool = False,
+            side_effects: bool = False) -> toolbridge.Toolbox:
+    """The 8 tools (``heavy``: the heavier 8 of `_heavy_tools`), as sync functions
+    (``inline=True`` for "inline") or ``async def``; ``side_effects=True`` on each if asked."""
     box = toolbridge.Toolbox(store=store, timeout=timeout)
     wrap = _as_async if style == "async" else (lambda f: f)
-    for func in DECORATED:
-        if style == "inline":
-            box.tool(inline=True)(func)
-        else:
-            box.tool(wrap(func))
-    for definition, handler in ADDED:
-        box.add(definition, wrap(handler), inline=style == "inline")
+    inline = style == "inline"
+    for func in HEAVY if heavy else DECORATED:
+        box.tool(inline=inline, side_effects=side_effects)(wrap(func))
+    for definition, handler in () if heavy else ADDED:
+        box.add(definition.model_copy(update={"side_effects": side_effects}), wrap(handler),
+                inline=inline)
     return box
 
 
-_TOOLS = toolbox().definitions("openai-agents")
-for _tool in _TOOLS:
-    _tool.setdefault("defer_loading", False)
+def _agent_tools(heavy: bool) -> list[dict[str, Any]]:
+    tools = toolbox(heavy=heavy).definitions("openai-agents")
+    for tool in tools:
+        tool.setdefault("defer_loading", False)
+    return tools
 
 
-def agents_payload(session: str = "sess_abc123", calls: int = 8) -> dict[str, Any]:
-    """The sample session, its agent carrying the 8 tools, ``calls`` pending calls of them."""
+_TOOLS = {False: _agent_tools(False), True: _agent_tools(True)}
+
+
+def agents_payload(session: str = "sess_abc123", calls: int = 8,
+                   heavy: bool = False) -> dict[str, Any]:
+    """The sample session, its agent carrying the 8 tools (``heavy``: the heavier 8),
+    ``calls`` pending calls of them."""
     sample = json.loads(SAMPLE.read_text())
     actions = []
+    arguments_of = HEAVY_ARGUMENTS if heavy else ARGUMENTS
     for i in range(calls):
-        name, arguments = ARGUMENTS[i % len(ARGUMENTS)]
+        name, arguments = arguments_of[i % len(arguments_of)]
         actions.append({"type": "function_call", "turn_id": "turn_abc123", "name": name,
                         "call_id": f"call_{i:04d}", "arguments": copy.deepcopy(arguments)})
-    agent = {**sample["agent"], "tools": copy.deepcopy(_TOOLS)}
+    agent = {**sample["agent"], "tools": copy.deepcopy(_TOOLS[heavy])}
     return {**sample, "id": session, "agent": agent, "required_actions": actions}
 
 
@@ -219,56 +238,11 @@ def timed_async(box: toolbridge.Toolbox, payloads: list[Any]) -> float:
     return asyncio.run(answer())
 
 
-class BareSqlite:
-    """The floor of a durable store: the same 2 commits per payload (the same rows into the
-    same table: 8 claims, then their 8 results), and nothing else."""
-
-    def __init__(self, path: Path) -> None:
-        from toolbridge.store._sqlite_schema import TABLE, prepare
-
-        self.conn = sqlite3.connect(path, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA synchronous = FULL")
-        prepare(self.conn, str(path))
-        self.table = TABLE
-
-    def two_commits(self, payload: dict[str, Any]) -> None:
-        now = time.time()
-        rows = [("openai-agents", payload["id"], action["turn_id"], action["call_id"],
-                 action["name"], "0123456789abcdef0123456789abcdef", "host:1:2:3:4", now)
-                for action in payload["required_actions"]]
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.executemany(
-            f"INSERT INTO {self.table} (dialect, conversation, turn, call_id, state, tool, "
-            "fingerprint, owner, claimed_at) VALUES (?, ?, ?, ?, 'claimed', ?, ?, ?, ?)", rows)
-        self.conn.execute("COMMIT")
-        result = '{"success":true,"output":{"id":"x","name":"Ada Lovelace","tier":"gold"}}'
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.executemany(
-            f"UPDATE {self.table} SET state = 'completed', result = ?, completed_at = ? WHERE "
-            "dialect = ? AND conversation = ? AND turn = ? AND call_id = ? AND owner = ?",
-            [(result, now, *row[:4], row[6]) for row in rows])
-        self.conn.execute("COMMIT")
-
-
-def filesystem(path: Path) -> str:
-    """The type of the filesystem holding ``path`` (from /proc/mounts), or "unknown"."""
-    try:
-        mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
-    except OSError:
-        return "unknown"
-    best = ("", "unknown")
-    for fields in mounts:
-        point, kind = fields[1], fields[2]
-        if str(path.resolve()).startswith(point) and len(point) > len(best[0]):
-            best = (point, kind)
-    return best[1]
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=1000, help="payloads per timing round")
-    parser.add_argument("--rounds", type=int, default=5, help="timing rounds (best is kept)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="timing rounds (each figure: the median of the rounds' ratios)")
     parser.add_argument("--dialects", action=argparse.BooleanOptionalAction, default=True,
                         help="the row per dialect (--no-dialects: the Agents rows only)")
     parser.add_argument("--dialects-only", action="store_true",
@@ -288,74 +262,105 @@ def main(argv: list[str] | None = None) -> None:
     kind = filesystem(where)
     if kind in ("tmpfs", "ramfs"):
         print(f"warning: {where} is on {kind}, not a disk: the SQLite figures mean little")
-    boxes = {"default": toolbox(), "inline": toolbox("inline"),
-             "sqlite": toolbox(store=f"sqlite:///{where / 'results.db'}")}
-    async_box, timed_box = toolbox("async"), toolbox("async", timeout=5)
+    boxes: dict[str, toolbridge.Toolbox] = {}
+    for heavy, suffix in ((False, ""), (True, " heavy")):
+        boxes["default" + suffix] = toolbox(heavy=heavy)
+        boxes["inline" + suffix] = toolbox("inline", heavy=heavy)
+        boxes["async" + suffix] = toolbox("async", heavy=heavy)
+        boxes["sqlite" + suffix] = toolbox(
+            store=f"sqlite:///{where / f'results{suffix.strip()}.db'}", heavy=heavy)
+    boxes["async timeout"] = toolbox("async", timeout=5)
+    boxes["sqlite effects"] = toolbox(store=f"sqlite:///{where / 'effects.db'}",
+                                      side_effects=True)
     bare = BareSqlite(where / "bare.db")
     number, large = args.number, max(1, args.number // 32)
     dialects = Dialects(boxes["default"], ARGUMENTS) if args.dialects else None
-    best: dict[str, float] = {}
     each: dict[str, list[float]] = {}  # every round's figure, for the paired-round medians
 
     def keep(name: str, seconds: float) -> None:
-        best[name] = min(best.get(name, float("inf")), seconds)
         each.setdefault(name, []).append(seconds)
 
-    def fresh(name: str, r: int, count: int, calls: int = 8) -> list[dict[str, Any]]:
-        return [agents_payload(f"{name}-{r}-{i}", calls) for i in range(count)]
+    def fresh(name: str, r: int, count: int, calls: int = 8,
+              heavy: bool = False) -> list[dict[str, Any]]:
+        return [agents_payload(f"{name}-{r}-{i}", calls, heavy) for i in range(count)]
+
+    def handled(name: str, r: int, count: int, calls: int = 8, heavy: bool = False) -> float:
+        box = boxes[name.replace(" 512", "")]
+        payloads = fresh(name, r, count, calls, heavy)
+        if name.startswith("async"):
+            return timed_async(box, payloads)
+        return timed(lambda p: box.handle("openai-agents", p), payloads)
 
     for r in range(args.rounds):
         keep("baseline", timed(AgentSession.model_validate, fresh("baseline", r, number)))
-        for name in ("default",) if args.dialects_only else ("default", "inline"):
-            box = boxes[name]
-            keep(name, timed(lambda p, b=box: b.handle("openai-agents", p),  # type: ignore[misc]
-                             fresh(name, r, number)))
+        keep("default", handled("default", r, number))
         if args.dialects_only:
             run_dialects(dialects, boxes["default"], keep, r, number)
             continue
-        keep("async", timed_async(async_box, fresh("async", r, number)))
-        keep("async timeout", timed_async(timed_box, fresh("async-timeout", r, number)))
+        for name in ("inline", "async", "async timeout"):
+            keep(name, handled(name, r, number))
+        keep("baseline heavy", timed(AgentSession.model_validate,
+                                     fresh("baseline-heavy", r, number, heavy=True)))
+        for name in ("default heavy", "inline heavy", "async heavy"):
+            keep(name, handled(name, r, number, heavy=True))
         sqlite_count = max(1, number // 4)
-        keep("sqlite", timed(lambda p: boxes["sqlite"].handle("openai-agents", p),
-                             fresh("sqlite", r, sqlite_count)))
+        keep("sqlite", handled("sqlite", r, sqlite_count))
         keep("bare sqlite", timed(bare.two_commits, fresh("bare", r, sqlite_count)))
+        keep("sqlite heavy", handled("sqlite heavy", r, sqlite_count, heavy=True))
+        keep("sqlite effects", handled("sqlite effects", r, sqlite_count))
+        keep("bare effects", timed(bare.side_effect_commits, fresh("bare-fx", r, sqlite_count)))
         for name in ("default", "inline"):
-            box = boxes[name]
-            keep(f"{name} 512", timed(lambda p, b=box: b.handle("openai-agents", p),  # type: ignore[misc]
-                                      fresh(f"{name}-512", r, large, 512)))
+            keep(f"{name} 512", handled(f"{name} 512", r, large, 512))
         run_dialects(dialects, boxes["default"], keep, r, number)
     for box in boxes.values():
         box.close()
     bare.conn.close()
     shutil.rmtree(where, ignore_errors=True)
+    report(args, each, dialects, where, kind)
 
-    base = best["baseline"]
+
+def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dialects | None,
+           where: Path, kind: str) -> None:
+    med = {name: statistics.median(values) for name, values in each.items()}
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; SQLite files in {where} ({kind}); "
+          f"{args.rounds} rounds of {args.number} payloads (fresh each round); {args.clock} "
+          "clock; each ratio: the median of the rounds' ratios (each against the baseline "
+          "measured in the same round), each time: the median round")
     if args.dialects_only:
-        print_dialects(dialects, best, each, base)
+        print_dialects(dialects, each)
         return
-    floor = best["default"] + best["bare sqlite"]
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores; SQLite files in {where} "
-          f"({kind}); best of {args.rounds} rounds of {number} payloads (fresh each round); "
-          f"{args.clock} clock")
-    print(f"baseline AgentSession.model_validate, 8 calls:     {base * 1e6:8.1f} us")
-    rows = [
-        ("default: Toolbox(), sync tools, handle", "default", base, "<= 2.0x"),
-        ("inline=True tools, handle", "inline", base, "<= 1.0x"),
-        ("async tools, await ahandle", "async", base, "<= 1.2x"),
-        ("async tools, Toolbox(timeout=5), await ahandle", "async timeout", base, ""),
-    ]
-    for label, name, against, target in rows:
-        print(f"{label:48s} {best[name] * 1e6:8.1f} us  {best[name] / against:5.2f}x  "
-              + (f"(target {target})" if target else "(no target)"))
-    print(f"bare sqlite3, the same 2 commits:                {best['bare sqlite'] * 1e6:8.1f} us")
-    print(f"{'sqlite store (WAL, synchronous=FULL), handle':48s} {best['sqlite'] * 1e6:8.1f} us  "
-          f"{best['sqlite'] / floor:5.2f}x of default + bare 2 commits ({floor * 1e6:.1f} us; "
-          f"target <= 1.2x); {best['sqlite'] / base:.1f}x the baseline")
+    for suffix, what in (("", "the realistic 8 tools"), (" heavy", "the heavier 8 tools "
+                                                                  "(nested models, lists)")):
+        base = "baseline" + suffix
+        print(f"{what}: baseline AgentSession.model_validate, 8 calls: {med[base] * 1e6:8.1f} us")
+        rows = [("default: Toolbox(), sync tools, handle", "default", "<= 1.2x"),
+                ("inline=True tools, handle", "inline", "<= 1.0x"),
+                ("async tools, await ahandle", "async", "<= 1.0x")]
+        if not suffix:
+            rows.append(("async tools, Toolbox(timeout=5), await ahandle", "async timeout", ""))
+        for label, name, target in rows:
+            name += suffix if name != "async timeout" else ""
+            print(f"  {label:48s} {med[name] * 1e6:8.1f} us  {paired(each, name, base):5.2f}x  "
+                  + (f"(target {target})" if target else "(no target)"))
+        print(f"  {'sqlite store (WAL, synchronous=FULL), handle':48s} "
+              f"{med['sqlite' + suffix] * 1e6:8.1f} us  "
+              f"{paired(each, 'sqlite' + suffix, 'default' + suffix, 'bare sqlite'):5.2f}x of "
+              "default + bare sqlite3's 2 commits (target <= 1.2x)")
+    print(f"bare sqlite3, the same 2 commits:                  {med['bare sqlite'] * 1e6:8.1f} us")
+    print(f"bare sqlite3, the side effects' 10 commits:        {med['bare effects'] * 1e6:8.1f} us")
+    print(f"  {'sqlite store, side_effects=True tools, handle':48s} "
+          f"{med['sqlite effects'] * 1e6:8.1f} us  "
+          f"{paired(each, 'sqlite effects', 'default', 'bare effects'):5.2f}x of default + bare "
+          "sqlite3's 10 commits (target <= 1.2x)")
+    sdk_per_call = med["baseline"] / 8
     for name in ("default", "inline"):
-        small, per = best[name] / 8, best[f"{name} 512"] / 512
-        print(f"{name + ' at 512 calls, per call':48s} {per * 1e6:8.2f} us  {per / small:5.2f}x "
-              f"the cost per call at 8 ({small * 1e6:.2f} us; target <= 1.2x)")
-    print_dialects(dialects, best, each, base)
+        per = med[f"{name} 512"] / 512
+        print(f"  {name + ' at 512 calls, per call':48s} {per * 1e6:8.2f} us  "
+              f"{per / sdk_per_call:5.2f}x the SDK's per-call cost at 8 "
+              f"({sdk_per_call * 1e6:.2f} us; target <= 2.0x); "
+              f"{per / (med[name] / 8):5.2f}x its own per call at 8")
+    print_dialects(dialects, each)
     print("ratio: every figure is against a baseline measured in the same run")
 
 
@@ -370,26 +375,6 @@ def run_dialects(dialects: Dialects | None, box: toolbridge.Toolbox,
                                           for i in range(number)]))
         keep(name, timed(lambda p, t=target: box.handle(t, p),  # type: ignore[misc]
                          [dialects.payload(name, f"h{r}-{i}") for i in range(number)]))
-
-
-def print_dialects(dialects: Dialects | None, best: dict[str, float],
-                   each: dict[str, list[float]], base: float) -> None:
-    """Each dialect's best round against its SDK, and the median of its paired rounds against
-    the Agents dialect's ``handle`` in the same round (issue 26's target: <= 1.3x)."""
-    if dialects is None:
-        return
-    print("every dialect, default configuration (Toolbox(), sync tools), handle of 8 calls, "
-          "against its SDK parsing the same payload (best round), and against the Agents "
-          "dialect's handle (median of the paired rounds; target <= 1.3x):")
-    print(f"  {'openai-agents':20s} {best['default'] * 1e6:8.1f} us  vs "
-          f"{'AgentSession.model_validate':38s} {base * 1e6:8.1f} us  "
-          f"{best['default'] / base:5.2f}x")
-    agents = each["default"]
-    for name, sdk in dialects.sdk_names.items():
-        paired = statistics.median(x / a for x, a in zip(each[name], agents, strict=True))
-        print(f"  {name:20s} {best[name] * 1e6:8.1f} us  vs {sdk:38s} "
-              f"{best[name + ' sdk'] * 1e6:8.1f} us  {best[name] / best[name + ' sdk']:5.2f}x"
-              f"  {paired:5.2f}x agents")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         PendingCalls,
         RenderedTools,
     )
+    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .backend import AgentsBackend, AgentsConnection
@@ -83,6 +84,15 @@ class OpenAIAgentsDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """``{"events": [tool_result, ...]}`` for ``POST /agents/sessions/{id}/events``."""
         return translate.results_to_wire(results)
+
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        if conversation is not None:
+            return super()._read_records(payload, conversation)  # refused there
+        return translate.read_records(payload)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        return translate.records_to_wire(records)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function entries of an ``agent.tools`` list (``tool_search`` is skipped)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from toolbridge import (
     Content,
@@ -17,6 +17,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_TOOLS_BYTES, TOOL_RESULT
@@ -113,10 +114,16 @@ def session_of(payload: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
     )
 
 
+C = TypeVar("C", ToolCall, CallRecord)
+
+
 def calls_from_wire(
-    payload: Mapping[str, Any]
-) -> tuple[tuple[ToolCall, ...], tuple[Mapping[str, Any], ...]]:
-    """Function calls from ``required_actions``, and the other required actions left over."""
+    payload: Mapping[str, Any], make: Any = ToolCall.trusted
+) -> tuple[tuple[C, ...], tuple[Mapping[str, Any], ...]]:
+    """Function calls from ``required_actions``, and the other required actions left over.
+
+    ``make`` builds each call from checked fields: `ToolCall.trusted`, or `CallRecord` (the
+    runtime's record, `read_records`)."""
     session, prefix = session_of(payload)
     session_id = session.get("id")
     if not isinstance(session_id, str) or not session_id:
@@ -124,9 +131,9 @@ def calls_from_wire(
     actions = session.get("required_actions")
     if not isinstance(actions, list):
         raise WireFormatError(DIALECT, prefix + "required_actions", "expected a list", payload)
-    calls: list[ToolCall] = []
+    calls: list[C] = []
     unhandled: list[Mapping[str, Any]] = []
-    trusted_call = ToolCall.trusted
+    trusted_call = make
     for index, action in enumerate(actions):
         if type(action) is not dict and not isinstance(action, Mapping):
             raise WireFormatError(DIALECT, f"{prefix}required_actions[{index}]",
@@ -152,12 +159,25 @@ def calls_from_wire(
 
 def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     """`calls_from_wire`, as `Dialect.read_calls` returns it."""
+    calls: tuple[ToolCall, ...]
     calls, unhandled = calls_from_wire(payload)
     if calls or unhandled:
         return PendingCalls(calls, unhandled)
+    return PendingCalls((), reason=_idle(payload))
+
+
+def read_records(payload: Mapping[str, Any]) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`)."""
+    records: tuple[CallRecord, ...]
+    records, unhandled = calls_from_wire(payload, CallRecord)
+    if records or unhandled:
+        return PendingRecords(records, unhandled)
+    return PendingRecords((), reason=_idle(payload))
+
+
+def _idle(payload: Mapping[str, Any]) -> str:
     status = session_of(payload)[0].get("status")
-    return PendingCalls((), reason=f"the session's status is {status!r}: its required_actions "
-                        "are empty")
+    return f"the session's status is {status!r}: its required_actions are empty"
 
 
 def _checked_ids(prefix: str, index: int, turn_id: Any, call_id: Any, name: Any,
@@ -213,5 +233,23 @@ def results_to_wire(results: Sequence[ToolResult]) -> dict[str, Any]:
                                "call_id": call["id"], "success": True,
                                "output": output_text(output)})
                 continue
+        events.append(result_to_wire(result))
+    return {"events": events}
+
+
+def records_to_wire(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`results_to_wire` of answered records (`Dialect._write_records`)."""
+    events: list[dict[str, Any]] = []
+    for record in records:
+        output = record.output
+        if record.success and record.turn and (type(output) is str
+                                               or not isinstance(output, Content)):
+            text = record.text
+            events.append({"type": TOOL_RESULT, "turn_id": record.turn, "call_id": record.id,
+                           "success": True,
+                           "output": output_text(output) if text is None else text})
+            continue
+        result = record.result()
+        assert result is not None  # only answered records are written
         events.append(result_to_wire(result))
     return {"events": events}

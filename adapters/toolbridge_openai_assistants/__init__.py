@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         PendingCalls,
         RenderedTools,
     )
+    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .backend import AssistantsBackend, AssistantsConnection
@@ -87,6 +88,15 @@ class OpenAIAssistantsDialect(Dialect):
 
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
+
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        if conversation is not None:
+            return super()._read_records(payload, conversation)  # refused there
+        return translate.read_records(payload)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        return translate.write_records(records)
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:
         return translate.render_tool_choice(choice)

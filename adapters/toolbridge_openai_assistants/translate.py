@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, run_of
@@ -95,6 +97,19 @@ def _text(value: Any, field: str, body: Any) -> str:
 
 def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     """The function calls a run (or a ``thread.run.requires_action`` event) waits on."""
+    pending: PendingCalls = _read(payload, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any]) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`); each
+    call's correlation is made only when its `ToolCall` is."""
+    pending: PendingRecords = _read(payload, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
     run, at = run_of(payload)
     if not isinstance(run, Mapping):
         raise WireFormatError(DIALECT, at.rstrip(".") or "<payload>", "not a run object", payload)
@@ -103,12 +118,12 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
                               "missing: this is not an Assistants run object", payload)
     action = run.get("required_action")
     if action is None:
-        return PendingCalls((), reason=f"the run's status is {run.get('status')!r}: it has no "
-                            "required_action")
+        return pending((), reason=f"the run's status is {run.get('status')!r}: it has no "
+                       "required_action")
     if not isinstance(action, Mapping):
         raise WireFormatError(DIALECT, f"{at}required_action", "not an object", payload)
     if action.get("type") != "submit_tool_outputs":
-        return PendingCalls((), (action,))
+        return pending((), (action,))
     submit = action.get("submit_tool_outputs")
     if not isinstance(submit, Mapping):
         raise WireFormatError(DIALECT, f"{at}required_action.submit_tool_outputs",
@@ -120,10 +135,12 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
     thread_id = _text(run.get("thread_id"), f"{prefix}thread_id", payload)
     run_id = _text(run.get("id"), f"{prefix}id", payload)
     expires_at = run.get("expires_at")
-    calls: list[ToolCall] = []
+    calls: list[Any] = []
     others: list[Mapping[str, Any]] = []
-    correlate = (AssistantsCorrelation.trusted if type(thread_id) is type(run_id) is str
-                 else AssistantsCorrelation)
+    correlate: Any = (AssistantsCorrelation.trusted if type(thread_id) is type(run_id) is str
+                      else AssistantsCorrelation)
+    if records:  # made when the call's `ToolCall` is (an error path, a hook), if ever
+        correlate = functools.partial(functools.partial, correlate)
     for i, item in enumerate(tool_calls):
         # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
         if type(item) is not dict and not isinstance(item, Mapping):
@@ -142,7 +159,9 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
         # Every field is checked above (text, the arguments by `read_arguments`), so the
         # trusted constructors skip pydantic's validation: it cost 1.65x the SDK's whole parse.
         # A text subclass (never from JSON) goes through the validating ones.
-        make = ToolCall.trusted if type(call_id) is type(name) is str else ToolCall
+        exact = type(call_id) is type(name) is str
+        make = ((CallRecord if exact else _validated_record) if records
+                else ToolCall.trusted if exact else ToolCall)
         calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=thread_id, turn=run_id,
@@ -150,7 +169,7 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
                 thread_id=thread_id, run_id=run_id, tool_call_id=call_id,
                 expires_at=int(expires_at) if isinstance(expires_at, int) else None),
         ))
-    return PendingCalls(tuple(calls), tuple(others))
+    return pending(tuple(calls), tuple(others))
 
 
 def error_output(message: str) -> str:
@@ -167,6 +186,32 @@ def _output(result: ToolResult) -> str:
         text = error_output(f"{result.call.name} returned {len(text)} characters; the "
                             f"Assistants API accepts at most {MAX_OUTPUT_CHARS} per output")
     return text
+
+
+def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`write_results` of answered records (`Dialect._write_records`)."""
+    runs = {(r.conversation, r.turn) for r in records}
+    if len(runs) > 1:
+        raise UsageError("openai-assistants: results of several runs cannot go in one "
+                         f"submit_tool_outputs body (runs: {sorted(t for _, t in runs)})")
+    outputs = []
+    for record in records:
+        if record.success:
+            output = record.output
+            text = output if type(output) is str else record.text
+            if text is not None and len(text) <= MAX_OUTPUT_CHARS:
+                outputs.append({"tool_call_id": record.id, "output": text})
+                continue
+        result = record.result()
+        assert result is not None  # only answered records are written
+        outputs.append({"tool_call_id": record.id, "output": _output(result)})
+    return {"tool_outputs": outputs}
+
+
+def _validated_record(**fields: Any) -> CallRecord:
+    """The record of a validated `ToolCall` (ids that are text subclasses, never from JSON)."""
+    fields["correlation"] = fields["correlation"]()
+    return CallRecord.of(ToolCall(**fields))
 
 
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:

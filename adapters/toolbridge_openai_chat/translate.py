@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_CONTENT_CHARS
@@ -140,6 +142,23 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     conversation ``{"messages": [...]}``, or the completion's ``id`` when it is a
     ``chat.completion``; without it nothing identifies the conversation and nothing is stored.
     """
+    pending: PendingCalls = _read(payload, conversation, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`); each
+    call's correlation is made only when its `ToolCall` is."""
+    pending: PendingRecords = _read(payload, conversation, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
+    make: Any = CallRecord if records else ToolCall.trusted
+    correlate: Any = ChatCorrelation.trusted
+    if records:  # made when the call's `ToolCall` is (an error path, a hook), if ever
+        correlate = functools.partial(functools.partial, correlate)
     message, at, position = assistant_message_of(payload)
     turn = ""
     if conversation is not None:
@@ -151,10 +170,10 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                              "last, its position), not a bare message")
     tool_calls = message.get("tool_calls")
     if tool_calls is None:
-        return PendingCalls((), reason="the assistant message has no tool_calls")
+        return pending((), reason="the assistant message has no tool_calls")
     if not isinstance(tool_calls, list):
         raise WireFormatError(DIALECT, f"{at}tool_calls", "not a list", payload)
-    calls: list[ToolCall] = []
+    calls: list[Any] = []
     others: list[Mapping[str, Any]] = []
     for i, item in enumerate(tool_calls):
         where = f"{at}tool_calls[{i}]"
@@ -173,12 +192,12 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                                   payload)
         name = _text(function.get("name"), f"{where}.function.name", payload)
         arguments, raw, error = read_arguments(function.get("arguments"))
-        calls.append(ToolCall.trusted(
+        calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=conversation or "", turn=turn,
-            correlation=ChatCorrelation.trusted(tool_call_id=call_id, position=position)))
-    return PendingCalls(tuple(calls), tuple(others), "" if calls or others else
-                        "the assistant message's tool_calls is empty")
+            correlation=correlate(tool_call_id=call_id, position=position)))
+    return pending(tuple(calls), tuple(others), "" if calls or others else
+                   "the assistant message's tool_calls is empty")
 
 
 # ---------------------------------------------------------------------- results
@@ -206,6 +225,22 @@ def _content(result: ToolResult) -> str | list[dict[str, str]]:
 def tool_message(result: ToolResult) -> dict[str, Any]:
     """``{"role": "tool", "tool_call_id", "content"}`` answering one call."""
     return {"role": "tool", "tool_call_id": result.call.id, "content": _content(result)}
+
+
+def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`write_results` of answered records (`Dialect._write_records`)."""
+    messages = []
+    for record in records:
+        if record.success:
+            output = record.output
+            text = output if type(output) is str else record.text
+            if text is not None and len(text) <= MAX_CONTENT_CHARS:
+                messages.append({"role": "tool", "tool_call_id": record.id, "content": text})
+                continue
+        result = record.result()
+        assert result is not None  # only answered records are written
+        messages.append(tool_message(result))
+    return {"messages": messages}
 
 
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:

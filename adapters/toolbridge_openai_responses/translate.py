@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +21,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 from toolbridge.runtime import output_is_json, output_text
 
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS
@@ -184,6 +186,23 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     conversation, else ``(conversation or response id, response id, call_id)``, where
     ``conversation`` (the caller's) keys the store when the response names none.
     """
+    pending: PendingCalls = _read(payload, conversation, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`); each
+    call's correlation is made only when its `ToolCall` is."""
+    pending: PendingRecords = _read(payload, conversation, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
+    make: Any = CallRecord if records else ToolCall.trusted
+    correlate: Any = ResponsesCorrelation.trusted
+    if records:  # made when the call's `ToolCall` is (writing, an error path), if ever
+        correlate = functools.partial(functools.partial, correlate)
     response, at = response_of(payload)
     response_id = _text(response.get("id"), f"{at}id", payload)
     status = response.get("status")
@@ -191,7 +210,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         raise WireFormatError(DIALECT, f"{at}status", "not a string", payload)
     output = response.get("output")
     if output is None and status in (None, "queued", "in_progress"):
-        return PendingCalls((), reason=f"the response's status is {status!r}: it has no output "
+        return pending((), reason=f"the response's status is {status!r}: it has no output "
                             "yet")
     if not isinstance(output, list):
         raise WireFormatError(DIALECT, f"{at}output", "missing or not a list", payload)
@@ -203,7 +222,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     # In a conversation, calls are keyed by the conversation and their (unique) call id alone:
     # after a restart its items still list a pending call, but not the response that asked.
     turn = "" if conversation_id else response_id
-    calls: list[ToolCall] = []
+    calls: list[Any] = []
     others: list[Mapping[str, Any]] = []
     for i, item in enumerate(output):
         # Exact types first (JSON gives dicts: the Mapping ABC check is slow per call); an
@@ -230,19 +249,19 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                 raise WireFormatError(DIALECT, f"{at}output[{i}].{field}", "not a string",
                                       payload)
         arguments, raw, error = read_arguments(item["arguments"])
-        calls.append(ToolCall.trusted(
+        calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
-            correlation=ResponsesCorrelation.trusted(
+            correlation=correlate(
                 response_id=response_id, call_id=call_id, conversation_id=conversation_id,
                 namespace=namespace, item_id=item_id)))
     if status not in (None, "completed"):
-        return PendingCalls((), tuple(others), "" if others else (
+        return pending((), tuple(others), "" if others else (
             f"the response's status is {status!r}: its calls are not pending"))
     if not calls and not others:
-        return PendingCalls((), reason=f"the response's status is {status!r}: its output holds "
-                            "no function_call")
-    return PendingCalls(tuple(calls), tuple(others))
+        return pending((), reason=f"the response's status is {status!r}: its output holds "
+                       "no function_call")
+    return pending(tuple(calls), tuple(others))
 
 
 # ---------------------------------------------------------------------- results
@@ -291,6 +310,30 @@ def continuation(call: ToolCall) -> dict[str, str]:
         raise UsageError(f"{DIALECT}: call {call.id!r} has no response id; read calls with "
                          "read_calls so the continuation can be named")
     return {"previous_response_id": call.turn}
+
+
+def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`write_results` of answered records (`Dialect._write_records`)."""
+    if not records:
+        return {"input": []}
+    turns = {(r.conversation, r.turn) for r in records}
+    if len(turns) > 1:
+        raise UsageError(f"{DIALECT}: results of several responses cannot continue one "
+                         f"request (responses: {sorted(t for _, t in turns)})")
+    items: list[dict[str, Any]] = []
+    for record in records:
+        if record.success:
+            output = record.output
+            text = output if type(output) is str else record.text
+            if text is not None and len(text) <= MAX_OUTPUT_CHARS:
+                items.append({"type": "function_call_output", "call_id": record.id,
+                              "output": text})
+                continue
+        result = record.result()
+        assert result is not None  # only answered records are written
+        items.append({"type": "function_call_output", "call_id": record.id,
+                      "output": output_to_wire(result)})
+    return {**continuation(records[0].call()), "input": items}
 
 
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:

@@ -59,3 +59,48 @@ def test_trusted_calls_equal_the_validated_ones(dialect: str) -> None:
             assert type(call.correlation) is type(checked.correlation)
             read += 1
     assert read > 0, "no payload of the dialect gave a call"
+
+
+ANSWERS: list[tuple[bool, Any, str | None, str | None]] = [
+    (True, "plain text", None, None),
+    (True, {"n": 1, "items": ["a", "b"]}, None, '{"n":1,"items":["a","b"]}'),
+    (True, {"n": 2}, None, None),  # JSON data whose text the runtime did not make
+    (False, None, "the tool failed: bad input", None),
+    (True, toolbridge.Content(parts=(toolbridge.TextPart(text="part"),)), None, None),
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_records_read_and_write_what_the_public_models_do(dialect: str) -> None:
+    """The runtime's record-level reading and writing (`Dialect._read_records` /
+    `_write_records`: a built-in dialect's own, or the base's over `read_calls` and
+    `write_results`) gives the calls `read_calls` gives and the body `write_results` writes
+    of the same answers."""
+    reader = toolbridge.plugin.get_dialect(dialect)
+    compared = 0
+    for name, payload in payloads():
+        if name != dialect or not isinstance(payload, dict):
+            continue
+        try:
+            calls = reader.read_calls(payload).calls
+        except WireFormatError as exc:
+            with pytest.raises(WireFormatError) as raised:
+                reader._read_records(payload)
+            assert str(raised.value) == str(exc)
+            continue
+        pending = reader._read_records(payload)
+        records = list(pending.records)
+        assert [repr(r.call()) for r in records] == [repr(c) for c in calls]  # (NaN != NaN)
+        assert pending.reason == reader.read_calls(payload).reason
+        for i, record in enumerate(records):
+            record.answer(*ANSWERS[i % len(ANSWERS)])
+        results = [r.result() for r in records]
+        assert all(r is not None and repr(r.call) == repr(c)
+                   for r, c in zip(results, calls, strict=True))
+        try:
+            expected = reader.write_results(results)  # type: ignore[arg-type]
+        except toolbridge.UsageError:
+            continue
+        assert reader._write_records(records) == expected
+        compared += len(records)
+    assert compared > 0, "no payload of the dialect gave a call"

@@ -31,7 +31,14 @@ from toolbridge import (
 )
 from toolbridge.plugin import hookimpl
 from toolbridge.plugin._manager import _PLUGINS
-from toolbridge.store import MemoryStore, SqliteStore, StoredResult, StoreKey
+from toolbridge.store import (
+    MemoryStore,
+    SqliteStore,
+    StoreCall,
+    StoreCompletion,
+    StoredResult,
+    StoreKey,
+)
 
 WORKER = Path(__file__).parent / "workers" / "store_worker.py"
 KEY = StoreKey("echo", "conv-1", "", "call-1")
@@ -256,6 +263,34 @@ def test_memory_store_is_bounded() -> None:
         key = StoreKey("d", "c", "t", str(i))
         store.complete(key, store.claim_one(key, "t", {}).owner, StoredResult(True, i))
     assert len(store) <= 11
+
+
+@pytest.mark.parametrize("touched", [None, 0, 2])
+def test_a_payload_batch_completes_in_one_step_or_member_by_member(touched: int | None) -> None:
+    """The memory store keeps a payload's new calls as one record and stores their results
+    together; a member touched meanwhile (its "started" mark) is one of its own, and every
+    member still ends completed with its own result."""
+    store = MemoryStore()
+    keys = [StoreKey("d", "c", "t", f"call-{i}") for i in range(3)]
+    claims = store.claim([StoreCall(key, "tool", {"n": i}) for i, key in enumerate(keys)])
+    owner = claims[0].owner
+    assert [c.state for c in claims] == ["claimed"] * 3
+    if touched is not None:
+        store.write(started=[(keys[touched], owner)])
+    applied = store.write(completed=[
+        StoreCompletion(key, owner, StoredResult(True, {"n": i}), f'{{"n":{i}}}')
+        for i, key in enumerate(keys)])
+    assert applied == [True] * 3
+    found = store.lookup(keys)
+    assert [f.state if f else None for f in found] == ["completed"] * 3
+    assert [f.result.output if f and f.result else None for f in found] == [
+        {"n": 0}, {"n": 1}, {"n": 2}]
+    again = store.claim([StoreCall(keys[1], "tool", {"n": 1}),
+                         StoreCall(keys[2], "tool", {"n": 5})])
+    assert [c.state for c in again] == ["completed", "reused"]
+    assert store.write(completed=[StoreCompletion(keys[0], owner, StoredResult(True, 9))]) == [
+        False]  # completed once only
+    assert store.prune(-1) == 3
 
 
 # ---------------------------------------------------------------------------- processes

@@ -17,6 +17,7 @@ import pytest
 
 import toolbridge
 from toolbridge import Toolbox, ToolCall
+from toolbridge.plugin._record import CallRecord
 from toolbridge.runtime import InlineExecutor
 from toolbridge.runtime._journal import Journal
 from toolbridge.runtime._plan import plan
@@ -177,7 +178,7 @@ def test_each_mark_is_committed_by_the_thread_that_runs_its_handler(tmp_path: Pa
     journal = Journal(store, 16)
     payload = box._pipeline._payload({})
     payload.journal = journal
-    _, pcs = plan(payload, box._tools, planned, {}, None)
+    pcs = plan(payload, box._tools, [CallRecord.of(c) for c in planned], {}, None)
     answers = store.claim(journal.requests(pcs))
     run, _, _ = journal.claimed(pcs, answers)
     started: dict[str, tuple[bool, int]] = {}
@@ -214,7 +215,8 @@ def test_results_waiting_meanwhile_ride_with_the_next_mark(tmp_path: Path) -> No
     journal = Journal(store, 16)
     payload = box._pipeline._payload({})
     payload.journal = journal
-    _, pcs = plan(payload, box._tools, calls(2, "effect"), {}, None)
+    pcs = plan(payload, box._tools, [CallRecord.of(c) for c in calls(2, "effect")], {},
+               None)
     run, _, _ = journal.claimed(pcs, store.claim(journal.requests(pcs)))
     assert journal.start(run[0])
     run[0].settle(toolbridge.ToolResult.ok(run[0].call, 0))

@@ -12,6 +12,7 @@ from .._policy import LossPolicy
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
 
 if TYPE_CHECKING:
+    from ._record import CallRecord, PendingRecords
     from ._translated import ImportedTools, PendingCalls, RenderedTools
 
 __all__ = ["Dialect", "DialectLimits", "LossPolicy"]
@@ -106,6 +107,31 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """Write results as the request body that submits them, in the wire's own field names."""
+
+    # Record-level reading and writing (internal): what the runtime calls. These defaults go
+    # through the public methods above; built-in dialects override them to read and write
+    # `toolbridge.plugin._record.CallRecord` directly (no public model per call). A
+    # third-party dialect implements the public methods only.
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        """`read_calls` (``conversation``: `read_calls_in`), its calls as records."""
+        from ._record import CallRecord, PendingRecords
+
+        pending = (self.read_calls(payload) if conversation is None
+                   else self.read_calls_in(payload, conversation))
+        return PendingRecords([CallRecord.of(call) for call in pending.calls],
+                              pending.unhandled, pending.reason)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        """`write_results` of the answered ``records``; outputs the runtime already encoded as
+        JSON text are not encoded again."""
+        from ..runtime._output import write_encoded
+
+        results = [record.result() for record in records]
+        known = {id(r.output): (r.output, r.text) for r in records if r.text is not None}
+        if not known:
+            return self.write_results(results)  # type: ignore[arg-type]  # all answered
+        return write_encoded(self.write_results, results, known)  # type: ignore[arg-type]
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Neutral definitions from a tool list in this dialect's wire form (for import/convert).

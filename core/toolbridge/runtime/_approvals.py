@@ -41,7 +41,6 @@ class Extra(Protocol):
 class PlannedCall(Protocol):
     """What this step reads and sets of a `toolbridge.runtime.PlannedCall`."""
 
-    call: ToolCall
     tool: RegisteredTool
     kwargs: dict[str, Any]
     arguments: dict[str, Any]
@@ -49,7 +48,12 @@ class PlannedCall(Protocol):
     approval: str | None
     decision: str
     recorded: bool
-    result: ToolResult | None
+
+    @property
+    def call(self) -> ToolCall: ...
+
+    @property
+    def result(self) -> ToolResult | None: ...
 
     @property
     def payload(self) -> Extra: ...

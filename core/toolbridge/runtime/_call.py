@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text
 from ..errors import ToolError
-from ..model import ToolCall, ToolDefinition, ToolResult
+from ..model import ToolCall, ToolDefinition, ToolResult, new_result
 from . import _threads
 from ._approvals import apply as apply_decision
 from ._limits import SizePolicy, enforce_limits
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from ..plugin import Dialect
+    from ..plugin._record import CallRecord
     from ..store import ResultStore, StoreKey
     from ..telemetry._instruments import CallSpans
     from ..tools import RegisteredTool
@@ -39,8 +40,9 @@ __all__ = ["Payload", "PlannedCall"]
 
 log = logging.getLogger("toolbridge.runtime")
 
-Shaped = tuple[ToolResult, "str | None"]
-"""A result, and its output's JSON text when it is JSON data."""
+Shaped = tuple[bool, Any, "str | None", "str | None"]
+"""A result's fields (success, output, error), and its output's JSON text when it is JSON
+data."""
 
 
 class Payload:
@@ -82,18 +84,20 @@ class Payload:
 
 
 class PlannedCall:
-    """A call whose tool and arguments are known, on its way through the pipeline."""
+    """A call whose tool and arguments are known, on its way through the pipeline. Its
+    answer is kept on its `CallRecord` (``record``); `call` and `result` are the public
+    models, made when asked for."""
 
-    __slots__ = ("approval", "arguments", "awaiting", "call", "decision", "dialect", "failure",
-                 "index", "inline", "is_async", "key", "kwargs", "owner", "payload", "recorded",
-                 "result", "resumed", "sure", "text", "timeout", "tool")
+    __slots__ = ("approval", "arguments", "awaiting", "decision", "dialect", "failure",
+                 "index", "inline", "is_async", "key", "kwargs", "owner", "payload", "record",
+                 "recorded", "resumed", "sure", "timeout", "tool")
 
-    def __init__(self, payload: Payload, index: int, call: ToolCall, tool: RegisteredTool,
+    def __init__(self, payload: Payload, index: int, record: CallRecord, tool: RegisteredTool,
                  kwargs: dict[str, Any], arguments: dict[str, Any], dialect: Dialect | None,
                  sure: int, key: StoreKey | None, timeout: float | None) -> None:
         self.payload = payload
         self.index = index
-        self.call = call
+        self.record = record
         self.tool = tool
         self.kwargs = kwargs
         self.arguments = arguments
@@ -112,8 +116,6 @@ class PlannedCall:
         """The store owner holding the call for this run, once claimed."""
         self.resumed = 0.0
         """When a worker that is gone had entered the handler (a taken-over claim)."""
-        self.result: ToolResult | None = None
-        self.text: str | None = None
         self.recorded = False
         self.failure: str | None = None
         """Why the run failed, for telemetry's ``error.type``: the exception's type, or
@@ -129,6 +131,26 @@ class PlannedCall:
     @property
     def definition(self) -> ToolDefinition:
         return self.tool.definition
+
+    @property
+    def name(self) -> str:
+        """The tool's name, as the call gave it."""
+        return self.record.name
+
+    @property
+    def call(self) -> ToolCall:
+        """The public `ToolCall` (made on first need)."""
+        return self.record.call()
+
+    @property
+    def result(self) -> ToolResult | None:
+        """The public `ToolResult` once answered (made on first need), else ``None``."""
+        return self.record.result()
+
+    @property
+    def text(self) -> str | None:
+        """The output's JSON text, when the runtime encoded it."""
+        return self.record.text
 
     # ------------------------------------------------------------------ running
     def execute(self, linger: bool = False) -> None:
@@ -147,12 +169,16 @@ class PlannedCall:
         hooks = self.payload.hooks
         spans = self.payload.spans
         token = None if spans is None else spans.start(self)
+        made: ToolResult | None = None
         try:
-            result, text = self._call_sync() if hooks is None else self._through_hooks(hooks)
+            if hooks is None:
+                shaped = self._call_sync()
+            else:
+                shaped, made = self._through_hooks(hooks)
         finally:
             if spans is not None:
                 spans.leave(self, token)
-        if self.settle(result, text) and logged and journal is not None:
+        if self.answer(shaped, made) and logged and journal is not None:
             journal.completed(self, linger)
 
     async def aexecute(self) -> None:
@@ -169,41 +195,54 @@ class PlannedCall:
         spans = self.payload.spans
         token = None if spans is None else spans.start(self)
         try:
-            result, text = (await self._await_handler() if self.tool.is_async
-                            else self._call_sync())
+            shaped = await self._await_handler() if self.tool.is_async else self._call_sync()
         finally:
             if spans is not None:
                 spans.leave(self, token)
-        if self.settle(result, text) and logged and journal is not None:
+        if self.answer(shaped) and logged and journal is not None:
             await journal.acompleted(self)
 
     def time_out(self) -> None:
         """The executor stopped waiting: the call's result says it timed out."""
         journal = self.payload.journal
-        if self.settle(self._timed_out()) and self.owner is not None and journal is not None and (
-                self.tool.side_effects):
+        if self.answer(self._timed_out()) and self.owner is not None and (
+                journal is not None and self.tool.side_effects):
             journal.completed(self, False)
 
-    def settle(self, result: ToolResult, text: str | None = None) -> bool:
-        """Make ``result`` (within the dialect's size limits) the call's answer, unless it
-        already has one (a call that timed out, then returned); whether it did."""
-        if self.result is not None:
+    def answer(self, shaped: Shaped, result: ToolResult | None = None) -> bool:
+        """Make ``shaped`` (within the dialect's size limits) the call's answer, unless it
+        already has one (a call that timed out, then returned); whether it did. ``result``:
+        the public result those fields are, when there is one."""
+        record = self.record
+        if record.success is not None:
             return False
-        limited = self._limited(result, text)
+        limited = self._limited(shaped, result)
+        if limited is not None:
+            shaped, result = limited
         if self.timeout is None:  # nothing else settles it: no timeout to give it up on
-            self.result = limited
-            self.text = text if limited is result else None
+            self._set(record, shaped, result)
             return True
         with self.payload.lock:
-            if self.result is not None:
+            if record.success is not None:
                 return False
-            self.result = limited
-            self.text = text if limited is result else None
+            self._set(record, shaped, result)
         return True
+
+    @staticmethod
+    def _set(record: CallRecord, shaped: Shaped, result: ToolResult | None) -> None:
+        if result is None:
+            record.answer(*shaped)
+        else:
+            record.answer_with(result, shaped[3])
+
+    def settle(self, result: ToolResult, text: str | None = None) -> bool:
+        """`answer` with a public ``result``."""
+        fields = result.__dict__
+        return self.answer((fields["success"], fields["output"], fields["error"], text), result)
 
     def failed(self, error: str) -> None:
         """Settle an error result (a call that could not be run)."""
-        self.settle(ToolResult.failed(self.call, error))
+        self.answer((False, None, error, None))
 
     def decided(self, decision: str) -> bool:
         """Apply the approval decision (JSON) the claim consumed; whether to run the call."""
@@ -214,8 +253,8 @@ class PlannedCall:
         try:
             value = self.tool.handler(**self.kwargs)
         except Exception as exc:
-            return self._failure(exc), None
-        return shape(self.call, value)
+            return self._failure(exc)
+        return shape(self.record.name, value)
 
     async def _await_handler(self) -> Shaped:
         timeout = self.timeout
@@ -225,17 +264,19 @@ class PlannedCall:
             else:  # in this task: a handler that never suspends costs no task, no timer
                 value = await within(self.tool.handler(**self.kwargs), timeout)
                 if value is OVERDUE:
-                    return self._timed_out(), None
+                    return self._timed_out()
         except Exception as exc:
-            return self._failure(exc), None
-        return shape(self.call, value)
+            return self._failure(exc)
+        return shape(self.record.name, value)
 
-    def _through_hooks(self, hooks: pluggy.PluginManager) -> Shaped:
-        shaped: list[Shaped] = []
+    def _through_hooks(self, hooks: pluggy.PluginManager) -> tuple[Shaped, ToolResult | None]:
+        """The hook chain around the handler, and the public result it gave (the answer)."""
+        made: list[tuple[ToolResult, str | None]] = []
 
         def invoke() -> ToolResult:
-            shaped.append(self._invoke())
-            return shaped[-1][0]
+            success, output, error, text = self._invoke()
+            made.append((new_result(call, success, output, error), text))
+            return made[-1][0]
 
         call = self.call
         try:
@@ -243,11 +284,12 @@ class PlannedCall:
                                                         invoke=invoke)
         except Exception as exc:
             log.error("a toolbridge_execute_call hook failed for %s", call.name, exc_info=exc)
-            return ToolResult.failed(call, self.payload.format_error(exc)), None
+            return (False, None, self.payload.format_error(exc), None), None
         if not isinstance(result, ToolResult):
-            return ToolResult.failed(call, "a plugin returned no result for this call"), None
-        text = next((t for r, t in shaped if r is result), None)
-        return result, text
+            return (False, None, "a plugin returned no result for this call", None), None
+        text = next((t for r, t in made if r is result), None)
+        fields = result.__dict__
+        return (fields["success"], fields["output"], fields["error"], text), result
 
     def _invoke(self) -> Shaped:
         """The handler with its timeout, from a hook chain (in a worker thread)."""
@@ -259,22 +301,22 @@ class PlannedCall:
             return self._call_sync()
         threads = self.payload.max_concurrency
         batch = Batch(_threads.HANDLERS, [lambda here: self._call_sync()], [self.timeout],
-                      [self.call.name], threads)
+                      [self.record.name], threads)
         if batch.wait(self.timeout) or not batch.give_up(0):
             error = batch.errors[0]
             if error is not None:
                 raise error
             return batch.values[0]  # type: ignore[no-any-return]
-        return self._timed_out(), None
+        return self._timed_out()
 
-    def _timed_out(self) -> ToolResult:
-        call = self.call
+    def _timed_out(self) -> Shaped:
+        call = self.record
         log.error("tool %s timed out after %g s (call %s)", call.name, self.timeout, call.id)
         self.failure = "timeout"
-        return ToolResult.failed(call, f"{call.name} timed out after {self.timeout:g} s")
+        return False, None, f"{call.name} timed out after {self.timeout:g} s", None
 
-    def _failure(self, exc: Exception) -> ToolResult:
-        call = self.call
+    def _failure(self, exc: Exception) -> Shaped:
+        call = self.record
         self.failure = type(exc).__qualname__
         if isinstance(exc, ToolError):  # a message for the agent: logged briefly
             log.info("tool %s answered an error (call %s): %s", call.name, call.id,
@@ -282,20 +324,27 @@ class PlannedCall:
         else:  # the traceback as text, its URLs redacted like the agent's error text
             log.error("tool %s failed (call %s)\n%s", call.name, call.id,
                       redact_text("".join(traceback.format_exception(exc)).rstrip()))
-        return ToolResult.failed(call, self.payload.format_error(exc))
+        return False, None, self.payload.format_error(exc), None
 
-    def _limited(self, result: ToolResult, text: str | None) -> ToolResult:
-        """``result`` within the dialect's size limits, by the oversize policy."""
+    def _limited(self, shaped: Shaped, result: ToolResult | None
+                 ) -> tuple[Shaped, ToolResult | None] | None:
+        """``shaped`` within the dialect's size limits, by the oversize policy; ``None`` when
+        it is within them as it is."""
         dialect = self.dialect
         if dialect is None:
-            return result
-        fields = result.__dict__
-        if fields["success"]:
-            output = fields["output"]
+            return None
+        success, output, error, text = shaped
+        if success:
             size = len(output) if type(output) is str else None if text is None else len(text)
         else:
-            size = len(fields["error"] or "")
+            size = len(error or "")
         if size is not None and size <= self.sure:
-            return result
-        return enforce_limits(result, dialect.limits, dialect.name, self.payload.oversize,
-                              text)
+            return None
+        if result is None:
+            result = new_result(self.call, success, output, error)
+        limited = enforce_limits(result, dialect.limits, dialect.name, self.payload.oversize,
+                                 text)
+        if limited is result:
+            return None
+        fields = limited.__dict__
+        return (fields["success"], fields["output"], fields["error"], None), limited

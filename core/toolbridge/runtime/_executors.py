@@ -185,7 +185,7 @@ class ThreadExecutor(LoopExecutor):
         if pooled:
             batch = Batch(pool, [c.execute for c in pooled],
                           [c.timeout if not hooked else None for c in pooled],
-                          [c.call.name for c in pooled], concurrency, concurrency - busy)
+                          [c.record.name for c in pooled], concurrency, concurrency - busy)
         try:
             for call in here:
                 call.execute(linger=True)
@@ -208,7 +208,7 @@ class ThreadExecutor(LoopExecutor):
         def handed(start: int) -> Batch:
             rest = pooled[start:]
             return Batch(pool, [c.execute for c in rest], [None] * len(rest),
-                         [c.call.name for c in rest], concurrency, concurrency - 1)
+                         [c.record.name for c in rest], concurrency, concurrency - 1)
 
         held = Held(len(pooled), handed)
         clock = time.monotonic
@@ -355,7 +355,7 @@ def _submitted(pool: ThreadPool, calls: Sequence[PlannedCall], threads: int, con
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
     batch = Batch(pool, [c.execute for c in calls],
-                  [c.timeout if timed else None for c in calls], [c.call.name for c in calls],
+                  [c.timeout if timed else None for c in calls], [c.record.name for c in calls],
                   threads, concurrency, lambda: wake(loop, ended))
     return batch, ended
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..model import ToolCall, ToolResult, new_result
+from ..model import ToolCall, ToolResult
 from ..store import (
     ApprovalRequest,
     StoreCall,
@@ -33,6 +33,7 @@ from ._approvals import expire as deny_expired
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
+    from ..plugin._record import CallRecord
     from ..store import ResultStore
     from ..tools import RegisteredTool
 
@@ -40,17 +41,21 @@ if TYPE_CHECKING:
 class PlannedCall(Protocol):
     """What the journal reads and sets of a `toolbridge.runtime.PlannedCall`."""
 
-    call: ToolCall
+    record: CallRecord
     tool: RegisteredTool
     arguments: dict[str, Any]
     key: StoreKey | None
     owner: str | None
     resumed: float
-    result: ToolResult | None
-    text: str | None
     recorded: bool
     approval: str | None
     awaiting: str | None
+
+    @property
+    def call(self) -> ToolCall: ...
+
+    @property
+    def result(self) -> ToolResult | None: ...
 
     def failed(self, error: str) -> None: ...
 
@@ -100,7 +105,7 @@ class Journal:
             effect = next((pc for pc in planned if pc.tool.side_effects), None)
             if effect is not None:
                 _warn_side_effects(store, effect)
-        return [_new_tuple(StoreCall, (pc.key, pc.call.name, pc.arguments, pc.approval))
+        return [_new_tuple(StoreCall, (pc.key, pc.record.name, pc.arguments, pc.approval))
                 for pc in planned]
 
     def claimed(self, planned: Sequence[C], answers: Sequence[StoreClaim]
@@ -141,7 +146,7 @@ class Journal:
             elif state == "completed":
                 stored = answer[3]
                 assert stored is not None
-                pc.result = new_result(pc.call, stored[0], stored[1], stored[2])
+                pc.record.answer(stored[0], stored[1], stored[2])
                 pc.recorded = True
             elif state == "awaiting":
                 request = ApprovalRequest.from_json(answer[4] or "")
@@ -228,7 +233,7 @@ class Journal:
         if not (self.pending or self._flushing or self._completed):
             unrecorded = []
             for pc in planned:
-                if pc.result is None:
+                if pc.record.success is None:
                     break
                 if pc.owner is not None and not pc.recorded:
                     unrecorded.append(pc)
@@ -247,7 +252,7 @@ class Journal:
             for pc in planned:
                 if pc.owner is None or pc.recorded:
                     continue
-                if pc.result is not None:
+                if pc.record.success is not None:
                     if id(pc) not in queued:
                         completed.append(pc)
                 elif not (pc.tool.side_effects and id(pc) in self._marked):
@@ -303,8 +308,8 @@ class Journal:
                released: list[tuple[StoreKey, str]]) -> Exception | None:
         marks = [(pc.key, pc.owner) for pc in started]
         results = [_new_tuple(StoreCompletion, (pc.key, pc.owner, _new_tuple(StoredResult, (
-            fields["success"], fields["output"], fields["error"])), pc.text))
-            for pc in completed for fields in (pc.result.__dict__,)]
+            record.success, record.output, record.error)), record.text))
+            for pc in completed for record in (pc.record,)]
         pauses = iter(COMPLETE_RETRY_PAUSES if results else ())
         while True:
             try:

@@ -13,7 +13,7 @@ from pydantic_core import to_json, to_jsonable_python
 from .._articles import a_value_of
 from .._redact import redact_text
 from ..errors import ToolError
-from ..model import Content, DocumentPart, ImagePart, TextPart, ToolCall, ToolResult, new_result
+from ..model import Content, DocumentPart, ImagePart, TextPart, ToolResult
 
 __all__ = [
     "default_error_formatter", "json_text", "output_is_json", "output_text",
@@ -62,23 +62,24 @@ def serialize_output(value: Any) -> Any:
     return converted
 
 
-def shape(call: ToolCall, value: Any) -> tuple[ToolResult, str | None]:
-    """A handler's return value as a successful result (or an error result if it cannot be
-    sent), with the output's JSON text when it is JSON data (encoded here, once)."""
+def shape(name: str, value: Any) -> tuple[bool, Any, str | None, str | None]:
+    """A handler's return value (of tool ``name``) as a successful result's fields (or an
+    error result's if it cannot be sent): ``(success, output, error, text)``, ``text`` the
+    output's JSON text when it is JSON data (encoded here, once)."""
     kind = type(value)
     if kind is str:  # the common case: text is sent as it is
-        return new_result(call, True, value, None), None
+        return True, value, None, None
     if (kind is dict or (kind is list and (not value or type(value[0]) in _JSON_TYPES))) and (
             _plain_json(value)):  # JSON data as it is (`serialize_output`'s first case)
-        return new_result(call, True, value, None), json_text(value)
+        return True, value, None, json_text(value)
     try:
         output = serialize_output(value)
         text = None if isinstance(output, (str, Content)) else json_text(output)
     except Exception as exc:
-        log.error("tool %s returned a value that is not JSON-compatible", call.name, exc_info=exc)
-        return ToolResult.failed(call, f"{call.name} returned {a_value_of(value)}, which "
-                                       "cannot be sent as a result"), None
-    return new_result(call, True, output, None), text
+        log.error("tool %s returned a value that is not JSON-compatible", name, exc_info=exc)
+        return False, None, (f"{name} returned {a_value_of(value)}, which cannot be sent as a "
+                             "result"), None
+    return True, output, None, text
 
 
 def _plain_json(value: Any, depth: int = 0) -> bool:

@@ -3,6 +3,10 @@
 read → plan every call (errors become results) → claim the keyed calls in one store
 operation → run them through an executor → (each call shapes, size-checks and, with side
 effects, records itself) → record the other results in one store operation → write.
+
+A call travels as a `CallRecord` (its fields, then its answer's); `ToolCall` and `ToolResult`
+are made from it only when asked for (`run` and `execute` return them, hooks and
+`ToolContext` take them, a dialect without record-level methods reads and writes them).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AwaitingApproval
 from ..model import ToolCall, ToolResult
 from ..plugin import Dialect, PendingCalls, get_dialect, plugin_manager
+from ..plugin._record import CallRecord
 from ..store import ApprovalRequest
 from ..telemetry._state import active as telemetry_active
 from . import _approvals as approvals
@@ -25,7 +30,7 @@ from ._executors import Executor, ThreadExecutor
 from ._journal import Journal
 from ._limits import SizePolicy
 from ._loops import no_running_loop
-from ._output import default_error_formatter, write_encoded
+from ._output import default_error_formatter
 from ._payload import to_data
 from ._plan import answered_once, plan
 from ._replay import reconcile, still_running, wait_limit
@@ -71,27 +76,27 @@ class Pipeline:
         ``conversation`` names the caller's conversation, for wires that carry none
         (`Dialect.read_calls_in`)."""
         no_running_loop()
-        d, calls = _read(dialect, payload, conversation)
-        results, planned = self._run(calls, extra, d)
-        return _write(d, results, planned)
+        d, records = _read(dialect, payload, conversation)
+        return _write(d, records, self._run(records, extra, d))
 
     async def ahandle(self, dialect: str | Dialect, payload: Any, extra: Mapping[str, Any],
                       conversation: str | None = None) -> dict[str, Any]:
         """`handle` on the running event loop."""
-        d, calls = _read(dialect, payload, conversation)
-        results, planned = await self._arun(calls, extra, d)
-        return _write(d, results, planned)
+        d, records = _read(dialect, payload, conversation)
+        return _write(d, records, await self._arun(records, extra, d))
 
     def run(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
             dialect: Dialect | None = None) -> list[ToolResult]:
         """Answer ``calls``, one result each, in order."""
         no_running_loop()
-        return _every_one(*self._run(calls, extra, dialect))
+        records = [CallRecord.of(call) for call in calls]
+        return _every_one(records, self._run(records, extra, dialect))
 
     async def arun(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
                    dialect: Dialect | None = None) -> list[ToolResult]:
         """`run` on the running event loop."""
-        return _every_one(*await self._arun(calls, extra, dialect))
+        records = [CallRecord.of(call) for call in calls]
+        return _every_one(records, await self._arun(records, extra, dialect))
 
     # ------------------------------------------------------------------ the steps
     def _payload(self, extra: Mapping[str, Any], dialect: Dialect | None = None) -> Payload:
@@ -102,29 +107,30 @@ class Pipeline:
             payload.spans = instruments.calls(dialect.name if dialect is not None else "")
         return payload
 
-    def _run(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
-             dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
+    def _run(self, calls: Sequence[CallRecord], extra: Mapping[str, Any],
+             dialect: Dialect | None) -> list[PlannedCall]:
+        """Answer every record of ``calls``; the planned ones (those not decided by the plan)."""
         payload = self._payload(extra, dialect)
-        results, planned = self._run_payload(payload, calls, extra, dialect)
+        planned = self._run_payload(payload, calls, extra, dialect)
         if payload.spans is not None:
-            payload.spans.finish(results, planned)
-        return results, planned
+            payload.spans.finish([r.result() for r in calls], planned)
+        return planned
 
-    def _run_payload(self, payload: Payload, calls: Sequence[ToolCall], extra: Mapping[str, Any],
-                     dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
-        results, planned = plan(payload, self.tools, calls, extra, dialect)
+    def _run_payload(self, payload: Payload, calls: Sequence[CallRecord],
+                     extra: Mapping[str, Any], dialect: Dialect | None) -> list[PlannedCall]:
+        planned = plan(payload, self.tools, calls, extra, dialect)
         if not planned:
-            return results, planned  # type: ignore[return-value]  # every one decided
+            return planned  # every one decided
         executor = self.executor or _DEFAULT_EXECUTOR
         concurrency = self.max_concurrency
         store = self.store
         todo = planned
         if any(pc.tool.needs_approval is not False for pc in planned):
             approvals.prepare(planned, store, self.approval_expiry)
-            todo = [pc for pc in planned if pc.result is None]
+            todo = [pc for pc in planned if pc.record.success is None]
         if store is None:
             executor.run(todo, concurrency)
-            return _results(results, planned), planned
+            return planned
         journal = payload.journal = Journal(store, concurrency)
         try:
             run, held = self._claim(journal, todo)
@@ -134,7 +140,7 @@ class Pipeline:
                     for pc in run:
                         if pc.resumed and pc.tool.reconciles:
                             reconcile(pc)
-                    run = [pc for pc in run if pc.result is None]
+                    run = [pc for pc in run if pc.record.success is None]
                 if run:
                     executor.run(run, concurrency)
                 if not held:
@@ -146,22 +152,22 @@ class Pipeline:
                 run, held = self._claim(journal, held)
         finally:
             journal.finish(planned)
-        return _results(results, planned), planned
+        return planned
 
-    async def _arun(self, calls: Sequence[ToolCall], extra: Mapping[str, Any],
-                    dialect: Dialect | None) -> tuple[list[ToolResult], list[PlannedCall]]:
+    async def _arun(self, calls: Sequence[CallRecord], extra: Mapping[str, Any],
+                    dialect: Dialect | None) -> list[PlannedCall]:
         payload = self._payload(extra, dialect)
-        results, planned = await self._arun_payload(payload, calls, extra, dialect)
+        planned = await self._arun_payload(payload, calls, extra, dialect)
         if payload.spans is not None:
-            payload.spans.finish(results, planned)
-        return results, planned
+            payload.spans.finish([r.result() for r in calls], planned)
+        return planned
 
-    async def _arun_payload(self, payload: Payload, calls: Sequence[ToolCall],
+    async def _arun_payload(self, payload: Payload, calls: Sequence[CallRecord],
                             extra: Mapping[str, Any], dialect: Dialect | None
-                            ) -> tuple[list[ToolResult], list[PlannedCall]]:
-        results, planned = plan(payload, self.tools, calls, extra, dialect)
+                            ) -> list[PlannedCall]:
+        planned = plan(payload, self.tools, calls, extra, dialect)
         if not planned:
-            return results, planned  # type: ignore[return-value]
+            return planned
         executor = self.executor or _DEFAULT_EXECUTOR
         concurrency = self.max_concurrency
         store = self.store
@@ -172,10 +178,10 @@ class Pipeline:
                                          self.approval_expiry)
             else:
                 approvals.prepare(planned, store, self.approval_expiry)
-            todo = [pc for pc in planned if pc.result is None]
+            todo = [pc for pc in planned if pc.record.success is None]
         if store is None:
             await executor.arun(todo, concurrency)
-            return _results(results, planned), planned
+            return planned
         threads = concurrency
         journal = payload.journal = Journal(store, threads)
         blocking = store.blocking
@@ -187,7 +193,8 @@ class Pipeline:
                 for pc in reconciling:
                     await _threads.CALLS.run(threads, reconcile, pc)
                 if len(reconciling) < len(run):
-                    await executor.arun([pc for pc in run if pc.result is None], concurrency)
+                    await executor.arun([pc for pc in run if pc.record.success is None],
+                                        concurrency)
                 if not held:
                     break
                 await journal.aflush()
@@ -202,7 +209,7 @@ class Pipeline:
             await _threads.CALLS.run(threads, journal.finish, planned)
         else:
             journal.finish(planned)
-        return _results(results, planned), planned
+        return planned
 
     @staticmethod
     def _claim(journal: Journal, planned: list[PlannedCall]
@@ -215,7 +222,7 @@ class Pipeline:
             answers = journal.store.claim(journal.requests(keyed))
         except Exception as exc:
             journal.unclaimed(keyed, exc)
-            return [pc for pc in planned if pc.result is None], []
+            return [pc for pc in planned if pc.record.success is None], []
         ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
         if journal.expired:
             journal.expire()
@@ -235,7 +242,7 @@ class Pipeline:
                 answers = journal.store.claim(requests)
         except Exception as exc:
             journal.unclaimed(keyed, exc)
-            return [pc for pc in planned if pc.result is None], []
+            return [pc for pc in planned if pc.record.success is None], []
         ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
         if journal.expired:
             if journal.store.blocking:
@@ -252,7 +259,7 @@ def _ordered(planned: list[PlannedCall], keyed: list[PlannedCall], run: list[Pla
     if len(keyed) == len(planned) and not reconciling:
         return run, held
     waiting = {id(pc) for pc in held}
-    return [pc for pc in planned if pc.result is None and id(pc) not in waiting
+    return [pc for pc in planned if pc.record.success is None and id(pc) not in waiting
             and pc.awaiting is None], held
 
 
@@ -267,19 +274,14 @@ def _given_up(held: list[PlannedCall], waited: float) -> list[PlannedCall]:
     return kept
 
 
-def _every_one(results: list[ToolResult], planned: list[PlannedCall]) -> list[ToolResult]:
-    """``results``, unless calls await approval (their entries are ``None``): then
+def _every_one(records: list[CallRecord], planned: list[PlannedCall]) -> list[ToolResult]:
+    """The records' results, unless calls await approval (their entries are ``None``): then
     `AwaitingApproval` carries them with the requests."""
+    results = [record.result() for record in records]
     if None in results:
         raise AwaitingApproval(results, [ApprovalRequest.from_json(pc.awaiting)
                                          for pc in planned if pc.awaiting is not None])
-    return results
-
-
-def _results(results: list[ToolResult | None], planned: list[PlannedCall]) -> list[ToolResult]:
-    for pc in planned:
-        results[pc.index] = pc.result
-    return results  # type: ignore[return-value]  # every call has its result now
+    return results  # type: ignore[return-value]  # every call has its result
 
 
 def _hooks() -> pluggy.PluginManager | None:
@@ -298,36 +300,28 @@ def read_pending(dialect: str | Dialect, payload: Any, conversation: str | None
 
 
 def _read(dialect: str | Dialect, payload: Any, conversation: str | None
-          ) -> tuple[Dialect, Sequence[ToolCall]]:
+          ) -> tuple[Dialect, Sequence[CallRecord]]:
     d = get_dialect(dialect)
-    pending = read_pending(d, payload, conversation)
+    pending = d._read_records(to_data(payload, d.name), conversation)
     if pending.reason:
         log.info("%s: nothing is pending: %s", d.name, pending.reason)
     if pending.unhandled:
         log.warning("%s: %d required action(s) are not function calls and were left to the "
                     "caller: %s", d.name, len(pending.unhandled),
                     ", ".join(_kind(a) for a in pending.unhandled))
-    return d, pending.calls
+    return d, pending.records
 
 
-def _write(dialect: Dialect, results: list[ToolResult], planned: list[PlannedCall]
+def _write(dialect: Dialect, records: Sequence[CallRecord], planned: list[PlannedCall]
            ) -> dict[str, Any]:
-    """The dialect's body; outputs already encoded as JSON are not encoded again."""
-    if None in results:  # calls awaiting approval: no result is invented for them
+    """The dialect's body of the answered records."""
+    answered = [r for r in records if r.success is not None]
+    if len(answered) < len(records):  # calls awaiting approval: no result is invented
         log.info("%s: %d call(s) await approval and were not answered", dialect.name,
-                 results.count(None))  # type: ignore[arg-type]
-        results = [r for r in results if r is not None]
+                 len(records) - len(answered))
     if not (planned and planned[0].payload.distinct_ids):
-        results = answered_once(dialect.limits, results)
-    known = {}
-    for pc in planned:
-        text, result = pc.text, pc.result
-        if text is not None and result is not None:
-            output = result.__dict__["output"]
-            known[id(output)] = (output, text)
-    if not known:
-        return dialect.write_results(results)
-    return write_encoded(dialect.write_results, results, known)
+        answered = answered_once(dialect.limits, answered)
+    return dialect._write_records(answered)
 
 
 def _kind(action: Mapping[str, Any]) -> str:

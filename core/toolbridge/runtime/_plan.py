@@ -1,7 +1,8 @@
 """The plan step: per call, the tool, decoded and bound arguments, its store key, or an error.
 
-Errors become results here (unknown tool, undecodable or invalid arguments); what is left is
-a `PlannedCall` per call, which the rest of the pipeline claims, runs and records.
+Errors become answers here (unknown tool, undecodable or invalid arguments), set on the call's
+record; what is left is a `PlannedCall` per call, which the rest of the pipeline claims, runs
+and records.
 """
 
 from __future__ import annotations
@@ -9,10 +10,9 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import ArgumentError, UnknownDialectError
-from ..model import ToolCall, ToolResult
 from ..plugin import Dialect, DialectLimits, get_dialect
 from ..store import StoreKey
 from ..tools import ToolContext
@@ -20,6 +20,7 @@ from ._call import PlannedCall
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
+    from ..plugin._record import CallRecord
     from ..tools import RegisteredTool
     from ._call import Payload
 
@@ -59,59 +60,53 @@ def _dialect(name: str, given: Dialect | None) -> DialectInfo:
     return info
 
 
-def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[ToolCall],
-         extra: Mapping[str, Any], given: Dialect | None
-         ) -> tuple[list[ToolResult | None], list[PlannedCall]]:
-    """Per call its result when planning decided it (else ``None``), and the planned calls.
+def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[CallRecord],
+         extra: Mapping[str, Any], given: Dialect | None) -> list[PlannedCall]:
+    """The planned calls; the others are answered (on their records) with an error.
 
     A call whose (conversation, turn, id) came before in ``calls`` is not run: it gets an
     error result (`answered_once` drops it from a body whose wire matches results by id).
     """
-    results: list[ToolResult | None] = [None] * len(calls)
     planned: list[PlannedCall] = []
     dialects: dict[str, DialectInfo] = {}
     keyed = payload.store is not None
     default_timeout = payload.timeout
     ids = set()
     for index, call in enumerate(calls):
-        fields = call.__dict__  # read once: a pydantic model's attributes are slow to get
-        ids.add(fields["id"])
-        name = fields["name"]
+        ids.add(call.id)
+        name = call.name
         tool = tools.get(name)
         if tool is None:
             available = ", ".join(sorted(tools)) or "none"
-            results[index] = ToolResult.failed(
-                call, f"unknown tool {name!r}; available tools: {available}")
+            call.fail(f"unknown tool {name!r}; available tools: {available}")
             continue
-        if fields["argument_error"] is not None:
-            results[index] = ToolResult.failed(
-                call, f"invalid arguments for {name}: {fields['argument_error']}")
+        if call.argument_error is not None:
+            call.fail(f"invalid arguments for {name}: {call.argument_error}")
             continue
-        dialect_name = fields["dialect"]
+        dialect_name = call.dialect
         info = dialects.get(dialect_name)
         if info is None:
             info = dialects[dialect_name] = _dialect(dialect_name, given)
-        arguments = fields["arguments"]
+        arguments = call.arguments
         try:
             if info[1]:
-                arguments = info[0].decode_arguments(call, tool.definition)  # type: ignore[union-attr]
+                arguments = info[0].decode_arguments(call.call(), tool.definition)  # type: ignore[union-attr]
             context_param = tool.context_param
             kwargs = None if context_param else tool.bind_plain(arguments)
             if kwargs is None:
-                context = ToolContext(call, tool.definition, extra) if context_param else None
+                context = (ToolContext(call.call(), tool.definition, extra) if context_param
+                           else None)
                 kwargs = tool.bind(arguments, context, not_plain=not context_param)
         except ArgumentError as exc:
-            results[index] = ToolResult.failed(call, f"invalid arguments for {name}: {exc}")
+            call.fail(f"invalid arguments for {name}: {exc}")
             continue
         except Exception as exc:
             log.error("decoding the arguments of %s failed", name, exc_info=exc)
-            results[index] = ToolResult.failed(
-                call, f"invalid arguments for {name}: {default_error_formatter(exc)}")
+            call.fail(f"invalid arguments for {name}: {default_error_formatter(exc)}")
             continue
         key = None
-        if keyed and fields["id"] and (fields["conversation"] or fields["turn"]):
-            key = _new_key(StoreKey, (dialect_name, fields["conversation"], fields["turn"],
-                                      fields["id"]))
+        if keyed and call.id and (call.conversation or call.turn):
+            key = _new_key(StoreKey, (dialect_name, call.conversation, call.turn, call.id))
         timeout = tool.timeout if tool.timeout is not None else default_timeout
         planned.append(PlannedCall(payload, index, call, tool, kwargs, arguments, info[0],
                                    info[2], key, timeout))
@@ -121,15 +116,31 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         if repeats:
             for index, first in repeats.items():
                 call = calls[index]
-                results[index] = ToolResult.failed(call, (
+                call.fail(
                     f"call id {call.id!r} repeats the id of an earlier call of this turn "
                     f"(call {first + 1}, {calls[first].name}); only that call was run: give "
-                    "every call its own id"))
+                    "every call its own id")
             planned = [pc for pc in planned if pc.index not in repeats]
-    return results, planned
+    return planned
 
 
-def _repeats(calls: Sequence[ToolCall], *, by_tool: bool = False) -> dict[int, int]:
+class _Identified(Protocol):
+    """A `ToolCall` or a `CallRecord`: what identifies a call."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def conversation(self) -> str: ...
+    @property
+    def turn(self) -> str: ...
+
+
+T = TypeVar("T")
+
+
+def _repeats(calls: Sequence[_Identified], *, by_tool: bool = False) -> dict[int, int]:
     """Index of each call whose (conversation, turn, id) came before -> that first call's
     (``by_tool``: whose (conversation, turn, id, tool))."""
     first: dict[tuple[str, ...], int] = {}
@@ -143,15 +154,19 @@ def _repeats(calls: Sequence[ToolCall], *, by_tool: bool = False) -> dict[int, i
     return repeats
 
 
-def answered_once(limits: DialectLimits, results: list[ToolResult]) -> list[ToolResult]:
+def answered_once(limits: DialectLimits, results: list[T],
+                  calls: Sequence[_Identified] | None = None) -> list[T]:
     """``results`` as a dialect with ``limits`` sends them: without the results of repeated
     calls where its backend matches results to calls by id (`DialectLimits.repeated_result_ids`),
     or by id and tool (`DialectLimits.results_match_by_tool`: a repeat naming another tool
-    keeps its result).
+    keeps its result). ``calls``: the calls they answer, in order (default: ``results`` are
+    answered records, their own calls).
     """
     if len(results) < 2 or limits.repeated_result_ids:
         return results
-    calls = [r.call for r in results]
+    if calls is None:
+        calls = results  # type: ignore[assignment]  # records identify their calls
+        assert calls is not None
     if len({c.id for c in calls}) == len(calls):
         return results
     repeats = _repeats(calls, by_tool=limits.results_match_by_tool)

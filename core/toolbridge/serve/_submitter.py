@@ -99,7 +99,7 @@ class Submitter:
         step, keys, results = self._calls.batch()
         dialect = self._backend.dialect
         limits = dialect.limits if isinstance(dialect, Dialect) else DialectLimits()
-        carried = answered_once(limits, results)
+        carried = answered_once(limits, results, [r.call for r in results])
         self._sending(results, carried)
         body = dialect.write_results(carried)
         if not self._backend.lists_pending:

@@ -36,9 +36,12 @@ error, output_json)`` once completed."""
 
 
 class _Batch:
-    """New calls claimed together: one record for all of them, each key pointing to it."""
+    """New calls claimed together (a payload's, usually): one record for all of them, each
+    key pointing to it. Its members' results are set together when they complete together,
+    in the order they were claimed (the usual case), else one by one."""
 
-    __slots__ = ("arguments", "decoded", "index", "keys", "owner", "results", "tools")
+    __slots__ = ("_index", "arguments", "decoded", "keys", "owner", "results", "split",
+                 "tools")
 
     def __init__(self, owner: str, keys: tuple[Key, ...], tools: tuple[str, ...],
                  arguments: bytes) -> None:
@@ -48,15 +51,27 @@ class _Batch:
         self.arguments = arguments
         """The members' arguments as one JSON list, taken at the claim."""
         self.decoded: list[Any] | None = None
-        self.index = dict(zip(keys, range(len(keys)), strict=True))
-        self.results: list[Any] = [None] * len(keys)
+        self._index: dict[Key, int] | None = None
+        self.results: list[Any] | None = None
+        """Per member, its kept result once completed (``None`` until one is)."""
+        self.split = False
+        """Whether a member became an entry of its own (`MemoryStore._entry`)."""
+
+    def index(self, key: Key) -> int:
+        """A member's position."""
+        if self._index is None:
+            self._index = dict(zip(self.keys, range(len(self.keys)), strict=True))
+        return self._index[key]
+
+    def result(self, index: int) -> Any:
+        return None if self.results is None else self.results[index]
 
     def entry(self, key: Key) -> Entry:
         """A member as a call of its own."""
-        index = self.index[key]
+        index = self.index(key)
         if self.decoded is None:
             self.decoded = json.loads(self.arguments)
-        result = self.results[index]
+        result = self.result(index)
         state = "claimed" if result is None else "completed"
         return (state, self.owner, 0.0, self.tools[index], self.decoded[index], result)
 
@@ -91,9 +106,10 @@ class MemoryStore(ResultStore):
         ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
         stored = self._calls
         keys = tuple([tuple(call[0]) for call in calls])
+        awaiting = [c[3] for c in calls if len(c) > 3 and c[3]]
         with self._lock:
-            if stored.keys().isdisjoint(keys) and not any(  # all new, the usual case
-                    len(c) > 3 and c[3] for c in calls):  # (none awaiting): one record
+            if not awaiting and stored.keys().isdisjoint(keys):  # all new, none awaiting
+                # (the usual case): one record
                 batch = _Batch(owner, keys, tuple([c[1] for c in calls]),
                                to_json([c[2] for c in calls]))
                 stored.update(dict.fromkeys(keys, batch))
@@ -146,15 +162,20 @@ class MemoryStore(ResultStore):
                 if mark is not None and mark[1] == owner and mark[0] == "claimed":
                     stored[key] = ("started", owner, now, *mark[3:])
             finished = self._completed
+            together = self._complete_together(completed) if completed else 0
+            if together:
+                completed = ()  # stored in one step
             for key, owner, result, output_json in completed:
                 kept = (result[0], None if output_json is not None else result[1], result[2],
                         output_json)
                 value = stored.get(key)
                 if isinstance(value, _Batch):
-                    index = value.index[key]
-                    if value.owner != owner or value.results[index] is not None:
+                    index = value.index(key)
+                    if value.owner != owner or value.result(index) is not None:
                         applied.append(False)
                         continue
+                    if value.results is None:
+                        value.results = [None] * len(value.keys)
                     value.results[index] = kept
                     finished.append(value.keys[index])
                     applied.append(True)
@@ -166,7 +187,7 @@ class MemoryStore(ResultStore):
                 self._approvals.pop(key, None)
                 finished.append(tuple(key))  # the queue keeps plain tuples
                 applied.append(True)
-            if completed:
+            if completed or together:
                 self._completed_at.extend([now] * (len(finished) - len(self._completed_at)))
             for key, owner in released:
                 entry = self._entry(key)
@@ -177,7 +198,24 @@ class MemoryStore(ResultStore):
                         del stored[key]
             if len(stored) > self.max_entries:
                 self._evict()
-        return applied
+        return applied or [True] * together
+
+    def _complete_together(self, completed: Sequence[StoreCompletion]) -> int:
+        """Store ``completed`` in one step if they are every member of one batch, in its
+        order, completed by its owner, none before (the usual end of a payload): how many,
+        else 0 (they are stored one by one). The lock is held."""
+        value = self._calls.get(completed[0][0])
+        if type(value) is not _Batch or value.results is not None or value.split or (
+                len(completed) != len(value.keys)):
+            return 0
+        owner = value.owner
+        if any([c[1] != owner for c in completed]) or value.keys != tuple(
+                [c[0] for c in completed]):
+            return 0
+        value.results = [(result[0], None if output_json is not None else result[1], result[2],
+                          output_json) for _, _, result, output_json in completed]
+        self._completed.extend(value.keys)
+        return len(completed)
 
     def lookup(self, keys: Sequence[StoreKey]) -> list[StoreClaim | None]:
         with self._lock:
@@ -227,8 +265,12 @@ class MemoryStore(ResultStore):
         value = self._calls.get(key)
         if value is None:
             return None
-        entry = value.entry(key) if type(value) is _Batch else value
-        assert isinstance(entry, tuple)
+        if type(value) is _Batch:
+            entry = value.entry(key)
+            value.split = True  # stored below as an entry of its own
+        else:
+            assert isinstance(value, tuple)
+            entry = value
         if type(entry[4]) is not str:  # made into the fingerprint on first need
             arguments = json.loads(entry[4]) if type(entry[4]) is bytes else entry[4]
             entry = (*entry[:4], fingerprint(entry[3], arguments), entry[5])
@@ -240,7 +282,7 @@ class MemoryStore(ResultStore):
         if value is None:
             return 0
         if type(value) is _Batch:
-            if value.results[value.index[key]] is None:
+            if value.result(value.index(key)) is None:
                 return 0
         elif value[0] != "completed":  # type: ignore[index]
             return 0

@@ -1,0 +1,116 @@
+"""`CallRecord`: one call as the pipeline carries it from read to write (private).
+
+A record holds a `ToolCall`'s fields and, once the call is answered, its `ToolResult`'s; the
+public models are built from it only when something asks for them (a hook, a `ToolContext`,
+``execute``, an error path, a dialect that reads and writes through `Dialect.read_calls` and
+`Dialect.write_results`). Built-in dialects read and write records directly
+(`Dialect._read_records`, `Dialect._write_records`); the base class's versions adapt the
+public methods, so every dialect goes through the same pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from ..model import Correlation, ToolCall, ToolResult, new_result
+
+__all__ = ["CallRecord", "PendingRecords"]
+
+_new_call = ToolCall.trusted
+
+
+class CallRecord:
+    """A call's fields (those of `ToolCall`, same names) and, once answered, its result's:
+    ``success`` is ``None`` until then. ``text`` is the output's JSON text when the runtime
+    encoded it (a writer sends it as is)."""
+
+    __slots__ = ("_call", "_result", "argument_error", "arguments", "conversation",
+                 "correlation", "dialect", "error", "id", "name", "output", "raw_arguments",
+                 "success", "text", "turn")
+
+    def __init__(self, *, id: str, name: str, dialect: str, arguments: dict[str, Any],
+                 raw_arguments: str | None = None, argument_error: str | None = None,
+                 conversation: str = "", turn: str = "",
+                 correlation: Correlation | Callable[[], Correlation] | None = None) -> None:
+        """The arguments of `ToolCall.trusted`, unchecked alike: readers that checked them.
+        ``correlation`` may be what makes it (called when the `ToolCall` is made)."""
+        self.id = id
+        self.name = name
+        self.dialect = dialect
+        self.arguments = arguments
+        self.raw_arguments = raw_arguments
+        self.argument_error = argument_error
+        self.conversation = conversation
+        self.turn = turn
+        self.correlation = correlation
+        self.success: bool | None = None
+        self.output: Any = None
+        self.error: str | None = None
+        self.text: str | None = None
+        self._call: ToolCall | None = None
+        self._result: ToolResult | None = None
+
+    @classmethod
+    def of(cls, call: ToolCall) -> CallRecord:
+        """The record of a public ``call`` (which it keeps: `call` returns it)."""
+        fields = call.__dict__
+        record = cls(id=fields["id"], name=fields["name"], dialect=fields["dialect"],
+                     arguments=fields["arguments"], raw_arguments=fields["raw_arguments"],
+                     argument_error=fields["argument_error"],
+                     conversation=fields["conversation"], turn=fields["turn"],
+                     correlation=fields["correlation"])
+        record._call = call
+        return record
+
+    def call(self) -> ToolCall:
+        """The public `ToolCall`, made on first need."""
+        call = self._call
+        if call is None:
+            correlation = self.correlation
+            if correlation is not None and not isinstance(correlation, Correlation):
+                correlation = self.correlation = correlation()
+            call = self._call = _new_call(
+                id=self.id, name=self.name, dialect=self.dialect, arguments=self.arguments,
+                raw_arguments=self.raw_arguments, argument_error=self.argument_error,
+                conversation=self.conversation, turn=self.turn, correlation=correlation)
+        return call
+
+    def answer(self, success: bool, output: Any, error: str | None,
+               text: str | None = None) -> None:
+        """Make this the call's answer."""
+        self.success, self.output, self.error, self.text = success, output, error, text
+        self._result = None
+
+    def answer_with(self, result: ToolResult, text: str | None = None) -> None:
+        """Make the public ``result`` the call's answer (`result` returns it)."""
+        fields = result.__dict__
+        self.success, self.output, self.error = (fields["success"], fields["output"],
+                                                 fields["error"])
+        self.text = text
+        self._result = result
+
+    def fail(self, error: str) -> None:
+        """Answer with an error result."""
+        self.answer(False, None, error)
+
+    def result(self) -> ToolResult | None:
+        """The public `ToolResult` (made on first need), ``None`` while unanswered."""
+        if self.success is None:
+            return None
+        result = self._result
+        if result is None:
+            result = self._result = new_result(self.call(), self.success, self.output,
+                                               self.error)
+        return result
+
+    def __repr__(self) -> str:
+        return f"<CallRecord {self.dialect} {self.name} id={self.id!r} success={self.success}>"
+
+
+class PendingRecords(NamedTuple):
+    """`toolbridge.plugin.PendingCalls`, its calls as records."""
+
+    records: Sequence[CallRecord]
+    unhandled: tuple[Mapping[str, Any], ...] = ()
+    reason: str = ""
