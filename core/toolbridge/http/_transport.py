@@ -129,9 +129,14 @@ async def _exchange(connection: Connection, request: httpx.Request,
 
 class _Body(httpx.AsyncByteStream):
     """A response body read chunk by chunk, none kept between reads; its connection goes back
-    to the transport when it is closed (for reuse once read to the end)."""
+    to the transport when it is closed (for reuse once read to the end).
 
-    __slots__ = ("_connection", "_done", "_pool", "_request", "_timeout")
+    Each chunk is handed on with its last byte apart: httpx's generators above (``aiter_raw``
+    and the client's stream binding) keep the last chunk they handed on while the next one is
+    awaited, and an event stream waits most of its life; a one-byte ``bytes`` is one of
+    Python's shared single-byte objects, so what they keep then costs nothing."""
+
+    __slots__ = ("_connection", "_done", "_pool", "_request", "_tail", "_timeout")
 
     def __init__(self, connection: Connection, pool: ExclusiveTransport,
                  request: httpx.Request, timeout: float | None) -> None:
@@ -140,6 +145,7 @@ class _Body(httpx.AsyncByteStream):
         self._request = request
         self._timeout = timeout
         self._done = False
+        self._tail: bytes | None = None
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self
@@ -147,6 +153,9 @@ class _Body(httpx.AsyncByteStream):
     async def __anext__(self) -> bytes:
         import h11
 
+        if self._tail is not None:
+            tail, self._tail = self._tail, None
+            return tail
         connection = self._connection
         if connection is None or self._done:
             raise StopAsyncIteration
@@ -156,13 +165,18 @@ class _Body(httpx.AsyncByteStream):
             failed: Exception = exc
         else:
             if isinstance(event, h11.Data):
-                return bytes(event.data)
+                data = memoryview(event.data)
+                if len(data) > 1:
+                    self._tail = bytes(data[-1:])
+                    return bytes(data[:-1])
+                return bytes(data)
             self._done = True  # EndOfMessage
             raise StopAsyncIteration
         await self.aclose()
         raise _mapped(failed, self._request) from failed
 
     async def aclose(self) -> None:
+        self._tail = None
         connection, self._connection = self._connection, None
         if connection is not None:
             await self._pool.release(connection, self._done)
