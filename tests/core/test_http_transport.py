@@ -106,3 +106,83 @@ async def test_a_slow_reader_pauses_a_sender_that_outruns_it() -> None:
     finally:
         server.close()
         await server.wait_closed()
+
+
+class OneChunkThenWait(asyncio.Protocol):
+    """An HTTP server answering each request with a chunked body: one ``size``-byte chunk,
+    then nothing (an event stream between two events) until the client goes."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if b"\r\n\r\n" in data:
+            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                 b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n"
+                                 % (self.size, b"x" * self.size))
+
+
+async def test_a_waiting_stream_keeps_no_copy_of_the_chunk_it_handed_on() -> None:
+    """Streams waiting for their next chunk, each having read a 48 KB one through httpx's
+    ``aiter_raw``, hold far less than that chunk each (httpcore's reader held it twice)."""
+    import gc
+    import tracemalloc
+
+    size, count = 48 * 1024, 20
+    server = await asyncio.get_running_loop().create_server(
+        lambda: OneChunkThenWait(size), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    waiting: list[asyncio.Task[bytes]] = []
+    try:
+        async with httpx.AsyncClient(transport=exclusive_transport(keep=0)) as client:
+            async with contextlib.AsyncExitStack() as streams:
+                tracemalloc.start()
+                before = tracemalloc.get_traced_memory()[0]
+                for _ in range(count):
+                    response = await streams.enter_async_context(
+                        client.stream("GET", f"http://127.0.0.1:{port}/events"))
+                    chunks = response.aiter_raw()
+                    received = 0
+                    while received < size:
+                        received += len(await chunks.__anext__())
+                    waiting.append(asyncio.ensure_future(chunks.__anext__()))
+                await asyncio.sleep(0.1)
+                gc.collect()
+                per_stream = (tracemalloc.get_traced_memory()[0] - before) / count
+                tracemalloc.stop()
+                assert not any(task.done() for task in waiting)
+                assert per_stream < size / 2, per_stream
+                for task in waiting:
+                    task.cancel()
+                await asyncio.gather(*waiting, return_exceptions=True)
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+class CloseAtOnce(asyncio.Protocol):
+    """An HTTP server that closes each connection as soon as a request arrives."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.transport.close()
+
+
+async def test_a_server_that_closes_without_answering_is_a_typed_protocol_error() -> None:
+    server = await asyncio.get_running_loop().create_server(CloseAtOnce, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with httpx.AsyncClient(transport=exclusive_transport()) as client:
+            with contextlib.suppress(httpx.RemoteProtocolError):
+                await client.get(f"http://127.0.0.1:{port}/")
+                raise AssertionError("the request did not fail")
+    finally:
+        server.close()
+        await server.wait_closed()
