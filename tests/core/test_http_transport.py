@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
+import pytest
 
 from toolbridge.http import exclusive_transport
 from toolbridge.testing import emulator
@@ -186,3 +189,78 @@ async def test_a_server_that_closes_without_answering_is_a_typed_protocol_error(
     finally:
         server.close()
         await server.wait_closed()
+
+
+class Answer(asyncio.Protocol):
+    """An HTTP server answering every request on a connection with ``status`` and a body
+    of ``size`` bytes."""
+
+    def __init__(self, status: int = 200, size: int = 2) -> None:
+        self.status, self.size = status, size
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        assert self.transport is not None
+        for _ in range(data.count(b"\r\n\r\n")):
+            self.transport.write(b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n"
+                                 % (self.status, self.size) + b"x" * self.size)
+
+
+@contextlib.asynccontextmanager
+async def serving(factory: Callable[[], asyncio.Protocol]) -> AsyncIterator[str]:
+    server = await asyncio.get_running_loop().create_server(factory, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_request_cancelled_as_its_connection_opens_is_cancelled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cancellation of a request whose connection was made in the same moment reaches it
+    (`asyncio.wait_for` before 3.12 returned the connection and dropped the cancellation: a
+    driver closing a conversation then waited forever for its event reader, which went on
+    to read a stream with nothing more to say)."""
+    loop = asyncio.get_running_loop()
+    connect = loop.create_connection
+    requester: list[asyncio.Task[Any]] = []
+
+    async def connect_then_cancel_the_requester(*args: Any, **kwargs: Any) -> Any:
+        made = await connect(*args, **kwargs)
+        requester[0].cancel()  # while the connection is handed over
+        return made
+
+    async with serving(lambda: Answer(size=100_000)) as url:
+        async with httpx.AsyncClient(transport=exclusive_transport()) as client:
+            monkeypatch.setattr(loop, "create_connection", connect_then_cancel_the_requester)
+            requester.append(asyncio.ensure_future(client.get(url, timeout=5)))
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(requester[0], 5)
+            monkeypatch.undo()
+            assert (await client.get(url, timeout=5)).status_code == 200
+
+
+async def test_a_response_left_unread_or_cancelled_mid_body_is_not_reused() -> None:
+    """An error answer closed with its body unread, and a read cancelled mid-body, close
+    their connections; the next requests on the transport get whole answers."""
+    async with serving(lambda: Answer(status=500, size=300_000)) as url:
+        transport = exclusive_transport(keep=4)
+        async with httpx.AsyncClient(transport=transport) as client:
+            async with client.stream("GET", url) as response:
+                assert response.status_code == 500  # its body is never read
+            assert "0 idle" in repr(transport)
+            async with client.stream("GET", url) as response:
+                read = asyncio.ensure_future(response.aread())
+                await asyncio.sleep(0)
+                read.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await read
+            assert "0 idle" in repr(transport)
+            answers = await asyncio.gather(*(client.get(url) for _ in range(3)))
+            assert [len(a.content) for a in answers] == [300_000] * 3
+            assert "3 idle" in repr(transport)
