@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ssl
 import time
-from typing import Any
 
 import h11
 import httpcore
@@ -100,7 +99,7 @@ class Connection:
             if not isinstance(event, h11.InformationalResponse):
                 raise httpcore.RemoteProtocolError("the server sent no response")
 
-    async def next_event(self, timeout: float | None) -> Any:
+    async def next_event(self, timeout: float | None) -> h11.Event:
         """h11's next event, reading the connection as it needs; a connection that ends
         before the message does is a `RemoteProtocolError`."""
         state = self._state
@@ -117,8 +116,10 @@ class Connection:
                 state.receive_data(data)
             elif isinstance(event, h11.ConnectionClosed):
                 raise httpcore.RemoteProtocolError("the server closed the connection")
-            else:
+            elif isinstance(event, h11.Event):
                 return event
+            else:  # PAUSED: nothing is read past a response's end
+                raise httpcore.RemoteProtocolError("read past the end of the response")
 
     def finished(self, keepalive_expiry: float) -> bool:
         """After a response read to its end: ready for the next request (then it expires
