@@ -211,7 +211,12 @@ async def sdk_side(dialect: str, base_url: str, count: int) -> float:
         await turn()
 
     tasks = [asyncio.create_task(one(i)) for i in range(count)]
-    await gate.wait()
+    gated = asyncio.create_task(gate.wait())
+    while not gate.is_set():  # a turn that fails never reaches its handler: say so
+        done, _ = await asyncio.wait({gated, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+        failed = [t for t in done if t is not gated and t.exception() is not None]
+        if failed:
+            raise RuntimeError(f"an SDK turn failed: {failed[0].exception()!r}")
     gc.collect()
     grown = (agents.rss_kb() - before) / count
     await asyncio.gather(*tasks)
@@ -258,11 +263,15 @@ def main() -> None:
           f"{args.tools} tools, aconverse vs the SDK's stream; {os.cpu_count()} cores")
     for dialect in args.dialects.split(","):
         ours = measure("toolbridge", dialect, args.conversations, args.tools)
-        line = f"  {dialect:>19}: toolbridge {ours:5.1f} KB"
+        print(f"  {dialect:>19}: toolbridge {ours:5.1f} KB", end="", flush=True)
         if dialect in BASELINES:
-            theirs = measure("sdk", dialect, args.conversations, args.tools)
-            line += f", SDK {theirs:5.1f} KB (ratio {ours / theirs:4.2f}x)"
-        print(line, flush=True)
+            try:
+                theirs = measure("sdk", dialect, args.conversations, args.tools)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                print(f", SDK n/a ({str(exc).strip().splitlines()[-1][:160]})", flush=True)
+                continue
+            print(f", SDK {theirs:5.1f} KB (ratio {ours / theirs:4.2f}x)", end="")
+        print(flush=True)
 
 
 if __name__ == "__main__":
