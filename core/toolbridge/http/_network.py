@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 import httpcore
 
@@ -21,6 +22,8 @@ __all__ = ["READ_LIMIT", "network_backend"]
 
 READ_LIMIT = 256 * 1024
 """Unread bytes a connection buffers before it stops reading from its socket."""
+
+T = TypeVar("T")
 
 
 def network_backend() -> httpcore.AsyncNetworkBackend:
@@ -103,6 +106,29 @@ async def _wait(protocol: Protocol, which: str, timeout: float | None,
         if timer is not None:
             timer.cancel()
 
+
+async def _within(work: Coroutine[Any, Any, T], timeout: float | None,
+                  expired: Callable[[], Exception]) -> T:
+    """``work``'s result, or ``expired()`` past ``timeout`` seconds (``work`` cancelled).
+
+    Not `asyncio.wait_for`: before Python 3.12 it returns the result of work that finished
+    as the caller was cancelled, and the caller's cancellation is lost (a task stopped while
+    it connects goes on, then waits on what it connected: a driver closing a conversation
+    waited forever for its event reader). `asyncio.wait` lets the cancellation through."""
+    if timeout is None:
+        return await work
+    task = asyncio.ensure_future(work)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if not done:
+        raise expired()
+    return task.result()
+
+
 class Stream(httpcore.AsyncNetworkStream):
     __slots__ = ("protocol",)
 
@@ -141,11 +167,9 @@ class Stream(httpcore.AsyncNetworkStream):
         assert protocol.transport is not None
         loop = asyncio.get_running_loop()
         try:
-            upgraded = await asyncio.wait_for(loop.start_tls(
+            upgraded = await _within(loop.start_tls(
                 protocol.transport, protocol, ssl_context, server_hostname=server_hostname),
-                timeout)
-        except asyncio.TimeoutError:
-            raise httpcore.ConnectTimeout("TLS handshake timed out") from None
+                timeout, lambda: httpcore.ConnectTimeout("TLS handshake timed out"))
         except (OSError, ssl.SSLError) as exc:
             raise httpcore.ConnectError(str(exc)) from exc  # the cause: an untrusted cert?
         if upgraded is None:
@@ -174,13 +198,16 @@ class Backend(httpcore.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         protocol = Protocol()
         try:
-            await asyncio.wait_for(loop.create_connection(
+            await _within(loop.create_connection(
                 lambda: protocol, host, port,
-                local_addr=(local_address, 0) if local_address else None), timeout)
-        except asyncio.TimeoutError:
-            raise httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
+                local_addr=(local_address, 0) if local_address else None), timeout,
+                lambda: httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out"))
         except OSError as exc:
             raise httpcore.ConnectError(str(exc)) from None
+        except BaseException:  # cancelled: a connection made meanwhile is not kept
+            if protocol.transport is not None:
+                protocol.transport.close()
+            raise
         sock = protocol.transport.get_extra_info("socket") if protocol.transport else None
         for option in socket_options or ():
             if sock is not None:
@@ -193,12 +220,14 @@ class Backend(httpcore.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         protocol = Protocol()
         try:
-            await asyncio.wait_for(loop.create_unix_connection(lambda: protocol, path),
-                                   timeout)
-        except asyncio.TimeoutError:
-            raise httpcore.ConnectTimeout(f"connecting to {path} timed out") from None
+            await _within(loop.create_unix_connection(lambda: protocol, path), timeout,
+                          lambda: httpcore.ConnectTimeout(f"connecting to {path} timed out"))
         except OSError as exc:
             raise httpcore.ConnectError(str(exc)) from None
+        except BaseException:  # cancelled: a connection made meanwhile is not kept
+            if protocol.transport is not None:
+                protocol.transport.close()
+            raise
         return Stream(protocol)
 
     async def sleep(self, seconds: float) -> None:
