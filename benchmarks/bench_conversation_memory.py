@@ -13,6 +13,7 @@ its handler with its stream read; Agents' baseline is in bench_agents_serve.py.
 
     .venv/bin/python benchmarks/bench_conversation_memory.py [--conversations 300]
         [--dialects openai-assistants,google-ces,openai-responses,openai-chat] [--tools 8]
+        [--spread 5]
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import bench_agents_serve as agents
 DIALECTS = ("openai-agents", "openai-assistants", "google-ces", "openai-responses",
             "openai-chat")
 SPREAD = 5.0
-"""Seconds over which the conversations start."""
+"""Seconds over which the conversations start (``--spread``; the worker reads BENCH_SPREAD)."""
 SCRIPT = {"turns": [{"rounds": [[{"name": "noop", "arguments": {"n": 1}}]], "reply": "done"}]}
 BASELINES = ("openai-chat", "openai-responses")
 """Dialects whose SDK side is measured here."""
@@ -56,6 +57,7 @@ async def toolbridge_side(dialect: str, base_url: str, count: int) -> float:
     from toolbridge.testing import emulated_options
 
     options = emulated_options(dialect, base_url)
+    spread = float(os.environ.get("BENCH_SPREAD", SPREAD))
     warm = agents.toolbox(toolbridge)
     for _ in range(2):
         done = await aconverse(warm, dialect, ["go"], options)
@@ -66,7 +68,7 @@ async def toolbridge_side(dialect: str, base_url: str, count: int) -> float:
     before = agents.rss_kb()
 
     async def one(i: int) -> Any:
-        await asyncio.sleep(SPREAD * i / count)
+        await asyncio.sleep(spread * i / count)
         return await aconverse(box, dialect, ["go"], options)
 
     tasks = [asyncio.create_task(one(i)) for i in range(count)]
@@ -116,6 +118,7 @@ async def sdk_side(dialect: str, base_url: str, count: int) -> float:
         await handler(arguments)
 
     turn = chat if dialect == "openai-chat" else responses
+    spread = float(os.environ.get("BENCH_SPREAD", SPREAD))
     for _ in range(2):  # warm-up: imports, first-use caches
         seen.clear()
         gate.set()
@@ -126,7 +129,7 @@ async def sdk_side(dialect: str, base_url: str, count: int) -> float:
     before = agents.rss_kb()
 
     async def one(i: int) -> None:
-        await asyncio.sleep(SPREAD * i / count)
+        await asyncio.sleep(spread * i / count)
         await turn()
 
     tasks = [asyncio.create_task(one(i)) for i in range(count)]
@@ -138,7 +141,7 @@ async def sdk_side(dialect: str, base_url: str, count: int) -> float:
     return grown
 
 
-def measure(side: str, dialect: str, count: int, tools: int) -> float:
+def measure(side: str, dialect: str, count: int, tools: int, spread: float = SPREAD) -> float:
     """One side's growth per conversation: a fresh emulator and a fresh worker process."""
     import multiprocessing
 
@@ -150,7 +153,8 @@ def measure(side: str, dialect: str, count: int, tools: int) -> float:
         base_url = parent.recv()
         out = subprocess.run([sys.executable, __file__, "--worker", side, dialect, base_url,
                               str(count)], capture_output=True, text=True, timeout=900,
-                             env={**os.environ, "BENCH_TOOLS": str(tools)})
+                             env={**os.environ, "BENCH_TOOLS": str(tools),
+                                  "BENCH_SPREAD": str(spread)})
         parent.send(None)
     finally:
         process.join(timeout=10)
@@ -166,6 +170,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=300)
     parser.add_argument("--dialects", default=",".join(DIALECTS[1:]))
     parser.add_argument("--tools", type=int, default=8)
+    parser.add_argument("--spread", type=float, default=SPREAD,
+                        help="seconds over which the conversations start (default 5)")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -176,10 +182,10 @@ def main() -> None:
     print(f"Memory per conversation, {args.conversations} waiting at once in a handler, "
           f"{args.tools} tools, aconverse vs the SDK's stream; {os.cpu_count()} cores")
     for dialect in args.dialects.split(","):
-        ours = measure("toolbridge", dialect, args.conversations, args.tools)
+        ours = measure("toolbridge", dialect, args.conversations, args.tools, args.spread)
         line = f"  {dialect:>18}: toolbridge {ours:5.1f} KB"
         if dialect in BASELINES:
-            theirs = measure("sdk", dialect, args.conversations, args.tools)
+            theirs = measure("sdk", dialect, args.conversations, args.tools, args.spread)
             line += f", SDK {theirs:5.1f} KB (ratio {ours / theirs:4.2f}x)"
         print(line, flush=True)
 
