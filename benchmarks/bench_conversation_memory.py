@@ -17,6 +17,7 @@ in their SDK; Agents' baseline is in bench_agents_serve.py.
 
     .venv/bin/python benchmarks/bench_conversation_memory.py [--conversations 300]
         [--dialects openai-assistants,google-ces,openai-responses,openai-chat,...] [--tools 8]
+        [--spread 5]
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ DIALECTS = ("openai-agents", "openai-assistants", "google-ces", "openai-response
             "openai-chat", "anthropic-messages", "anthropic-sessions", "gemini",
             "gemini-interactions")
 SPREAD = 5.0
-"""Seconds over which the conversations start."""
+"""Seconds over which the conversations start (``--spread``; the worker reads BENCH_SPREAD)."""
 SCRIPT = {"turns": [{"rounds": [[{"name": "noop", "arguments": {"n": 1}}]], "reply": "done"}]}
 BASELINES = ("openai-chat", "openai-responses", "anthropic-messages", "anthropic-sessions",
              "gemini", "gemini-interactions")
@@ -63,6 +64,7 @@ async def toolbridge_side(dialect: str, base_url: str, count: int) -> float:
     from toolbridge.testing import emulated_options
 
     options = emulated_options(dialect, base_url)
+    spread = float(os.environ.get("BENCH_SPREAD", SPREAD))
     warm = agents.toolbox(toolbridge)
     for _ in range(2):
         done = await aconverse(warm, dialect, ["go"], options)
@@ -73,7 +75,7 @@ async def toolbridge_side(dialect: str, base_url: str, count: int) -> float:
     before = agents.rss_kb()
 
     async def one(i: int) -> Any:
-        await asyncio.sleep(SPREAD * i / count)
+        await asyncio.sleep(spread * i / count)
         return await aconverse(box, dialect, ["go"], options)
 
     tasks = [asyncio.create_task(one(i)) for i in range(count)]
@@ -197,6 +199,7 @@ async def sdk_side(dialect: str, base_url: str, count: int) -> float:
         return str(seen[-1])
 
     turn, client = await _sdk_turn(dialect, base_url, list(tools), handler)
+    spread = float(os.environ.get("BENCH_SPREAD", SPREAD))
     for _ in range(2):  # warm-up: imports, first-use caches
         seen.clear()
         gate.set()
@@ -207,7 +210,7 @@ async def sdk_side(dialect: str, base_url: str, count: int) -> float:
     before = agents.rss_kb()
 
     async def one(i: int) -> None:
-        await asyncio.sleep(SPREAD * i / count)
+        await asyncio.sleep(spread * i / count)
         await turn()
 
     tasks = [asyncio.create_task(one(i)) for i in range(count)]
@@ -224,7 +227,7 @@ async def sdk_side(dialect: str, base_url: str, count: int) -> float:
     return grown
 
 
-def measure(side: str, dialect: str, count: int, tools: int) -> float:
+def measure(side: str, dialect: str, count: int, tools: int, spread: float = SPREAD) -> float:
     """One side's growth per conversation: a fresh emulator and a fresh worker process."""
     import multiprocessing
 
@@ -236,7 +239,8 @@ def measure(side: str, dialect: str, count: int, tools: int) -> float:
         base_url = parent.recv()
         out = subprocess.run([sys.executable, __file__, "--worker", side, dialect, base_url,
                               str(count)], capture_output=True, text=True, timeout=900,
-                             env={**os.environ, "BENCH_TOOLS": str(tools)})
+                             env={**os.environ, "BENCH_TOOLS": str(tools),
+                                  "BENCH_SPREAD": str(spread)})
         parent.send(None)
     finally:
         process.join(timeout=10)
@@ -252,6 +256,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=300)
     parser.add_argument("--dialects", default=",".join(DIALECTS[1:]))
     parser.add_argument("--tools", type=int, default=8)
+    parser.add_argument("--spread", type=float, default=SPREAD,
+                        help="seconds over which the conversations start (default 5)")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -262,11 +268,13 @@ def main() -> None:
     print(f"Memory per conversation, {args.conversations} waiting at once in a handler, "
           f"{args.tools} tools, aconverse vs the SDK's stream; {os.cpu_count()} cores")
     for dialect in args.dialects.split(","):
-        ours = measure("toolbridge", dialect, args.conversations, args.tools)
+        ours = measure("toolbridge", dialect, args.conversations, args.tools,
+                       args.spread)
         print(f"  {dialect:>19}: toolbridge {ours:5.1f} KB", end="", flush=True)
         if dialect in BASELINES:
             try:
-                theirs = measure("sdk", dialect, args.conversations, args.tools)
+                theirs = measure("sdk", dialect, args.conversations, args.tools,
+                                 args.spread)
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 print(f", SDK n/a ({str(exc).strip().splitlines()[-1][:160]})", flush=True)
                 continue

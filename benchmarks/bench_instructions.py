@@ -7,8 +7,8 @@ wall clock of ``bench_handle.py`` moves by 10-25 % between runs of the same code
 configuration runs in two child processes under ``valgrind --tool=callgrind``: one builds N
 fresh payloads (``bench_handle.agents_payload``) and answers them, the other only builds them;
 their difference over N is the instructions one payload costs. Both warm up first (30 payloads
-answered, 30 parsed by the SDK), so one-time costs (schemas built on first use) are not
-counted, and ``PYTHONHASHSEED=0`` makes the counts repeat exactly.
+answered, 30 parsed by the SDK; ``--warmup``), so one-time costs (schemas built on first use)
+are not counted, and ``PYTHONHASHSEED=0`` makes the counts repeat exactly.
 
 Instructions are not time: the interpreter runs Python at fewer instructions per cycle than
 pydantic-core runs Rust, so a ratio here is lower than the same ratio on the wall clock
@@ -22,7 +22,8 @@ so much work", never as a target met. Configurations:
 - no store: the inline toolbox with its store taken away (``Pipeline.store = None``): what the
   store's claim and record cost is the difference to inline.
 
-``--no-valgrind`` runs the children without counting (a check that the script works).
+``--no-valgrind`` runs each configuration's answering child once, without counting (a check
+that the script works: the build-only child would count 0 anyway).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 CONFIGURATIONS = ("sdk", "default", "inline", "async", "no store")
 
 
-def child(configuration: str, answer: bool, payloads: int, calls: int) -> None:
+def child(configuration: str, answer: bool, payloads: int, calls: int, warmup: int = 30
+          ) -> None:
     """Build ``payloads`` fresh payloads and, with ``answer``, answer them (or parse them)."""
     import bench_handle as bench
     from openai.types.beta.agent_session import AgentSession
@@ -49,7 +51,7 @@ def child(configuration: str, answer: bool, payloads: int, calls: int) -> None:
     box = bench.toolbox(style)  # type: ignore[arg-type]
     if configuration == "no store":
         box._pipeline.store = None
-    for i in range(30):
+    for i in range(warmup):
         AgentSession.model_validate(bench.agents_payload(f"v{i}", calls))
         if style == "async":
             asyncio.run(box.ahandle("openai-agents", bench.agents_payload(f"w{i}", calls)))
@@ -72,11 +74,12 @@ def child(configuration: str, answer: bool, payloads: int, calls: int) -> None:
             box.handle("openai-agents", payload)
 
 
-def counted(configuration: str, answer: bool, payloads: int, calls: int, valgrind: bool
-            ) -> int:
+def counted(configuration: str, answer: bool, payloads: int, calls: int, valgrind: bool,
+            warmup: int = 30) -> int:
     """Instructions the child process executed (0 without valgrind)."""
     command = [sys.executable, __file__, "--child", configuration, "--payloads", str(payloads),
-               "--calls", str(calls)] + ([] if answer else ["--build-only"])
+               "--calls", str(calls), "--warmup", str(warmup)] + (
+                   [] if answer else ["--build-only"])
     if valgrind:
         command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command]
     done = subprocess.run(command, capture_output=True, text=True, check=True,
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--payloads", type=int, default=300, help="payloads per count")
     parser.add_argument("--calls", type=int, default=8, help="pending calls per payload")
+    parser.add_argument("--warmup", type=int, default=30,
+                        help="payloads answered (and parsed) before the counted ones")
     parser.add_argument("--only", choices=CONFIGURATIONS, action="append",
                         help="count only these configurations (sdk always)")
     parser.add_argument("--valgrind", action=argparse.BooleanOptionalAction, default=True,
@@ -101,13 +106,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        child(args.child, not args.build_only, args.payloads, args.calls)
+        child(args.child, not args.build_only, args.payloads, args.calls, args.warmup)
         return
     wanted = ["sdk", *[c for c in CONFIGURATIONS[1:] if not args.only or c in args.only]]
     per_payload = {}
     for configuration in wanted:
-        run = counted(configuration, True, args.payloads, args.calls, args.valgrind)
-        base = counted(configuration, False, args.payloads, args.calls, args.valgrind)
+        run = counted(configuration, True, args.payloads, args.calls, args.valgrind,
+                      args.warmup)
+        base = counted(configuration, False, args.payloads, args.calls, True,
+                       args.warmup) if args.valgrind else 0
         per_payload[configuration] = (run - base) / args.payloads
     if not args.valgrind:
         print(f"ran {len(wanted)} configurations without counting (--no-valgrind)")

@@ -34,15 +34,21 @@ MESSAGES = ["first", "second"]
 DOCS = Path(__file__).parents[1] / "docs" / "serving.md"
 
 
-def recovery_table() -> dict[str, str]:
-    """docs/serving.md's recovery table: dialect -> its last column (when a message may be
-    stored twice: ``never``, or the window)."""
+def recovery_rows() -> dict[str, list[str]]:
+    """docs/serving.md's recovery table: dialect -> its other columns (what ``sent`` reads,
+    then what the driver does, when a message may be stored twice)."""
     text = DOCS.read_text().split("<!-- recovery-table:", 1)[1]
     lines = text.splitlines()[1:]
     table = lines[:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
     rows = [line for line in table if line.startswith("| `")]
     cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
-    return {c[0].strip("`"): c[-1] for c in cells}
+    return {c[0].strip("`"): c[1:] for c in cells}
+
+
+def recovery_table() -> dict[str, str]:
+    """The recovery table's last column per dialect (when a message may be stored twice:
+    ``never``, or the window)."""
+    return {dialect: row[-1] for dialect, row in recovery_rows().items()}
 
 
 def test_the_recovery_table_names_every_dialect() -> None:

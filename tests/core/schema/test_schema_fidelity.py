@@ -253,10 +253,10 @@ def test_nothing_to_do_returns_the_same_object_fast():
     assert compile_decoder(schema2) is decoder  # cached per schema object
     args2 = {"items": [{"sku": i, "qty": 1, "price": 1.5} for i in range(20)], "priority": 2}
     assert decoder(args2) is args2
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU: a busy machine's waits are not counted
     for _ in range(10_000):
         decoder(args2)
-    per_call = (time.perf_counter() - start) / 10_000
+    per_call = (time.process_time() - start) / 10_000
     assert per_call < 100e-6, per_call
 
 
