@@ -27,8 +27,6 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("docs-site")
-"""On one worker (``--dist loadgroup``): one Chromium and one served site for the module."""
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("TOOLBRIDGE_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("TOOLBRIDGE_CHROMEDRIVER", "/usr/bin/chromedriver")

@@ -27,8 +27,6 @@ from network_support import (
 from toolbridge import BackendError
 from toolbridge.testing import emulator, installed_dialects
 
-pytestmark = pytest.mark.xdist_group("network-paths")
-"""On one worker (``--dist loadgroup``): the module's proxy and certificates made once."""
 DIALECTS = sorted(CLIENTS)
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 

@@ -28,8 +28,6 @@ from toolbridge.plugin import capabilities
 from toolbridge.serve import aconverse
 from toolbridge.testing import emulated_options, emulator
 
-pytestmark = pytest.mark.xdist_group("network-serving")
-"""On one worker (``--dist loadgroup``): the module's two proxies started once."""
 DIALECTS = sorted(PATHS)
 SCRIPT = {"turns": [{"rounds": [[{"name": "lookup", "arguments": {"key": "a"}}]],
                      "reply": "done {outputs}"}]}

@@ -19,9 +19,6 @@ from toolbridge.serve import converse
 from toolbridge.store import MemoryRecords
 from toolbridge.testing import emulator
 
-pytestmark = pytest.mark.xdist_group("continue-migrated")
-"""On one worker (``--dist loadgroup``): the module's live source made once."""
-
 CALL = {"turns": [{}, {"rounds": [[{"name": "get_customer",
                                      "arguments": {"customer_id": "42"}}]],
                        "reply": "Answer: {outputs}"}]}

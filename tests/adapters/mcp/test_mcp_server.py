@@ -25,8 +25,7 @@ from mcp_support import http_server, lines, stdio_server, until
 
 from toolbridge_mcp import IDEMPOTENCY_META
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"),  # the shared stdio session's loop
-              pytest.mark.xdist_group("mcp-server")]  # one worker: the shared servers once
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared stdio session's loop
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
