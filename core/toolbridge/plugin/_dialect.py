@@ -125,7 +125,7 @@ class Dialect(abc.ABC):
     def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         """`write_results` of the answered ``records``; outputs the runtime already encoded as
         JSON text are not encoded again."""
-        from ..runtime._output import write_encoded
+        from ._record import write_encoded
 
         results = [record.result() for record in records]
         known = {id(r.output): (r.output, r.text) for r in records if r.text is not None}

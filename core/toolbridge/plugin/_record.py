@@ -10,12 +10,15 @@ public methods, so every dialect goes through the same pipeline.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from ..model import Correlation, ToolCall, ToolResult, new_result
 
-__all__ = ["CallRecord", "PendingRecords"]
+__all__ = ["ENCODED", "CallRecord", "PendingRecords", "write_encoded"]
+
+T = TypeVar("T")
 
 _new_call = ToolCall.trusted
 
@@ -114,3 +117,24 @@ class PendingRecords(NamedTuple):
     records: Sequence[CallRecord]
     unhandled: tuple[Mapping[str, Any], ...] = ()
     reason: str = ""
+
+
+class _Encoded(threading.local):
+    known: Mapping[int, tuple[Any, str]] | None = None
+
+
+ENCODED = _Encoded()
+"""This thread's outputs already encoded as JSON text (by ``id``, with the output itself),
+while `write_encoded` writes them: `toolbridge.runtime.output_text` answers from it."""
+
+
+def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[ToolResult],
+                  known: Mapping[int, tuple[Any, str]]) -> T:
+    """``write(results)``, where `output_text` of an output in ``known`` (by ``id``, with the
+    output itself) is the text already made for it."""
+    previous = ENCODED.known
+    ENCODED.known = known
+    try:
+        return write(results)
+    finally:
+        ENCODED.known = previous

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic_core import to_json, to_jsonable_python
 
 from .._articles import a_value_of
 from .._redact import redact_text
 from ..errors import ToolError
-from ..model import Content, DocumentPart, ImagePart, TextPart, ToolResult
+from ..model import Content, DocumentPart, ImagePart, TextPart
+from ..plugin._record import ENCODED as _ENCODED
+from ..plugin._record import write_encoded
 
 __all__ = [
     "default_error_formatter", "json_text", "output_is_json", "output_text",
@@ -22,7 +23,6 @@ __all__ = [
 
 log = logging.getLogger("toolbridge.runtime")
 
-T = TypeVar("T")
 
 
 
@@ -30,11 +30,6 @@ _PARTS = (TextPart, ImagePart, DocumentPart)
 _JSON_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
 
 
-class _Encoded(threading.local):
-    known: Mapping[int, tuple[Any, str]] | None = None
-
-
-_ENCODED = _Encoded()
 
 
 def serialize_output(value: Any) -> Any:
@@ -169,18 +164,6 @@ def output_is_json(returns: Any) -> bool:
     if isinstance(entries, list) and entries:
         return any(output_is_json(entry) for entry in entries)
     return False
-
-
-def write_encoded(write: Callable[[Sequence[ToolResult]], T], results: Sequence[ToolResult],
-                  known: Mapping[int, tuple[Any, str]]) -> T:
-    """``write(results)``, where `output_text` of an output in ``known`` (by ``id``, with the
-    output itself) is the text already made for it."""
-    previous = _ENCODED.known
-    _ENCODED.known = known
-    try:
-        return write(results)
-    finally:
-        _ENCODED.known = previous
 
 
 def _message(exc: BaseException) -> str:
