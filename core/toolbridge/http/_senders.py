@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._calls import Call, Drain, Emit, Endpoint, Flow, Open, Pause, Reader, Relay, Step
+from ._lines import aiter_lines, iter_lines
 from ._retries import asend_with_retries, send_with_retries
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def read_events(response: httpx.Response, reader: Reader[E]) -> Generator[E, Non
 
     broke: Exception | None = None
     try:
-        for line in response.iter_lines():
+        for line in iter_lines(response):
             event = reader.feed(line)
             if event is not None:
                 yield event
@@ -42,7 +43,7 @@ async def aread_events(response: httpx.Response, reader: Reader[E]
 
     broke: Exception | None = None
     try:
-        async for line in response.aiter_lines():
+        async for line in aiter_lines(response):
             event = reader.feed(line)
             if event is not None:
                 yield event
