@@ -28,8 +28,9 @@ __all__ = ["answered_once", "plan"]
 
 log = logging.getLogger("toolbridge.runtime")
 
-KEEP_ARGUMENTS = Dialect.decode_arguments
-"""The base `decode_arguments`: a dialect that keeps it needs no call."""
+KEEP_ARGUMENTS = (Dialect.decode_arguments, Dialect._decode_record)
+"""The base `decode_arguments` and `_decode_record`: a dialect that keeps both needs no
+call."""
 _new_key = tuple.__new__  # StoreKey(...) without its Python __new__
 DialectInfo = tuple["Dialect | None", bool, int]
 """A call's dialect, whether it decodes arguments, the longest text that surely fits."""
@@ -53,7 +54,9 @@ def _dialect(name: str, given: Dialect | None) -> DialectInfo:
     chars, cap = limits.max_result_chars, limits.max_result_bytes
     sure = min([n for n in (chars, None if cap is None else cap // 4) if n is not None],
                default=sys.maxsize)
-    info = (dialect, type(dialect).decode_arguments is not KEEP_ARGUMENTS, sure)
+    kind = type(dialect)
+    decodes = (kind.decode_arguments, kind._decode_record) != KEEP_ARGUMENTS
+    info = (dialect, decodes, sure)
     if len(_KNOWN) > 256:  # dialects made per conversation (bound to a session): forget
         _KNOWN.clear()
     _KNOWN[id(dialect)] = (dialect, limits, info)
@@ -90,7 +93,7 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         arguments = call.arguments
         try:
             if info[1]:
-                arguments = info[0].decode_arguments(call.call(), tool.definition)  # type: ignore[union-attr]
+                arguments = info[0]._decode_record(call, tool.definition)  # type: ignore[union-attr]
             context_param = tool.context_param
             kwargs = None if context_param else tool.bind_plain(arguments)
             if kwargs is None:
