@@ -112,10 +112,10 @@ class GeminiDialect(Dialect):
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """``args`` is a ``Struct``: numbers are doubles, so integral values become ints
         where the schema says integer; stringified enum values get their type back."""
-        return _decode(call.arguments, tool)
+        return translate.decode_arguments(call.arguments, tool)
 
     def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
-        return _decode(record.arguments, tool)
+        return translate.decode_arguments(record.arguments, tool)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function declarations of a ``tools`` list (other tool kinds skipped)."""
@@ -126,13 +126,6 @@ class GeminiDialect(Dialect):
         from .tools_import import import_tools
 
         return import_tools(definitions)
-
-
-def _decode(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
-    from toolbridge.schema import compile_decoder
-
-    decoded = compile_decoder(tool.parameters)(arguments)
-    return decoded if isinstance(decoded, dict) else dict(arguments)
 
 
 _LAZY = {

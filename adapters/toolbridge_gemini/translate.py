@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import (
     Content,
@@ -13,14 +13,20 @@ from toolbridge import (
     ImagePart,
     ToolCall,
     ToolChoice,
+    ToolDefinition,
     ToolResult,
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, nests_deeper_than
+from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, lazy_module, nests_deeper_than
 from toolbridge.plugin._record import CallRecord, PendingRecords
 
 from .wire import DIALECT
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "GeminiCorrelation",
@@ -173,6 +179,14 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
                 thought_signature=_signature(part, where, payload))))
     return pending(tuple(calls), (), "" if calls else
                    "the model content has no functionCall parts")
+
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Struct numbers are doubles: integral values become ints where the schema says
+    integer; stringified enum values get their declared type back."""
+    decoded = schema.compile_decoder(tool.parameters)(arguments)
+    return decoded if isinstance(decoded, dict) else dict(arguments)
 
 
 # ---------------------------------------------------------------------- results

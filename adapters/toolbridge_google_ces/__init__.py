@@ -132,17 +132,10 @@ class GoogleCesDialect(Dialect):
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Struct numbers are doubles: integral values become ints where the schema says
         integer; stringified enum values get their declared type back."""
-        return _decode(call.arguments, tool)
+        return translate.decode_arguments(call.arguments, tool)
 
     def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
-        return _decode(record.arguments, tool)
-
-
-def _decode(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
-    from toolbridge.schema import compile_decoder
-
-    decoded = compile_decoder(tool.parameters)(arguments)
-    return decoded if isinstance(decoded, dict) else dict(arguments)
+        return translate.decode_arguments(record.arguments, tool)
 
 
 # The client (httpx), the serve helpers, the backend and the emulator (the emulators extra)

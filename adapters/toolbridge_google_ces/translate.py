@@ -5,13 +5,18 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
-from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin import PendingCalls, RenderedTools, lazy_module, read_arguments
 from toolbridge.plugin._record import CallRecord, PendingRecords
 
 from . import wire
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "DIALECT",
@@ -256,6 +261,14 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
         correlation=correlation,
     )
     return CallRecord.of(call) if record and not exact else call
+
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Struct numbers are doubles: integral values become ints where the schema says
+    integer; stringified enum values get their declared type back."""
+    decoded = schema.compile_decoder(tool.parameters)(arguments)
+    return decoded if isinstance(decoded, dict) else dict(arguments)
 
 
 # ---------------------------------------------------------------------- results
