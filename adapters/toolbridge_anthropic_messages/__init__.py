@@ -35,6 +35,7 @@ from .wire import DIALECT, MAX_RESULT_CHARS, NAME_PATTERN
 
 if TYPE_CHECKING:
     from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
+    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import tools as tool_rendering
     from . import translate
@@ -92,17 +93,22 @@ class AnthropicMessagesDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
 
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        return translate.read_records(payload, conversation)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        return translate.write_records(records)
+
     def render_tool_choice(self, choice: ToolChoice) -> Any:
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """A strict tool whose root was wrapped as ``{"value": ...}`` is unwrapped."""
-        if tool.strict is not True:
-            return call.arguments
-        from toolbridge.schema import unwrap_arguments
+        return _decode(call.arguments, tool)
 
-        unwrapped = unwrap_arguments(tool.parameters, "anthropic-strict", call.arguments)
-        return unwrapped if isinstance(unwrapped, dict) else dict(call.arguments)
+    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+        return _decode(record.arguments, tool)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Custom tools of a ``tools`` list (server tools are skipped)."""
@@ -114,6 +120,15 @@ class AnthropicMessagesDialect(Dialect):
         from .tools_import import import_tools
 
         return import_tools(definitions)
+
+
+def _decode(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    if tool.strict is not True:
+        return arguments
+    from toolbridge.schema import unwrap_arguments
+
+    unwrapped = unwrap_arguments(tool.parameters, "anthropic-strict", arguments)
+    return unwrapped if isinstance(unwrapped, dict) else dict(arguments)
 
 
 _LAZY = {

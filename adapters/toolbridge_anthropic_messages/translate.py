@@ -7,6 +7,7 @@ order (the API refuses other content before them, and any ``tool_use`` left unan
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_RESULT_CHARS
@@ -34,9 +36,11 @@ __all__ = [
     "content_blocks",
     "document_block",
     "read_calls",
+    "read_records",
     "render_tool_choice",
     "result_block",
     "tool_result_content",
+    "write_records",
     "write_results",
 ]
 
@@ -103,6 +107,23 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     store, the turn being the assistant message's position in ``{"messages": [...]}``, or the
     message's ``id``.
     """
+    pending: PendingCalls = _read(payload, conversation, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`); each
+    call's correlation is made only when its `ToolCall` is."""
+    pending: PendingRecords = _read(payload, conversation, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
+    make: Any = CallRecord if records else ToolCall.trusted
+    correlate: Any = MessagesCorrelation.trusted
+    if records:  # made when the call's `ToolCall` is (an error path, a hook), if ever
+        correlate = functools.partial(functools.partial, correlate)
     message, at, position = assistant_message_of(payload)
     turn = ""
     if conversation is not None:
@@ -115,10 +136,10 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                              "conversation {\"messages\": [...]} (the assistant message last)")
     content = message.get("content")
     if isinstance(content, str):
-        return PendingCalls((), reason="the assistant message is text only")
+        return pending((), reason="the assistant message is text only")
     if not isinstance(content, list):
         raise WireFormatError(DIALECT, f"{at}content", "missing or not a list", payload)
-    calls: list[ToolCall] = []
+    calls: list[Any] = []
     for i, block in enumerate(content):
         where = f"{at}content[{i}]"
         if not isinstance(block, Mapping):
@@ -128,12 +149,12 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         call_id = _text(block.get("id"), f"{where}.id", payload)
         name = _text(block.get("name"), f"{where}.name", payload)
         arguments, raw, error = read_arguments(block.get("input"), what="input")
-        calls.append(ToolCall.trusted(
+        calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=conversation or "", turn=turn,
-            correlation=MessagesCorrelation.trusted(tool_use_id=call_id, position=position)))
-    return PendingCalls(tuple(calls), (), "" if calls else
-                        "the assistant message has no tool_use blocks")
+            correlation=correlate(tool_use_id=call_id, position=position)))
+    return pending(tuple(calls), (), "" if calls else
+                   "the assistant message has no tool_use blocks")
 
 
 # ---------------------------------------------------------------------- results
@@ -200,3 +221,20 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     """``{"messages": [{"role": "user", "content": [tool_result, ...]}]}``: the one user
     message to append after the assistant message, its results in the calls' order."""
     return {"messages": [{"role": "user", "content": [result_block(r) for r in results]}]}
+
+
+def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`write_results` of answered records (`Dialect._write_records`)."""
+    blocks = []
+    for record in records:
+        if record.success:
+            output = record.output
+            text = output if type(output) is str else record.text
+            if text is not None and len(text) <= MAX_RESULT_CHARS:
+                blocks.append({"type": "tool_result", "tool_use_id": record.id,
+                               "content": text})
+                continue
+        result = record.result()
+        assert result is not None  # only answered records are written
+        blocks.append(result_block(result))
+    return {"messages": [{"role": "user", "content": blocks}]}

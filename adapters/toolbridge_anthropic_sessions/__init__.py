@@ -24,6 +24,7 @@ from .wire import DIALECT, MAX_RESULT_BYTES, RESULT_MARGIN_BYTES, TOOL_NAME_PATT
 
 if TYPE_CHECKING:
     from toolbridge.plugin import Connection, ImportedTools, PendingCalls, RenderedTools
+    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .backend import SessionsBackend, SessionsConnection
@@ -72,6 +73,13 @@ class AnthropicSessionsDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """``{"events": [user.custom_tool_result, ...]}`` for ``POST .../events``."""
         return translate.results_to_wire(results)
+
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        return translate.read_records(payload, conversation)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        return translate.records_to_wire(records)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """The ``custom`` entries of an agent's ``tools``."""

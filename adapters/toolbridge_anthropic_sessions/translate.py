@@ -21,6 +21,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 from toolbridge.runtime import output_text
 
 from .wire import CALL_EVENTS, CONFIRMATION, CUSTOM_TOOL_RESULT, CUSTOM_TOOL_USE, DIALECT
@@ -30,8 +31,10 @@ __all__ = [
     "content_to_wire",
     "pending_events",
     "read_calls",
+    "read_records",
     "render_tools",
     "result_to_wire",
+    "records_to_wire",
     "results_to_wire",
     "tool_to_wire",
 ]
@@ -116,9 +119,22 @@ def pending_events(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> PendingCalls:
     """Custom tool calls pending in ``payload``; tool uses held for a confirmation are left
     ``unhandled`` (approval items)."""
+    pending: PendingCalls = _read(payload, conversation, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`)."""
+    pending: PendingRecords = _read(payload, conversation, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
+    make: Any = CallRecord if records else ToolCall.trusted
     session = payload.get("session_id") if conversation is None else conversation
     session = session if isinstance(session, str) else ""
-    calls: list[ToolCall] = []
+    calls: list[Any] = []
     unhandled: list[Mapping[str, Any]] = []
     for event in pending_events(payload):
         if event["type"] != CUSTOM_TOOL_USE:
@@ -130,12 +146,12 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
                 raise WireFormatError(DIALECT, f"{CUSTOM_TOOL_USE}.{field}",
                                       "missing or not a string", payload)
         arguments, raw, error = read_arguments(event.get("input"), none=False, what="input")
-        calls.append(ToolCall.trusted(
+        calls.append(make(
             id=str(call_id), name=str(name), arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=session))
     if calls or unhandled:
-        return PendingCalls(tuple(calls), tuple(unhandled))
-    return PendingCalls((), reason="no custom tool use waits for a result in these events")
+        return pending(tuple(calls), tuple(unhandled))
+    return pending((), reason="no custom tool use waits for a result in these events")
 
 
 # ---------------------------------------------------------------------- results
@@ -163,3 +179,20 @@ def result_to_wire(result: ToolResult) -> dict[str, Any]:
 def results_to_wire(results: Sequence[ToolResult]) -> dict[str, Any]:
     """The body of ``POST /v1/sessions/{id}/events`` answering ``results``."""
     return {"events": [result_to_wire(r) for r in results]}
+
+
+def records_to_wire(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`results_to_wire` of answered records (`Dialect._write_records`)."""
+    events = []
+    for record in records:
+        if record.success:
+            output = record.output
+            text = output if type(output) is str else record.text
+            if text is not None:
+                events.append({"type": CUSTOM_TOOL_RESULT, "custom_tool_use_id": record.id,
+                               "content": [{"type": "text", "text": text}]})
+                continue
+        result = record.result()
+        assert result is not None  # only answered records are written
+        events.append(result_to_wire(result))
+    return {"events": events}

@@ -34,6 +34,7 @@ from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS, NAME_PATTERN
 
 if TYPE_CHECKING:
     from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
+    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import declarations, translate
     from .client import AsyncGeminiClient, GeminiClient
@@ -98,16 +99,23 @@ class GeminiDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
 
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        return translate.read_records(payload, conversation)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        return translate.write_records(records)
+
     def render_tool_choice(self, choice: ToolChoice) -> Any:
         return translate.render_tool_choice(choice)
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """``args`` is a ``Struct``: numbers are doubles, so integral values become ints
         where the schema says integer; stringified enum values get their type back."""
-        from toolbridge.schema import compile_decoder
+        return translate.decode_arguments(call.arguments, tool)
 
-        decoded = compile_decoder(tool.parameters)(call.arguments)
-        return decoded if isinstance(decoded, dict) else dict(call.arguments)
+    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+        return translate.decode_arguments(record.arguments, tool)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function declarations of a ``tools`` list (other tool kinds skipped)."""

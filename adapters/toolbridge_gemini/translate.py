@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import (
     Content,
@@ -13,20 +13,29 @@ from toolbridge import (
     ImagePart,
     ToolCall,
     ToolChoice,
+    ToolDefinition,
     ToolResult,
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, nests_deeper_than
+from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, lazy_module, nests_deeper_than
+from toolbridge.plugin._record import CallRecord, PendingRecords
 
 from .wire import DIALECT
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "GeminiCorrelation",
     "function_response",
     "model_content_of",
     "read_calls",
+    "read_records",
     "render_tool_choice",
+    "write_records",
     "write_results",
 ]
 
@@ -115,14 +124,28 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     the turn being the content's position in ``{"contents": [...]}`` or the response's
     ``responseId``; without it nothing identifies the conversation and nothing is stored.
     """
+    pending: PendingCalls = _read(payload, conversation, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`). The
+    correlation is made with the record: writing reads the wire id it kept."""
+    pending: PendingRecords = _read(payload, conversation, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
+    make: Any = CallRecord if records else ToolCall.trusted
     content, at, position = model_content_of(payload)
     turn = _turn(payload, position, conversation) if conversation is not None else ""
     parts = content.get("parts")
     if parts is None:
-        return PendingCalls((), reason="the model content has no parts")
+        return pending((), reason="the model content has no parts")
     if not isinstance(parts, list):
         raise WireFormatError(DIALECT, f"{at}parts", "not a list", payload)
-    calls: list[ToolCall] = []
+    calls: list[Any] = []
     for i, part in enumerate(parts):
         where = f"{at}parts[{i}]"
         if not isinstance(part, Mapping):
@@ -148,14 +171,22 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
             args, error = {}, "functionCall.args is not a JSON object"
         elif nests_deeper_than(args, MAX_NESTING_DEPTH):
             args, error = {}, f"the arguments nest deeper than {MAX_NESTING_DEPTH} levels"
-        calls.append(ToolCall.trusted(
+        calls.append(make(
             id=call_id or f"call_{i}", name=name, arguments=args, argument_error=error,
             dialect=DIALECT, conversation=conversation or "", turn=turn,
             correlation=GeminiCorrelation.trusted(
                 call_id=call_id, part=i, position=position,
                 thought_signature=_signature(part, where, payload))))
-    return PendingCalls(tuple(calls), (), "" if calls else
-                        "the model content has no functionCall parts")
+    return pending(tuple(calls), (), "" if calls else
+                   "the model content has no functionCall parts")
+
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Struct numbers are doubles: integral values become ints where the schema says
+    integer; stringified enum values get their declared type back."""
+    decoded = schema.compile_decoder(tool.parameters)(arguments)
+    return decoded if isinstance(decoded, dict) else dict(arguments)
 
 
 # ---------------------------------------------------------------------- results
@@ -218,6 +249,28 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     """``{"contents": [{"role": "user", "parts": [functionResponse, ...]}]}``: one turn with
     a part per call, appended after the model's content (which keeps its signatures)."""
     return {"contents": [{"role": "user", "parts": [function_response(r) for r in results]}]}
+
+
+def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`write_results` of answered records (`Dialect._write_records`)."""
+    parts = []
+    for record in records:
+        output = record.output
+        if record.success and isinstance(output, Content):
+            result = record.result()
+            assert result is not None  # answered
+            parts.append(function_response(result))
+            continue
+        corr = record.correlation
+        entry: dict[str, Any] = {}
+        call_id = corr.call_id if isinstance(corr, GeminiCorrelation) else record.id
+        if call_id:
+            entry["id"] = call_id
+        entry["name"] = record.name
+        entry["response"] = ({"output": output} if record.success else
+                             {"error": record.error or "the tool failed"})
+        parts.append({"functionResponse": entry})
+    return {"contents": [{"role": "user", "parts": parts}]}
 
 
 def render_tool_choice(choice: ToolChoice) -> dict[str, Any]:

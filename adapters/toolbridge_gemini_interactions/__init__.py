@@ -32,6 +32,7 @@ from .wire import DIALECT, MAX_RESULT_CHARS, MAX_TOOLS, NAME_PATTERN
 
 if TYPE_CHECKING:
     from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
+    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .client import AsyncInteractionsClient, InteractionsClient
@@ -77,6 +78,13 @@ class GeminiInteractionsDialect(Dialect):
 
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
+
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        return translate.read_records(payload, conversation)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        return translate.write_records(records)
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:
         return translate.render_tool_choice(choice)

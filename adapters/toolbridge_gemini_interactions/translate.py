@@ -18,6 +18,7 @@ from toolbridge import (
     WireFormatError,
 )
 from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 from toolbridge.runtime import output_text
 
 from .wire import ACTIVE_STATUSES, DIALECT, MAX_RESULT_CHARS
@@ -26,11 +27,13 @@ __all__ = [
     "InteractionCorrelation",
     "interaction_of",
     "read_calls",
+    "read_records",
     "render_tool",
     "render_tool_choice",
     "render_tools",
     "result_step",
     "text_of",
+    "write_records",
     "write_results",
 ]
 
@@ -117,6 +120,20 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
     interaction id, call id)``. An interaction in any other status has nothing pending
     (``in_progress``: not yet).
     """
+    pending: PendingCalls = _read(payload, conversation, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`). The
+    correlation is made with the record: writing reads its interaction id."""
+    pending: PendingRecords = _read(payload, conversation, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
+    make: Any = CallRecord if records else ToolCall.trusted
     interaction, at = interaction_of(payload)
     interaction_id = _text(interaction.get("id"), f"{at}id", payload)
     status = interaction.get("status")
@@ -124,14 +141,14 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         raise WireFormatError(DIALECT, f"{at}status", "missing or not a string", payload)
     steps = interaction.get("steps")
     if steps is None and status in ACTIVE_STATUSES:
-        return PendingCalls((), reason=f"the interaction's status is {status!r}: no steps yet")
+        return pending((), reason=f"the interaction's status is {status!r}: no steps yet")
     if steps is None:
         steps = []
     if not isinstance(steps, list):
         raise WireFormatError(DIALECT, f"{at}steps", "not a list", payload)
     key = conversation or interaction_id
     turn = "" if conversation else interaction_id
-    calls: list[ToolCall] = []
+    calls: list[Any] = []
     for i, step in enumerate(steps):
         where = f"{at}steps[{i}]"
         if not isinstance(step, Mapping):
@@ -146,18 +163,18 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
         if "arguments" not in step:
             raise WireFormatError(DIALECT, f"{where}.arguments", "missing", payload)
         arguments, raw, error = read_arguments(step["arguments"], none=False)
-        calls.append(ToolCall.trusted(
+        calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
             correlation=InteractionCorrelation.trusted(
                 interaction_id=interaction_id, call_id=call_id, chain=conversation or "")))
     if status != "requires_action":
-        return PendingCalls((), reason=f"the interaction's status is {status!r}: "
-                            + ("its calls are not pending" if calls else "nothing waits"))
+        return pending((), reason=f"the interaction's status is {status!r}: "
+                       + ("its calls are not pending" if calls else "nothing waits"))
     if not calls:
-        return PendingCalls((), reason="the interaction requires action but holds no "
-                            "function_call step")
-    return PendingCalls(tuple(calls))
+        return pending((), reason="the interaction requires action but holds no "
+                       "function_call step")
+    return pending(tuple(calls))
 
 
 def text_of(interaction: Mapping[str, Any]) -> str:
@@ -208,12 +225,23 @@ def result_step(result: ToolResult) -> dict[str, Any]:
     return step
 
 
-def _interaction_of(result: ToolResult) -> str:
-    """The id of the interaction that asked for ``result``'s call."""
-    correlation = result.call.correlation
+def _interaction_of(correlation: Any, turn: str) -> str:
+    """The id of the interaction that asked for a call (of this correlation and turn)."""
     if isinstance(correlation, InteractionCorrelation):
         return correlation.interaction_id
-    return result.call.turn
+    return turn
+
+
+def _continuation(asking: set[str], first_id: str, steps: list[dict[str, Any]]
+                  ) -> dict[str, Any]:
+    if len(asking) > 1:
+        raise UsageError(f"{DIALECT}: results of several interactions cannot continue one "
+                         f"create (interactions: {sorted(asking)})")
+    previous = asking.pop()
+    if not previous:
+        raise UsageError(f"{DIALECT}: call {first_id!r} has no interaction id; read "
+                         "calls with read_calls so the continuation can be named")
+    return {"previous_interaction_id": previous, "input": steps}
 
 
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
@@ -221,13 +249,25 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     and ``input`` (one ``function_result`` step per call). Model and tools are the caller's."""
     if not results:
         return {"input": []}
-    asking = {_interaction_of(r) for r in results}
-    if len(asking) > 1:
-        raise UsageError(f"{DIALECT}: results of several interactions cannot continue one "
-                         f"create (interactions: {sorted(asking)})")
-    previous = asking.pop()
-    if not previous:
-        raise UsageError(f"{DIALECT}: call {results[0].call.id!r} has no interaction id; read "
-                         "calls with read_calls so the continuation can be named")
-    return {"previous_interaction_id": previous,
-            "input": [result_step(r) for r in results]}
+    asking = {_interaction_of(r.call.correlation, r.call.turn) for r in results}
+    return _continuation(asking, results[0].call.id, [result_step(r) for r in results])
+
+
+def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
+    """`write_results` of answered records (`Dialect._write_records`)."""
+    if not records:
+        return {"input": []}
+    steps: list[dict[str, Any]] = []
+    for record in records:
+        if record.success:
+            output = record.output
+            text = output if type(output) is str else record.text
+            if text is not None and len(text) <= MAX_RESULT_CHARS:
+                steps.append({"type": "function_result", "call_id": record.id,
+                              "name": record.name, "result": text})
+                continue
+        result = record.result()
+        assert result is not None  # only answered records are written
+        steps.append(result_step(result))
+    asking = {_interaction_of(r.correlation, r.turn) for r in records}
+    return _continuation(asking, records[0].id, steps)

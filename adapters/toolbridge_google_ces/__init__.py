@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         PendingCalls,
         RenderedTools,
     )
+    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .backend import CesBackend, CesConnection
@@ -109,6 +110,15 @@ class GoogleCesDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results, session=self.session)
 
+    def _read_records(self, payload: Mapping[str, Any],
+                      conversation: str | None = None) -> PendingRecords:
+        if conversation is not None:
+            return super()._read_records(payload, conversation)  # read_calls_in refuses it
+        return translate.read_records(payload, session=self.session, tool_names=self.tool_names)
+
+    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+        return translate.write_records(records, session=self.session)
+
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Client-function ``Tool`` resources as neutral definitions (other kinds skipped)."""
         return self.import_tools(definitions).definitions
@@ -122,10 +132,10 @@ class GoogleCesDialect(Dialect):
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Struct numbers are doubles: integral values become ints where the schema says
         integer; stringified enum values get their declared type back."""
-        from toolbridge.schema import compile_decoder
+        return translate.decode_arguments(call.arguments, tool)
 
-        decoded = compile_decoder(tool.parameters)(call.arguments)
-        return decoded if isinstance(decoded, dict) else dict(call.arguments)
+    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+        return translate.decode_arguments(record.arguments, tool)
 
 
 # The client (httpx), the serve helpers, the backend and the emulator (the emulators extra)

@@ -5,21 +5,29 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
-from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
+from toolbridge.plugin import PendingCalls, RenderedTools, lazy_module, read_arguments
+from toolbridge.plugin._record import CallRecord, PendingRecords
 
 from . import wire
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "DIALECT",
     "CesCorrelation",
     "definition_from_tool",
     "read_calls",
+    "read_records",
     "render_tools",
     "tool_id_of",
     "tool_resource",
+    "write_records",
     "write_results",
 ]
 
@@ -162,7 +170,22 @@ def read_calls(payload: Mapping[str, Any], *, session: str = "",
     (whole response, single output, proto-plus message). ``tool_names`` maps tool resource
     names to function names for calls without ``displayName``.
     """
-    calls: list[ToolCall] = []
+    pending: PendingCalls = _read(payload, session, tool_names, False)
+    return pending
+
+
+def read_records(payload: Mapping[str, Any], *, session: str = "",
+                 tool_names: Mapping[str, str] | None = None) -> PendingRecords:
+    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`). The
+    correlation is made with the record: every result echoes it."""
+    pending: PendingRecords = _read(payload, session, tool_names, True)
+    return pending
+
+
+def _read(payload: Mapping[str, Any], session: str, tool_names: Mapping[str, str] | None,
+          records: bool) -> Any:
+    pending: Any = PendingRecords if records else PendingCalls
+    calls: list[Any] = []
     for prefix, output in _outputs(payload):
         turn_index = _turn_index(output, prefix, payload)
         holder = output.get("toolCalls", output.get("tool_calls"))
@@ -176,15 +199,15 @@ def read_calls(payload: Mapping[str, Any], *, session: str = "",
             raise WireFormatError(DIALECT, path + ".toolCalls", "must be a list", payload)
         for j, item in enumerate(items):
             calls.append(_read_call(item, f"{path}.toolCalls[{j}]", payload, session,
-                                    turn_index, tool_names or {}))
+                                    turn_index, tool_names or {}, records))
     if calls:
-        return PendingCalls(tuple(calls))
-    return PendingCalls((), reason="no output holds toolCalls (the agent answered with text, "
+        return pending(tuple(calls))
+    return pending((), reason="no output holds toolCalls (the agent answered with text, "
                         "or ended the turn)")
 
 
 def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
-               turn_index: int | None, tool_names: Mapping[str, str]) -> ToolCall:
+               turn_index: int | None, tool_names: Mapping[str, str], record: bool) -> Any:
     # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
     if type(item) is not dict and not isinstance(item, Mapping):
         raise WireFormatError(DIALECT, path, "must be a ToolCall object", payload)
@@ -229,13 +252,23 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
         id=call_id or "", tool=tool, toolset_tool=dict(toolset) if toolset else None,
         display_name=display, session=session, turn_index=turn_index,
     )
-    return (ToolCall.trusted if exact else ToolCall)(
+    make: Any = (CallRecord if record else ToolCall.trusted) if exact else ToolCall
+    call = make(
         # Without an id nothing identifies the call across deliveries: a fresh id means the
         # result store never confuses two such calls (a re-delivery runs again).
         id=call_id or f"no-id-{uuid.uuid4().hex}", name=name, arguments=args,
         argument_error=error, dialect=DIALECT, conversation=session, turn="",
         correlation=correlation,
     )
+    return CallRecord.of(call) if record and not exact else call
+
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Struct numbers are doubles: integral values become ints where the schema says
+    integer; stringified enum values get their declared type back."""
+    decoded = schema.compile_decoder(tool.parameters)(arguments)
+    return decoded if isinstance(decoded, dict) else dict(arguments)
 
 
 # ---------------------------------------------------------------------- results
@@ -248,9 +281,8 @@ def _response(result: ToolResult) -> dict[str, Any]:
     return {"output": output}
 
 
-def tool_response(result: ToolResult) -> dict[str, Any]:
+def _entry(corr: Any, call_id: str, name: str, response: dict[str, Any]) -> dict[str, Any]:
     """One ``ToolResponse`` echoing the call's ``id``, ``tool``/``toolsetTool`` and name."""
-    corr = result.call.correlation
     entry: dict[str, Any] = {}
     if isinstance(corr, CesCorrelation):
         if corr.id:
@@ -259,21 +291,47 @@ def tool_response(result: ToolResult) -> dict[str, Any]:
             entry["tool"] = corr.tool
         elif corr.toolset_tool:
             entry["toolsetTool"] = corr.toolset_tool
-        entry["displayName"] = corr.display_name or result.call.name
+        entry["displayName"] = corr.display_name or name
     else:
-        entry["id"] = result.call.id
-        entry["displayName"] = result.call.name
-    entry["response"] = _response(result)
+        entry["id"] = call_id
+        entry["displayName"] = name
+    entry["response"] = response
     return entry
 
 
-def write_results(results: Sequence[ToolResult], *, session: str = "") -> dict[str, Any]:
-    """The ``RunSessionRequest`` body answering ``results`` (``config.session`` when known)."""
-    sessions = {r.call.correlation.session for r in results
-                if isinstance(r.call.correlation, CesCorrelation)} - {""}
+def tool_response(result: ToolResult) -> dict[str, Any]:
+    """One ``ToolResponse`` echoing the call's ``id``, ``tool``/``toolsetTool`` and name."""
+    call = result.call
+    return _entry(call.correlation, call.id, call.name, _response(result))
+
+
+def _body(session: str, correlations: Sequence[Any],
+          responses: list[dict[str, Any]]) -> dict[str, Any]:
+    sessions = {c.session for c in correlations if isinstance(c, CesCorrelation)} - {""}
     body: dict[str, Any] = {}
     chosen = session or (sessions.pop() if len(sessions) == 1 else "")
     if chosen:
         body["config"] = {"session": chosen}
-    body["inputs"] = [{"toolResponses": {"toolResponses": [tool_response(r) for r in results]}}]
+    body["inputs"] = [{"toolResponses": {"toolResponses": responses}}]
     return body
+
+
+def write_results(results: Sequence[ToolResult], *, session: str = "") -> dict[str, Any]:
+    """The ``RunSessionRequest`` body answering ``results`` (``config.session`` when known)."""
+    return _body(session, [r.call.correlation for r in results],
+                 [tool_response(r) for r in results])
+
+
+def write_records(records: Sequence[CallRecord], *, session: str = "") -> dict[str, Any]:
+    """`write_results` of answered records (`Dialect._write_records`)."""
+    responses = []
+    for record in records:
+        if record.success:
+            output = record.output
+            if isinstance(output, Content):
+                output = output.as_text()
+            response = {"output": output}
+        else:
+            response = {"error": record.error or "the tool failed"}
+        responses.append(_entry(record.correlation, record.id, record.name, response))
+    return _body(session, [r.correlation for r in records], responses)

@@ -99,6 +99,11 @@ class OpenAIChatDialect(Dialect):
 
         return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
+    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+        from toolbridge.schema import decode_strict_arguments
+
+        return decode_strict_arguments(tool.parameters, tool.strict, record.arguments)
+
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list (``custom`` tools are skipped)."""
         from .tools_import import read_tools

@@ -104,3 +104,46 @@ def test_records_read_and_write_what_the_public_models_do(dialect: str) -> None:
         assert reader._write_records(records) == expected
         compared += len(records)
     assert compared > 0, "no payload of the dialect gave a call"
+
+
+DECODED_TOOLS = [toolbridge.ToolDefinition(
+    name="decoded", description="d", strict=strict,
+    parameters={"type": "object", "properties": {
+        "n": {"type": "integer"}, "level": {"enum": [1, 2]},
+        "note": {"type": ["string", "null"]}}})
+    for strict in (None, True)]
+
+
+def _decoded(decode: Any, *args: Any) -> str:
+    try:
+        return repr(decode(*args))  # repr: 2 and 2.0 are equal, the types are not
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_records_decode_what_the_calls_decode(dialect: str) -> None:
+    """`Dialect._decode_record` (what the plan calls: a built-in dialect's own, or the base's
+    over `decode_arguments`) decodes a record's arguments as `decode_arguments` decodes its
+    `ToolCall`'s, on the recorded payloads' calls and on arguments the wire re-typed."""
+    reader = toolbridge.plugin.get_dialect(dialect)
+    compared = 0
+    for name, payload in payloads():
+        if name != dialect or not isinstance(payload, dict):
+            continue
+        try:
+            records = list(reader._read_records(payload).records)
+        except WireFormatError:
+            continue
+        for record in records:
+            for arguments in (record.arguments, {"n": 2.0, "level": "2", "note": None},
+                              {"value": {"n": 3.0}}):
+                record.arguments = arguments
+                for tool in DECODED_TOOLS:
+                    # the record's decode first: it must not need the `ToolCall`
+                    by_record = _decoded(reader._decode_record, record, tool)
+                    record._call = None
+                    assert by_record == _decoded(reader.decode_arguments, record.call(), tool)
+                    record._call = None
+                    compared += 1
+    assert compared > 0, "no payload of the dialect gave a call"

@@ -133,6 +133,12 @@ class Dialect(abc.ABC):
             return self.write_results(results)  # type: ignore[arg-type]  # all answered
         return write_encoded(self.write_results, results, known)  # type: ignore[arg-type]
 
+    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+        """`decode_arguments` of ``record``'s call. Built-in dialects whose decoding reads
+        only the arguments override it (and implement `decode_arguments` with the same
+        function), so no `ToolCall` is made to decode."""
+        return self.decode_arguments(record.call(), tool)
+
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Neutral definitions from a tool list in this dialect's wire form (for import/convert).
 

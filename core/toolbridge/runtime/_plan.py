@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import ArgumentError, UnknownDialectError
+from ..model import ToolDefinition
 from ..plugin import Dialect, DialectLimits, get_dialect
 from ..store import StoreKey
 from ..tools import ToolContext
@@ -28,11 +29,26 @@ __all__ = ["answered_once", "plan"]
 
 log = logging.getLogger("toolbridge.runtime")
 
-KEEP_ARGUMENTS = Dialect.decode_arguments
-"""The base `decode_arguments`: a dialect that keeps it needs no call."""
 _new_key = tuple.__new__  # StoreKey(...) without its Python __new__
-DialectInfo = tuple["Dialect | None", bool, int]
-"""A call's dialect, whether it decodes arguments, the longest text that surely fits."""
+Decode = Callable[[Dialect, "CallRecord", ToolDefinition], dict[str, Any]]
+DialectInfo = tuple["Dialect | None", "Decode | None", int]
+"""A call's dialect, how it decodes arguments (``None``: it keeps them), the longest text
+that surely fits."""
+
+
+def _owner(kind: type[Dialect], method: str) -> type:
+    return next(c for c in kind.__mro__ if method in vars(c))
+
+
+def _decoder(kind: type[Dialect]) -> Decode | None:
+    """How the plan decodes a record's arguments for a dialect of ``kind``: ``None`` when it
+    keeps them; its `_decode_record`, unless a subclass overrides `decode_arguments` below
+    the class defining it: then the base's, which calls that override."""
+    public, record = _owner(kind, "decode_arguments"), _owner(kind, "_decode_record")
+    if public is Dialect and record is Dialect:
+        return None
+    chosen: Decode = kind._decode_record if issubclass(record, public) else Dialect._decode_record
+    return chosen
 
 
 _KNOWN: dict[int, tuple[Dialect, DialectLimits, DialectInfo]] = {}
@@ -45,7 +61,7 @@ def _dialect(name: str, given: Dialect | None) -> DialectInfo:
         try:
             dialect = get_dialect(name)
         except UnknownDialectError:
-            return (None, False, sys.maxsize)
+            return (None, None, sys.maxsize)
     limits = dialect.limits
     known = _KNOWN.get(id(dialect))
     if known is not None and known[0] is dialect and known[1] is limits:
@@ -53,7 +69,7 @@ def _dialect(name: str, given: Dialect | None) -> DialectInfo:
     chars, cap = limits.max_result_chars, limits.max_result_bytes
     sure = min([n for n in (chars, None if cap is None else cap // 4) if n is not None],
                default=sys.maxsize)
-    info = (dialect, type(dialect).decode_arguments is not KEEP_ARGUMENTS, sure)
+    info = (dialect, _decoder(type(dialect)), sure)
     if len(_KNOWN) > 256:  # dialects made per conversation (bound to a session): forget
         _KNOWN.clear()
     _KNOWN[id(dialect)] = (dialect, limits, info)
@@ -89,8 +105,9 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
             info = dialects[dialect_name] = _dialect(dialect_name, given)
         arguments = call.arguments
         try:
-            if info[1]:
-                arguments = info[0].decode_arguments(call.call(), tool.definition)  # type: ignore[union-attr]
+            decode = info[1]
+            if decode is not None:
+                arguments = decode(info[0], call, tool.definition)  # type: ignore[arg-type]
             context_param = tool.context_param
             kwargs = None if context_param else tool.bind_plain(arguments)
             if kwargs is None:
