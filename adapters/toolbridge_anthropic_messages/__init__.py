@@ -34,8 +34,13 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_CHARS, NAME_PATTERN
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
-    from toolbridge.plugin._record import CallRecord, PendingRecords
+    from toolbridge.plugin import (
+        CallRecord,
+        ImportedTools,
+        PendingCalls,
+        PendingRecords,
+        RenderedTools,
+    )
 
     from . import tools as tool_rendering
     from . import translate
@@ -93,11 +98,11 @@ class AnthropicMessagesDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.write_records(records)
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:
@@ -107,7 +112,7 @@ class AnthropicMessagesDialect(Dialect):
         """A strict tool whose root was wrapped as ``{"value": ...}`` is unwrapped."""
         return _decode(call.arguments, tool)
 
-    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+    def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
         return _decode(record.arguments, tool)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:

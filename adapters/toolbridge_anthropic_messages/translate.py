@@ -24,8 +24,7 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, read_arguments
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import CallRecord, PendingCalls, PendingRecords, read_arguments
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_RESULT_CHARS
@@ -112,7 +111,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`); each
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`); each
     call's correlation is made only when its `ToolCall` is."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
@@ -224,7 +223,7 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
 
 
 def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
-    """`write_results` of answered records (`Dialect._write_records`)."""
+    """`write_results` of answered records (`Dialect.write_records`)."""
     blocks = []
     for record in records:
         if record.success:

@@ -23,8 +23,14 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_BYTES, RESULT_MARGIN_BYTES, TOOL_NAME_PATTERN
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import Connection, ImportedTools, PendingCalls, RenderedTools
-    from toolbridge.plugin._record import CallRecord, PendingRecords
+    from toolbridge.plugin import (
+        CallRecord,
+        Connection,
+        ImportedTools,
+        PendingCalls,
+        PendingRecords,
+        RenderedTools,
+    )
 
     from . import translate
     from .backend import SessionsBackend, SessionsConnection
@@ -74,11 +80,11 @@ class AnthropicSessionsDialect(Dialect):
         """``{"events": [user.custom_tool_result, ...]}`` for ``POST .../events``."""
         return translate.results_to_wire(results)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.records_to_wire(records)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:

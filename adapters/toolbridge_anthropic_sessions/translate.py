@@ -20,8 +20,13 @@ from toolbridge import (
     ToolResult,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import (
+    CallRecord,
+    PendingCalls,
+    PendingRecords,
+    RenderedTools,
+    read_arguments,
+)
 from toolbridge.runtime import output_text
 
 from .wire import CALL_EVENTS, CONFIRMATION, CUSTOM_TOOL_RESULT, CUSTOM_TOOL_USE, DIALECT
@@ -124,7 +129,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`)."""
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`)."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
 
@@ -182,7 +187,7 @@ def results_to_wire(results: Sequence[ToolResult]) -> dict[str, Any]:
 
 
 def records_to_wire(records: Sequence[CallRecord]) -> dict[str, Any]:
-    """`results_to_wire` of answered records (`Dialect._write_records`)."""
+    """`results_to_wire` of answered records (`Dialect.write_records`)."""
     events = []
     for record in records:
         if record.success:

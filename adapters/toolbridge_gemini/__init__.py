@@ -33,8 +33,13 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS, NAME_PATTERN
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
-    from toolbridge.plugin._record import CallRecord, PendingRecords
+    from toolbridge.plugin import (
+        CallRecord,
+        ImportedTools,
+        PendingCalls,
+        PendingRecords,
+        RenderedTools,
+    )
 
     from . import declarations, translate
     from .client import AsyncGeminiClient, GeminiClient
@@ -99,11 +104,11 @@ class GeminiDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.write_records(records)
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:
@@ -114,7 +119,7 @@ class GeminiDialect(Dialect):
         where the schema says integer; stringified enum values get their type back."""
         return translate.decode_arguments(call.arguments, tool)
 
-    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+    def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
         return translate.decode_arguments(record.arguments, tool)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:

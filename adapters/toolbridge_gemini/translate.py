@@ -18,8 +18,14 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import MAX_NESTING_DEPTH, PendingCalls, lazy_module, nests_deeper_than
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import (
+    MAX_NESTING_DEPTH,
+    CallRecord,
+    PendingCalls,
+    PendingRecords,
+    lazy_module,
+    nests_deeper_than,
+)
 
 from .wire import DIALECT
 
@@ -129,7 +135,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`). The
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`). The
     correlation is made with the record: writing reads the wire id it kept."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
@@ -252,7 +258,7 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
 
 
 def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
-    """`write_results` of answered records (`Dialect._write_records`)."""
+    """`write_results` of answered records (`Dialect.write_records`)."""
     parts = []
     for record in records:
         output = record.output

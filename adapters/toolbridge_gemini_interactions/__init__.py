@@ -31,8 +31,13 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_RESULT_CHARS, MAX_TOOLS, NAME_PATTERN
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import ImportedTools, PendingCalls, RenderedTools
-    from toolbridge.plugin._record import CallRecord, PendingRecords
+    from toolbridge.plugin import (
+        CallRecord,
+        ImportedTools,
+        PendingCalls,
+        PendingRecords,
+        RenderedTools,
+    )
 
     from . import translate
     from .client import AsyncInteractionsClient, InteractionsClient
@@ -79,11 +84,11 @@ class GeminiInteractionsDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.write_records(records)
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:

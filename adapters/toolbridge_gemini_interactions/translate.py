@@ -17,8 +17,13 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import (
+    CallRecord,
+    PendingCalls,
+    PendingRecords,
+    RenderedTools,
+    read_arguments,
+)
 from toolbridge.runtime import output_text
 
 from .wire import ACTIVE_STATUSES, DIALECT, MAX_RESULT_CHARS
@@ -125,7 +130,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`). The
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`). The
     correlation is made with the record: writing reads its interaction id."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
@@ -254,7 +259,7 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
 
 
 def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
-    """`write_results` of answered records (`Dialect._write_records`)."""
+    """`write_results` of answered records (`Dialect.write_records`)."""
     if not records:
         return {"input": []}
     steps: list[dict[str, Any]] = []

@@ -28,12 +28,13 @@ from .wire import DIALECT, endpoint, new_session_id, session_name
 
 if TYPE_CHECKING:
     from toolbridge.plugin import (
+        CallRecord,
         Connection,
         ImportedTools,
         PendingCalls,
+        PendingRecords,
         RenderedTools,
     )
-    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .backend import CesBackend, CesConnection
@@ -110,13 +111,13 @@ class GoogleCesDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results, session=self.session)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         if conversation is not None:
-            return super()._read_records(payload, conversation)  # read_calls_in refuses it
+            return super().read_records(payload, conversation)  # read_calls_in refuses it
         return translate.read_records(payload, session=self.session, tool_names=self.tool_names)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.write_records(records, session=self.session)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
@@ -134,7 +135,7 @@ class GoogleCesDialect(Dialect):
         integer; stringified enum values get their declared type back."""
         return translate.decode_arguments(call.arguments, tool)
 
-    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+    def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
         return translate.decode_arguments(record.arguments, tool)
 
 

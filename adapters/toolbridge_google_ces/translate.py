@@ -8,8 +8,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
-from toolbridge.plugin import PendingCalls, RenderedTools, lazy_module, read_arguments
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import (
+    CallRecord,
+    PendingCalls,
+    PendingRecords,
+    RenderedTools,
+    lazy_module,
+    read_arguments,
+)
 
 from . import wire
 
@@ -176,7 +182,7 @@ def read_calls(payload: Mapping[str, Any], *, session: str = "",
 
 def read_records(payload: Mapping[str, Any], *, session: str = "",
                  tool_names: Mapping[str, str] | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`). The
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`). The
     correlation is made with the record: every result echoes it."""
     pending: PendingRecords = _read(payload, session, tool_names, True)
     return pending
@@ -323,7 +329,7 @@ def write_results(results: Sequence[ToolResult], *, session: str = "") -> dict[s
 
 
 def write_records(records: Sequence[CallRecord], *, session: str = "") -> dict[str, Any]:
-    """`write_results` of answered records (`Dialect._write_records`)."""
+    """`write_results` of answered records (`Dialect.write_records`)."""
     responses = []
     for record in records:
         if record.success:

@@ -25,12 +25,13 @@ from .wire import DIALECT, MAX_RESULT_BYTES, MAX_TOOLS_BYTES, RESULT_MARGIN_BYTE
 
 if TYPE_CHECKING:
     from toolbridge.plugin import (
+        CallRecord,
         Connection,
         ImportedTools,
         PendingCalls,
+        PendingRecords,
         RenderedTools,
     )
-    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .backend import AgentsBackend, AgentsConnection
@@ -85,13 +86,13 @@ class OpenAIAgentsDialect(Dialect):
         """``{"events": [tool_result, ...]}`` for ``POST /agents/sessions/{id}/events``."""
         return translate.results_to_wire(results)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         if conversation is not None:
-            return super()._read_records(payload, conversation)  # refused there
+            return super().read_records(payload, conversation)  # refused there
         return translate.read_records(payload)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.records_to_wire(records)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:

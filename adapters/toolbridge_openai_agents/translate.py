@@ -16,8 +16,13 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import (
+    CallRecord,
+    PendingCalls,
+    PendingRecords,
+    RenderedTools,
+    read_arguments,
+)
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_TOOLS_BYTES, TOOL_RESULT
@@ -167,7 +172,7 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
 
 
 def read_records(payload: Mapping[str, Any]) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`)."""
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`)."""
     records: tuple[CallRecord, ...]
     records, unhandled = calls_from_wire(payload, CallRecord)
     if records or unhandled:
@@ -238,7 +243,7 @@ def results_to_wire(results: Sequence[ToolResult]) -> dict[str, Any]:
 
 
 def records_to_wire(records: Sequence[CallRecord]) -> dict[str, Any]:
-    """`results_to_wire` of answered records (`Dialect._write_records`)."""
+    """`results_to_wire` of answered records (`Dialect.write_records`)."""
     events: list[dict[str, Any]] = []
     for record in records:
         output = record.output

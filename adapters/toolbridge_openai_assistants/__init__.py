@@ -29,12 +29,13 @@ from .wire import DIALECT, MAX_OUTPUT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
     from toolbridge.plugin import (
+        CallRecord,
         Connection,
         ImportedTools,
         PendingCalls,
+        PendingRecords,
         RenderedTools,
     )
-    from toolbridge.plugin._record import CallRecord, PendingRecords
 
     from . import translate
     from .backend import AssistantsBackend, AssistantsConnection
@@ -89,13 +90,13 @@ class OpenAIAssistantsDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         if conversation is not None:
-            return super()._read_records(payload, conversation)  # refused there
+            return super().read_records(payload, conversation)  # refused there
         return translate.read_records(payload)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.write_records(records)
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:
@@ -107,7 +108,7 @@ class OpenAIAssistantsDialect(Dialect):
 
         return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
-    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+    def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
         from toolbridge.schema import decode_strict_arguments
 
         return decode_strict_arguments(tool.parameters, tool.strict, record.arguments)

@@ -16,8 +16,13 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import (
+    CallRecord,
+    PendingCalls,
+    PendingRecords,
+    RenderedTools,
+    read_arguments,
+)
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, run_of
@@ -102,7 +107,7 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
 
 
 def read_records(payload: Mapping[str, Any]) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`); each
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`); each
     call's correlation is made only when its `ToolCall` is."""
     pending: PendingRecords = _read(payload, True)
     return pending
@@ -189,7 +194,7 @@ def _output(result: ToolResult) -> str:
 
 
 def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
-    """`write_results` of answered records (`Dialect._write_records`)."""
+    """`write_results` of answered records (`Dialect.write_records`)."""
     runs = {(r.conversation, r.turn) for r in records}
     if len(runs) > 1:
         raise UsageError("openai-assistants: results of several runs cannot go in one "

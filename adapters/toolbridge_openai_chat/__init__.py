@@ -32,8 +32,7 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
-    from toolbridge.plugin import PendingCalls, RenderedTools
-    from toolbridge.plugin._record import CallRecord, PendingRecords
+    from toolbridge.plugin import CallRecord, PendingCalls, PendingRecords, RenderedTools
 
     from . import translate
     from .client import AsyncChatClient, ChatClient
@@ -83,11 +82,11 @@ class OpenAIChatDialect(Dialect):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         return translate.write_results(results)
 
-    def _read_records(self, payload: Mapping[str, Any],
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         return translate.write_records(records)
 
     def render_tool_choice(self, choice: ToolChoice) -> Any:
@@ -99,7 +98,7 @@ class OpenAIChatDialect(Dialect):
 
         return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
 
-    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+    def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
         from toolbridge.schema import decode_strict_arguments
 
         return decode_strict_arguments(tool.parameters, tool.strict, record.arguments)

@@ -20,8 +20,13 @@ from toolbridge import (
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import PendingCalls, RenderedTools, read_arguments
-from toolbridge.plugin._record import CallRecord, PendingRecords
+from toolbridge.plugin import (
+    CallRecord,
+    PendingCalls,
+    PendingRecords,
+    RenderedTools,
+    read_arguments,
+)
 from toolbridge.runtime import output_is_json, output_text
 
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS
@@ -191,7 +196,7 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect._read_records`); each
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`); each
     call's correlation is made only when its `ToolCall` is."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
@@ -313,7 +318,7 @@ def continuation(call: ToolCall) -> dict[str, str]:
 
 
 def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
-    """`write_results` of answered records (`Dialect._write_records`)."""
+    """`write_results` of answered records (`Dialect.write_records`)."""
     if not records:
         return {"input": []}
     turns = {(r.conversation, r.turn) for r in records}

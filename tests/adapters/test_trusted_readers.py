@@ -72,8 +72,8 @@ ANSWERS: list[tuple[bool, Any, str | None, str | None]] = [
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_records_read_and_write_what_the_public_models_do(dialect: str) -> None:
-    """The runtime's record-level reading and writing (`Dialect._read_records` /
-    `_write_records`: a built-in dialect's own, or the base's over `read_calls` and
+    """The runtime's record-level reading and writing (`Dialect.read_records` /
+    `write_records`: a built-in dialect's own, or the base's over `read_calls` and
     `write_results`) gives the calls `read_calls` gives and the body `write_results` writes
     of the same answers."""
     reader = toolbridge.plugin.get_dialect(dialect)
@@ -85,10 +85,10 @@ def test_records_read_and_write_what_the_public_models_do(dialect: str) -> None:
             calls = reader.read_calls(payload).calls
         except WireFormatError as exc:
             with pytest.raises(WireFormatError) as raised:
-                reader._read_records(payload)
+                reader.read_records(payload)
             assert str(raised.value) == str(exc)
             continue
-        pending = reader._read_records(payload)
+        pending = reader.read_records(payload)
         records = list(pending.records)
         assert [repr(r.call()) for r in records] == [repr(c) for c in calls]  # (NaN != NaN)
         assert pending.reason == reader.read_calls(payload).reason
@@ -101,7 +101,7 @@ def test_records_read_and_write_what_the_public_models_do(dialect: str) -> None:
             expected = reader.write_results(results)  # type: ignore[arg-type]
         except toolbridge.UsageError:
             continue
-        assert reader._write_records(records) == expected
+        assert reader.write_records(records) == expected
         compared += len(records)
     assert compared > 0, "no payload of the dialect gave a call"
 
@@ -123,7 +123,7 @@ def _decoded(decode: Any, *args: Any) -> str:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_records_decode_what_the_calls_decode(dialect: str) -> None:
-    """`Dialect._decode_record` (what the plan calls: a built-in dialect's own, or the base's
+    """`Dialect.decode_record` (what the plan calls: a built-in dialect's own, or the base's
     over `decode_arguments`) decodes a record's arguments as `decode_arguments` decodes its
     `ToolCall`'s, on the recorded payloads' calls and on arguments the wire re-typed."""
     reader = toolbridge.plugin.get_dialect(dialect)
@@ -132,7 +132,7 @@ def test_records_decode_what_the_calls_decode(dialect: str) -> None:
         if name != dialect or not isinstance(payload, dict):
             continue
         try:
-            records = list(reader._read_records(payload).records)
+            records = list(reader.read_records(payload).records)
         except WireFormatError:
             continue
         for record in records:
@@ -141,7 +141,7 @@ def test_records_decode_what_the_calls_decode(dialect: str) -> None:
                 record.arguments = arguments
                 for tool in DECODED_TOOLS:
                     # the record's decode first: it must not need the `ToolCall`
-                    by_record = _decoded(reader._decode_record, record, tool)
+                    by_record = _decoded(reader.decode_record, record, tool)
                     record._call = None
                     assert by_record == _decoded(reader.decode_arguments, record.call(), tool)
                     record._call = None

@@ -1,4 +1,4 @@
-"""The plan decodes a call's arguments through `Dialect._decode_record`: a dialect's own
+"""The plan decodes a call's arguments through `Dialect.decode_record`: a dialect's own
 record-level decode, or the base's, which calls `decode_arguments` with the `ToolCall`. A
 dialect that overrides only `decode_arguments` (a third party's, or a subclass of a built-in
 one) has its override called."""
@@ -74,3 +74,27 @@ def test_a_built_in_subclass_overriding_decode_arguments_is_called() -> None:
     # the built-in dialect itself decodes the record's arguments, no override involved
     assert _toolbox().handle("gemini", content)["contents"][0]["parts"][0][
         "functionResponse"]["response"] == {"output": 3}
+
+
+def test_a_built_in_subclass_overriding_read_calls_or_write_results_is_called() -> None:
+    """The same rule for reading and writing: a subclass's public override is what runs, the
+    built-in's record forms stand aside for it (`toolbridge.plugin._dialect.record_forms`)."""
+    base = type(get_dialect("gemini"))
+
+    class Renaming(base):  # type: ignore[misc, valid-type]
+        def read_calls(self, payload: Mapping[str, Any]) -> PendingCalls:
+            pending = super().read_calls(payload)
+            return PendingCalls(tuple(c.model_copy(update={"name": "twice"})
+                                      for c in pending.calls), pending.unhandled)
+
+        def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
+            body: dict[str, Any] = super().write_results(results)
+            body["written_by"] = "Renaming"
+            return body
+
+    content = {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "thrice",
+                                                            "args": {"n": 3}}}]}
+    body = _toolbox().handle(Renaming(), content)
+    assert body["written_by"] == "Renaming"
+    response = body["contents"][0]["parts"][0]["functionResponse"]
+    assert response["response"] == {"output": 3}  # `twice` ran: the renamed call

@@ -17,7 +17,7 @@ import pytest
 
 import toolbridge
 from toolbridge import Toolbox, ToolCall
-from toolbridge.plugin._record import CallRecord
+from toolbridge.plugin import CallRecord
 from toolbridge.runtime import InlineExecutor
 from toolbridge.runtime._journal import Journal
 from toolbridge.runtime._plan import plan

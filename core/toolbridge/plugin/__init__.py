@@ -8,7 +8,9 @@ What else it can do it declares through capability hooks (`Serves`, `Emulates`, 
 declared in `toolbridge.plugin.hookspecs`. To be served by the core driver a dialect gives a
 `Connection` and a per-conversation `Backend` (their contract: docs/serving.md, and the `Backend`
 docstrings), configured by its typed `ServeOptions`; argument text is decoded with the bounded
-`read_arguments`. A new dialect's guide is docs/plugins.md; the conformance kit
+`read_arguments`. A dialect may also read and write the runtime's per-call `CallRecord`
+(`Dialect.read_records`, `write_records`, `decode_record`: optional, their defaults adapt the
+public methods). A new dialect's guide is docs/plugins.md; the conformance kit
 (`toolbridge.testing.check_dialect`, `toolbridge.testing.check_backend`) checks it.
 """
 
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
         nests_deeper_than,
     )
     from ._options import DialectOptions, OptionHelp, ServeOptions
+    from ._record import CallRecord, PendingRecords
     from ._translated import ImportedTools, PendingCalls, RenderedTools, SkippedTool
 
 __all__ = [
@@ -64,6 +67,7 @@ __all__ = [
     "Arguments",
     "Backend",
     "BackendApproval",
+    "CallRecord",
     "Capabilities",
     "Connection",
     "DemoCapability",
@@ -82,6 +86,7 @@ __all__ = [
     "MigrationSourceCapability",
     "MigrationTargetCapability",
     "OptionHelp",
+    "PendingRecords",
     "PendingCalls",
     "RenderedTools",
     "ServeCapability",
@@ -117,6 +122,7 @@ _LAZY: dict[str, str] = {
     "MAX_PAYLOAD_BYTES": "._limits", "nests_deeper_than": "._limits",
     "DialectOptions": "._options", "OptionHelp": "._options", "ServeOptions": "._options",
     "ImportedTools": "._translated", "PendingCalls": "._translated",
+    "CallRecord": "._record", "PendingRecords": "._record",
     "RenderedTools": "._translated", "SkippedTool": "._translated",
 }
 

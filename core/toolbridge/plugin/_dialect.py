@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import abc
+import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from .._policy import LossPolicy
 from ..model import NAME_PATTERN, ToolCall, ToolChoice, ToolDefinition, ToolResult
@@ -108,11 +109,12 @@ class Dialect(abc.ABC):
     def write_results(self, results: Sequence[ToolResult]) -> dict[str, Any]:
         """Write results as the request body that submits them, in the wire's own field names."""
 
-    # Record-level reading and writing (internal): what the runtime calls. These defaults go
-    # through the public methods above; built-in dialects override them to read and write
-    # `toolbridge.plugin._record.CallRecord` directly (no public model per call). A
-    # third-party dialect implements the public methods only.
-    def _read_records(self, payload: Mapping[str, Any],
+    # Record-level reading and writing (optional): what the runtime calls. These defaults go
+    # through the public methods above; the built-in dialects override them to read and write
+    # `toolbridge.plugin.CallRecord` directly (no public model per call). A dialect may
+    # implement the public methods only. A subclass that overrides a public method below the
+    # class defining its record form has that override called (`record_forms`).
+    def read_records(self, payload: Mapping[str, Any],
                       conversation: str | None = None) -> PendingRecords:
         """`read_calls` (``conversation``: `read_calls_in`), its calls as records."""
         from ._record import CallRecord, PendingRecords
@@ -122,7 +124,7 @@ class Dialect(abc.ABC):
         return PendingRecords([CallRecord.of(call) for call in pending.calls],
                               pending.unhandled, pending.reason)
 
-    def _write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
+    def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:
         """`write_results` of the answered ``records``; outputs the runtime already encoded as
         JSON text are not encoded again."""
         from ._record import write_encoded
@@ -133,7 +135,7 @@ class Dialect(abc.ABC):
             return self.write_results(results)  # type: ignore[arg-type]  # all answered
         return write_encoded(self.write_results, results, known)  # type: ignore[arg-type]
 
-    def _decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
+    def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
         """`decode_arguments` of ``record``'s call. Built-in dialects whose decoding reads
         only the arguments override it (and implement `decode_arguments` with the same
         function), so no `ToolCall` is made to decode."""
@@ -189,3 +191,35 @@ class Dialect(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+class RecordForms(NamedTuple):
+    """The record-level methods the runtime calls for one dialect class (`record_forms`)."""
+
+    read: Callable[..., PendingRecords]
+    write: Callable[..., dict[str, Any]]
+    decode: Callable[..., dict[str, Any]] | None
+    """``None``: the dialect keeps arguments as the model sent them."""
+
+
+def _owner(kind: type, method: str) -> type:
+    return next(c for c in kind.__mro__ if method in vars(c))
+
+
+@functools.cache
+def record_forms(kind: type[Dialect]) -> RecordForms:
+    """The record forms for dialects of ``kind``: its own ``read_records``, ``write_records``
+    and ``decode_record``, unless a subclass overrides the public method a form stands for
+    below the class defining that form; then `Dialect`'s, which calls the override (one
+    pipeline for every dialect, its subclasses included)."""
+    def chosen(form: str, *public: str) -> Any:
+        defined = _owner(kind, form)
+        if all(issubclass(defined, _owner(kind, name)) for name in public):
+            return getattr(kind, form)
+        return getattr(Dialect, form)
+
+    keeps = (_owner(kind, "decode_arguments") is Dialect
+             and _owner(kind, "decode_record") is Dialect)
+    return RecordForms(chosen("read_records", "read_calls", "read_calls_in"),
+                       chosen("write_records", "write_results"),
+                       None if keeps else chosen("decode_record", "decode_arguments"))

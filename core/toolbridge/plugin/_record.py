@@ -1,10 +1,10 @@
-"""`CallRecord`: one call as the pipeline carries it from read to write (private).
+"""`CallRecord`: one call as the pipeline carries it from read to write.
 
 A record holds a `ToolCall`'s fields and, once the call is answered, its `ToolResult`'s; the
 public models are built from it only when something asks for them (a hook, a `ToolContext`,
 ``execute``, an error path, a dialect that reads and writes through `Dialect.read_calls` and
 `Dialect.write_results`). Built-in dialects read and write records directly
-(`Dialect._read_records`, `Dialect._write_records`); the base class's versions adapt the
+(`Dialect.read_records`, `Dialect.write_records`); the base class's versions adapt the
 public methods, so every dialect goes through the same pipeline.
 """
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AwaitingApproval
 from ..model import ToolCall, ToolResult
 from ..plugin import Dialect, PendingCalls, get_dialect, plugin_manager
+from ..plugin._dialect import record_forms
 from ..plugin._record import CallRecord
 from ..store import ApprovalRequest
 from ..telemetry._state import active as telemetry_active
@@ -302,7 +303,7 @@ def read_pending(dialect: str | Dialect, payload: Any, conversation: str | None
 def _read(dialect: str | Dialect, payload: Any, conversation: str | None
           ) -> tuple[Dialect, Sequence[CallRecord]]:
     d = get_dialect(dialect)
-    pending = d._read_records(to_data(payload, d.name), conversation)
+    pending = record_forms(type(d)).read(d, to_data(payload, d.name), conversation)
     if pending.reason:
         log.info("%s: nothing is pending: %s", d.name, pending.reason)
     if pending.unhandled:
@@ -321,7 +322,7 @@ def _write(dialect: Dialect, records: Sequence[CallRecord], planned: list[Planne
                  len(records) - len(answered))
     if not (planned and planned[0].payload.distinct_ids):
         answered = answered_once(dialect.limits, answered)
-    return dialect._write_records(answered)
+    return record_forms(type(dialect)).write(dialect, answered)
 
 
 def _kind(action: Mapping[str, Any]) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ..errors import ArgumentError, UnknownDialectError
 from ..model import ToolDefinition
 from ..plugin import Dialect, DialectLimits, get_dialect
+from ..plugin._dialect import record_forms
 from ..store import StoreKey
 from ..tools import ToolContext
 from ._call import PlannedCall
@@ -36,19 +37,9 @@ DialectInfo = tuple["Dialect | None", "Decode | None", int]
 that surely fits."""
 
 
-def _owner(kind: type[Dialect], method: str) -> type:
-    return next(c for c in kind.__mro__ if method in vars(c))
-
-
 def _decoder(kind: type[Dialect]) -> Decode | None:
-    """How the plan decodes a record's arguments for a dialect of ``kind``: ``None`` when it
-    keeps them; its `_decode_record`, unless a subclass overrides `decode_arguments` below
-    the class defining it: then the base's, which calls that override."""
-    public, record = _owner(kind, "decode_arguments"), _owner(kind, "_decode_record")
-    if public is Dialect and record is Dialect:
-        return None
-    chosen: Decode = kind._decode_record if issubclass(record, public) else Dialect._decode_record
-    return chosen
+    """How the plan decodes a record's arguments for a dialect of ``kind`` (`record_forms`)."""
+    return record_forms(kind).decode
 
 
 _KNOWN: dict[int, tuple[Dialect, DialectLimits, DialectInfo]] = {}
