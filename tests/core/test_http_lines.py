@@ -63,3 +63,13 @@ async def test_events_read_from_split_lines() -> None:
     assert events == [{"n": 1}, {"n": 2}]
     response = httpx.Response(200, stream=Chunks(chunks))
     assert [e async for e in aread_events(response, JsonEvents("d"))] == [{"n": 1}, {"n": 2}]
+
+
+async def test_a_body_read_already_is_split_from_its_content() -> None:
+    """A response made with its whole content (httpx reads it at once: its raw stream is
+    consumed, as a test transport's answers are) gives its lines all the same."""
+    body = b"data: 1\r\n\r\ndata: 2\n\n"
+    assert list(iter_lines(httpx.Response(200, content=body))) == [
+        "data: 1", "", "data: 2", ""]
+    assert [line async for line in aiter_lines(httpx.Response(200, content=body))] == [
+        "data: 1", "", "data: 2", ""]

@@ -28,14 +28,17 @@ def _text(line: bytes) -> str:
     return line.rstrip(b"\r\n").decode("utf-8", "replace")
 
 
-def _encoded(response: httpx.Response) -> bool:
-    return response.headers.get("content-encoding", "identity").strip().lower() not in (
-        "", "identity")
+def _decoded(response: httpx.Response) -> bool:
+    """Whether to read the decoded chunks: the body is content-encoded, or it was read already
+    (a response made with its whole content, as test transports make them: its raw stream is
+    consumed, its content is served as is)."""
+    return response.is_stream_consumed or response.headers.get(
+        "content-encoding", "identity").strip().lower() not in ("", "identity")
 
 
 def iter_lines(response: httpx.Response) -> Iterator[str]:
     """The lines of ``response``'s body, without their line ends."""
-    chunks = response.iter_bytes() if _encoded(response) else response.iter_raw()
+    chunks = response.iter_bytes() if _decoded(response) else response.iter_raw()
     pending = b""
     for chunk in chunks:
         lines, pending = _split(pending, chunk)
@@ -48,7 +51,7 @@ def iter_lines(response: httpx.Response) -> Iterator[str]:
 async def aiter_lines(response: httpx.Response) -> AsyncIterator[str]:
     """Async form of `iter_lines`; nothing read is kept while the next chunk is awaited
     but the bytes of an unfinished line."""
-    chunks = response.aiter_bytes() if _encoded(response) else response.aiter_raw()
+    chunks = response.aiter_bytes() if _decoded(response) else response.aiter_raw()
     pending = b""
     while True:
         try:
