@@ -226,13 +226,11 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
     """`write_results` of answered records (`Dialect.write_records`)."""
     blocks = []
     for record in records:
-        if record.success:
-            output = record.output
-            text = output if type(output) is str else record.text
-            if text is not None and len(text) <= MAX_RESULT_CHARS:
-                blocks.append({"type": "tool_result", "tool_use_id": record.id,
-                               "content": text})
-                continue
+        text = record.sent_text()
+        if text is not None and len(text) <= MAX_RESULT_CHARS:
+            blocks.append({"type": "tool_result", "tool_use_id": record.id,
+                           "content": text})
+            continue
         result = record.result()
         assert result is not None  # only answered records are written
         blocks.append(result_block(result))

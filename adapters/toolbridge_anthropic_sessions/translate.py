@@ -190,13 +190,11 @@ def records_to_wire(records: Sequence[CallRecord]) -> dict[str, Any]:
     """`results_to_wire` of answered records (`Dialect.write_records`)."""
     events = []
     for record in records:
-        if record.success:
-            output = record.output
-            text = output if type(output) is str else record.text
-            if text is not None:
-                events.append({"type": CUSTOM_TOOL_RESULT, "custom_tool_use_id": record.id,
-                               "content": [{"type": "text", "text": text}]})
-                continue
+        text = record.sent_text()
+        if text is not None:
+            events.append({"type": CUSTOM_TOOL_RESULT, "custom_tool_use_id": record.id,
+                           "content": [{"type": "text", "text": text}]})
+            continue
         result = record.result()
         assert result is not None  # only answered records are written
         events.append(result_to_wire(result))

@@ -264,13 +264,11 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
         return {"input": []}
     steps: list[dict[str, Any]] = []
     for record in records:
-        if record.success:
-            output = record.output
-            text = output if type(output) is str else record.text
-            if text is not None and len(text) <= MAX_RESULT_CHARS:
-                steps.append({"type": "function_result", "call_id": record.id,
-                              "name": record.name, "result": text})
-                continue
+        text = record.sent_text()
+        if text is not None and len(text) <= MAX_RESULT_CHARS:
+            steps.append({"type": "function_result", "call_id": record.id,
+                          "name": record.name, "result": text})
+            continue
         result = record.result()
         assert result is not None  # only answered records are written
         steps.append(result_step(result))

@@ -201,12 +201,10 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
                          f"submit_tool_outputs body (runs: {sorted(t for _, t in runs)})")
     outputs = []
     for record in records:
-        if record.success:
-            output = record.output
-            text = output if type(output) is str else record.text
-            if text is not None and len(text) <= MAX_OUTPUT_CHARS:
-                outputs.append({"tool_call_id": record.id, "output": text})
-                continue
+        text = record.sent_text()
+        if text is not None and len(text) <= MAX_OUTPUT_CHARS:
+            outputs.append({"tool_call_id": record.id, "output": text})
+            continue
         result = record.result()
         assert result is not None  # only answered records are written
         outputs.append({"tool_call_id": record.id, "output": _output(result)})

@@ -327,13 +327,11 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
                          f"request (responses: {sorted(t for _, t in turns)})")
     items: list[dict[str, Any]] = []
     for record in records:
-        if record.success:
-            output = record.output
-            text = output if type(output) is str else record.text
-            if text is not None and len(text) <= MAX_OUTPUT_CHARS:
-                items.append({"type": "function_call_output", "call_id": record.id,
-                              "output": text})
-                continue
+        text = record.sent_text()
+        if text is not None and len(text) <= MAX_OUTPUT_CHARS:
+            items.append({"type": "function_call_output", "call_id": record.id,
+                          "output": text})
+            continue
         result = record.result()
         assert result is not None  # only answered records are written
         items.append({"type": "function_call_output", "call_id": record.id,

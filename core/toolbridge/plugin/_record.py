@@ -79,6 +79,15 @@ class CallRecord:
                 conversation=self.conversation, turn=self.turn, correlation=correlation)
         return call
 
+    def sent_text(self) -> str | None:
+        """What a writer sends for an answered record as is: a successful output that is a
+        string, or the JSON text the runtime made of it; ``None`` when it must write from
+        `result` (a failure, content, an output not encoded)."""
+        if not self.success:
+            return None
+        output = self.output
+        return output if type(output) is str else self.text
+
     def answer(self, success: bool, output: Any, error: str | None,
                text: str | None = None) -> None:
         """Make this the call's answer."""
