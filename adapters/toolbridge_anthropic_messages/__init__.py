@@ -99,7 +99,7 @@ class AnthropicMessagesDialect(Dialect):
         return translate.write_results(results)
 
     def read_records(self, payload: Mapping[str, Any],
-                      conversation: str | None = None) -> PendingRecords:
+                     conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
     def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:

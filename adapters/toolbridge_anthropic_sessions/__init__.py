@@ -81,7 +81,7 @@ class AnthropicSessionsDialect(Dialect):
         return translate.results_to_wire(results)
 
     def read_records(self, payload: Mapping[str, Any],
-                      conversation: str | None = None) -> PendingRecords:
+                     conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
     def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:

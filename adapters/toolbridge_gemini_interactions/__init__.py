@@ -85,7 +85,7 @@ class GeminiInteractionsDialect(Dialect):
         return translate.write_results(results)
 
     def read_records(self, payload: Mapping[str, Any],
-                      conversation: str | None = None) -> PendingRecords:
+                     conversation: str | None = None) -> PendingRecords:
         return translate.read_records(payload, conversation)
 
     def write_records(self, records: Sequence[CallRecord]) -> dict[str, Any]:

@@ -112,7 +112,7 @@ class GoogleCesDialect(Dialect):
         return translate.write_results(results, session=self.session)
 
     def read_records(self, payload: Mapping[str, Any],
-                      conversation: str | None = None) -> PendingRecords:
+                     conversation: str | None = None) -> PendingRecords:
         if conversation is not None:
             return super().read_records(payload, conversation)  # read_calls_in refuses it
         return translate.read_records(payload, session=self.session, tool_names=self.tool_names)

@@ -87,7 +87,7 @@ class OpenAIAgentsDialect(Dialect):
         return translate.results_to_wire(results)
 
     def read_records(self, payload: Mapping[str, Any],
-                      conversation: str | None = None) -> PendingRecords:
+                     conversation: str | None = None) -> PendingRecords:
         if conversation is not None:
             return super().read_records(payload, conversation)  # refused there
         return translate.read_records(payload)

@@ -115,7 +115,7 @@ class Dialect(abc.ABC):
     # implement the public methods only. A subclass that overrides a public method below the
     # class defining its record form has that override called (`record_forms`).
     def read_records(self, payload: Mapping[str, Any],
-                      conversation: str | None = None) -> PendingRecords:
+                     conversation: str | None = None) -> PendingRecords:
         """`read_calls` (``conversation``: `read_calls_in`), its calls as records."""
         from ._record import CallRecord, PendingRecords
 
