@@ -7,7 +7,6 @@ order (the API refuses other content before them, and any ``tool_use`` left unan
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,13 +17,12 @@ from toolbridge import (
     DocumentPart,
     ImagePart,
     TextPart,
-    ToolCall,
     ToolChoice,
     ToolResult,
     UsageError,
     WireFormatError,
 )
-from toolbridge.plugin import CallRecord, PendingCalls, PendingRecords, read_arguments
+from toolbridge.plugin import CallRecord, PendingCalls, PendingRecords, read_arguments, reading
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_RESULT_CHARS
@@ -118,11 +116,9 @@ def read_records(payload: Mapping[str, Any], conversation: str | None = None) ->
 
 
 def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
-    make: Any = CallRecord if records else ToolCall.trusted
-    correlate: Any = MessagesCorrelation.trusted
-    if records:  # made when the call's `ToolCall` is (an error path, a hook), if ever
-        correlate = functools.partial(functools.partial, correlate)
+    form = reading(records)
+    pending, make = form
+    correlate = form.later(MessagesCorrelation.trusted)  # for records: made with the ToolCall
     message, at, position = assistant_message_of(payload)
     turn = ""
     if conversation is not None:

@@ -15,7 +15,6 @@ from typing import Any
 
 from toolbridge import (
     Content,
-    ToolCall,
     ToolDefinition,
     ToolResult,
     WireFormatError,
@@ -26,6 +25,7 @@ from toolbridge.plugin import (
     PendingRecords,
     RenderedTools,
     read_arguments,
+    reading,
 )
 from toolbridge.runtime import output_text
 
@@ -135,8 +135,7 @@ def read_records(payload: Mapping[str, Any], conversation: str | None = None) ->
 
 
 def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
-    make: Any = CallRecord if records else ToolCall.trusted
+    pending, make = reading(records)
     session = payload.get("session_id") if conversation is None else conversation
     session = session if isinstance(session, str) else ""
     calls: list[Any] = []

@@ -11,7 +11,6 @@ from toolbridge import (
     Correlation,
     DocumentPart,
     ImagePart,
-    ToolCall,
     ToolChoice,
     ToolDefinition,
     ToolResult,
@@ -25,6 +24,7 @@ from toolbridge.plugin import (
     PendingRecords,
     lazy_module,
     nests_deeper_than,
+    reading,
 )
 
 from .wire import DIALECT
@@ -142,8 +142,7 @@ def read_records(payload: Mapping[str, Any], conversation: str | None = None) ->
 
 
 def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
-    make: Any = CallRecord if records else ToolCall.trusted
+    pending, make = reading(records)
     content, at, position = model_content_of(payload)
     turn = _turn(payload, position, conversation) if conversation is not None else ""
     parts = content.get("parts")

@@ -10,7 +10,6 @@ from toolbridge import (
     Correlation,
     ImagePart,
     TextPart,
-    ToolCall,
     ToolChoice,
     ToolDefinition,
     ToolResult,
@@ -23,6 +22,7 @@ from toolbridge.plugin import (
     PendingRecords,
     RenderedTools,
     read_arguments,
+    reading,
 )
 from toolbridge.runtime import output_text
 
@@ -137,8 +137,7 @@ def read_records(payload: Mapping[str, Any], conversation: str | None = None) ->
 
 
 def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
-    make: Any = CallRecord if records else ToolCall.trusted
+    pending, make = reading(records)
     interaction, at = interaction_of(payload)
     interaction_id = _text(interaction.get("id"), f"{at}id", payload)
     status = interaction.get("status")

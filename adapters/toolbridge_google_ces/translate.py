@@ -15,6 +15,7 @@ from toolbridge.plugin import (
     RenderedTools,
     lazy_module,
     read_arguments,
+    reading,
 )
 
 from . import wire
@@ -190,7 +191,7 @@ def read_records(payload: Mapping[str, Any], *, session: str = "",
 
 def _read(payload: Mapping[str, Any], session: str, tool_names: Mapping[str, str] | None,
           records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
+    pending = reading(records).pending
     calls: list[Any] = []
     for prefix, output in _outputs(payload):
         turn_index = _turn_index(output, prefix, payload)

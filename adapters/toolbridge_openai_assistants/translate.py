@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from toolbridge.plugin import (
     PendingRecords,
     RenderedTools,
     read_arguments,
+    reading,
 )
 from toolbridge.runtime import output_text
 
@@ -114,7 +114,7 @@ def read_records(payload: Mapping[str, Any]) -> PendingRecords:
 
 
 def _read(payload: Mapping[str, Any], records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
+    pending = reading(records).pending
     run, at = run_of(payload)
     if not isinstance(run, Mapping):
         raise WireFormatError(DIALECT, at.rstrip(".") or "<payload>", "not a run object", payload)
@@ -142,10 +142,9 @@ def _read(payload: Mapping[str, Any], records: bool) -> Any:
     expires_at = run.get("expires_at")
     calls: list[Any] = []
     others: list[Mapping[str, Any]] = []
-    correlate: Any = (AssistantsCorrelation.trusted if type(thread_id) is type(run_id) is str
-                      else AssistantsCorrelation)
-    if records:  # made when the call's `ToolCall` is (an error path, a hook), if ever
-        correlate = functools.partial(functools.partial, correlate)
+    correlate = reading(records).later(  # for records: made with the ToolCall, if ever
+        AssistantsCorrelation.trusted if type(thread_id) is type(run_id) is str
+        else AssistantsCorrelation)
     for i, item in enumerate(tool_calls):
         # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
         if type(item) is not dict and not isinstance(item, Mapping):

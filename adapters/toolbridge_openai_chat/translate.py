@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -11,7 +10,6 @@ from toolbridge import (
     Content,
     Correlation,
     TextPart,
-    ToolCall,
     ToolChoice,
     ToolDefinition,
     ToolResult,
@@ -24,6 +22,7 @@ from toolbridge.plugin import (
     PendingRecords,
     RenderedTools,
     read_arguments,
+    reading,
 )
 from toolbridge.runtime import output_text
 
@@ -159,11 +158,9 @@ def read_records(payload: Mapping[str, Any], conversation: str | None = None) ->
 
 
 def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
-    make: Any = CallRecord if records else ToolCall.trusted
-    correlate: Any = ChatCorrelation.trusted
-    if records:  # made when the call's `ToolCall` is (an error path, a hook), if ever
-        correlate = functools.partial(functools.partial, correlate)
+    form = reading(records)
+    pending, make = form
+    correlate = form.later(ChatCorrelation.trusted)  # for records: made with the ToolCall
     message, at, position = assistant_message_of(payload)
     turn = ""
     if conversation is not None:

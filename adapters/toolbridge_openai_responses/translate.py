@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,6 +25,7 @@ from toolbridge.plugin import (
     PendingRecords,
     RenderedTools,
     read_arguments,
+    reading,
 )
 from toolbridge.runtime import output_is_json, output_text
 
@@ -203,11 +203,9 @@ def read_records(payload: Mapping[str, Any], conversation: str | None = None) ->
 
 
 def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
-    pending: Any = PendingRecords if records else PendingCalls
-    make: Any = CallRecord if records else ToolCall.trusted
-    correlate: Any = ResponsesCorrelation.trusted
-    if records:  # made when the call's `ToolCall` is (writing, an error path), if ever
-        correlate = functools.partial(functools.partial, correlate)
+    form = reading(records)
+    pending, make = form
+    correlate = form.later(ResponsesCorrelation.trusted)  # for records: made with the ToolCall
     response, at = response_of(payload)
     response_id = _text(response.get("id"), f"{at}id", payload)
     status = response.get("status")

@@ -27,7 +27,8 @@ EXPECTED: dict[str, set[str]] = {
     "toolbridge.plugin": {
         "MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES",
         "ApprovalItemsCapability", "ApprovesItems", "Arguments", "Backend", "BackendApproval",
-        "CallRecord", "PendingRecords", "Capabilities", "Connection", "DemoCapability", "Demos",
+        "CallRecord", "PendingRecords", "Reading", "reading", "Capabilities", "Connection",
+        "DemoCapability", "Demos",
         "Dialect", "DialectLimits", "DialectOptions", "DialectRegistry",
         "DiscoveringConnection", "Emulates",
         "EmulatorCapability", "ImportedTools", "LossPolicy", "MigratesFrom", "MigratesTo",

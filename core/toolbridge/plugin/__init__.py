@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         nests_deeper_than,
     )
     from ._options import DialectOptions, OptionHelp, ServeOptions
-    from ._record import CallRecord, PendingRecords
+    from ._record import CallRecord, PendingRecords, Reading, reading
     from ._translated import ImportedTools, PendingCalls, RenderedTools, SkippedTool
 
 __all__ = [
@@ -87,6 +87,7 @@ __all__ = [
     "MigrationTargetCapability",
     "OptionHelp",
     "PendingRecords",
+    "Reading",
     "PendingCalls",
     "RenderedTools",
     "ServeCapability",
@@ -107,6 +108,7 @@ __all__ = [
     "nests_deeper_than",
     "plugin_manager",
     "read_arguments",
+    "reading",
     "register_plugin",
 ]
 
@@ -122,7 +124,8 @@ _LAZY: dict[str, str] = {
     "MAX_PAYLOAD_BYTES": "._limits", "nests_deeper_than": "._limits",
     "DialectOptions": "._options", "OptionHelp": "._options", "ServeOptions": "._options",
     "ImportedTools": "._translated", "PendingCalls": "._translated",
-    "CallRecord": "._record", "PendingRecords": "._record",
+    "CallRecord": "._record", "PendingRecords": "._record", "Reading": "._record",
+    "reading": "._record",
     "RenderedTools": "._translated", "SkippedTool": "._translated",
 }
 

@@ -10,13 +10,15 @@ public methods, so every dialect goes through the same pipeline.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from ..model import Correlation, ToolCall, ToolResult, new_result
+from ._translated import PendingCalls
 
-__all__ = ["ENCODED", "CallRecord", "PendingRecords", "write_encoded"]
+__all__ = ["ENCODED", "CallRecord", "PendingRecords", "Reading", "reading", "write_encoded"]
 
 T = TypeVar("T")
 
@@ -126,6 +128,34 @@ class PendingRecords(NamedTuple):
     records: Sequence[CallRecord]
     unhandled: tuple[Mapping[str, Any], ...] = ()
     reason: str = ""
+
+
+
+class Reading(NamedTuple):
+    """What one reader serving both `Dialect.read_calls` and `Dialect.read_records` builds
+    (`reading`): its result and its calls, with the same keywords either way."""
+
+    pending: Callable[..., Any]
+    """`PendingRecords` or `toolbridge.plugin.PendingCalls`."""
+    call: Callable[..., Any]
+    """`CallRecord` or `ToolCall.trusted`."""
+
+    def later(self, correlation: Callable[..., Correlation]) -> Callable[..., Any]:
+        """``correlation`` (a correlation's constructor) as this reading passes it on: for
+        records, what makes it when the record's `ToolCall` is made (an error path, a hook),
+        if ever."""
+        if self.call is CallRecord:
+            return functools.partial(functools.partial, correlation)
+        return correlation
+
+
+_RECORDS = Reading(PendingRecords, CallRecord)
+_CALLS = Reading(PendingCalls, ToolCall.trusted)
+
+
+def reading(records: bool) -> Reading:
+    """What a reader builds: records (`Dialect.read_records`) or the public models."""
+    return _RECORDS if records else _CALLS
 
 
 class _Encoded(threading.local):
