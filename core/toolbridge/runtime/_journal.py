@@ -280,11 +280,11 @@ class Journal:
         with self._lock:
             if mark is not None:
                 if self._flushing:
+                    if self._turn is None:
+                        self._turn = threading.Condition(self._lock)
                     self._queued += 1
                     try:
                         while self._flushing:
-                            if self._turn is None:
-                                self._turn = threading.Condition(self._lock)
                             self._turn.wait()
                     except BaseException:  # interrupted: what waited for this mark is woken
                         self._queued -= 1
