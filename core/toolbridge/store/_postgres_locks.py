@@ -51,7 +51,7 @@ class AdvisoryLocks:
 
     def __init__(self, connect: Callable[[], psycopg.Connection[Any]]) -> None:
         self._connect = connect
-        self._guard = threading.Lock()  # guards the lock connection, `_held` and `_later`
+        self._guard = threading.Lock()  # guards the lock connection and `_held`
         self.connection: psycopg.Connection[Any] | None = None
         self._held: dict[int, str] = {}  # lock id -> the owner holding it in this instance
         self._later: deque[tuple[int, str]] = deque()  # to drop at the next lock work
