@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .._json_text import loads
-from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
+from ._limits import _SCALARS, MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
 
 __all__ = ["Arguments", "read_arguments"]
 
@@ -38,6 +38,11 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     never an exception. An object is copied (the payload stays the caller's).
     """
     if type(value) is dict:  # the common case (Agents, CES), first: the ABC check is slow
+        for key, item in value.items():  # text names, scalar values: nothing nests
+            if type(key) is not str or type(item) not in _SCALARS:
+                break
+        else:
+            return _new_arguments(Arguments, (value.copy(), None, None))
         if nests_deeper_than(value):
             return _new_arguments(Arguments, ({}, None, _too_deep(what)))
         for key in value:

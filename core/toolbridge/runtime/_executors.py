@@ -53,7 +53,7 @@ class InlineExecutor(Executor):
     """
 
     def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
-        if any(c.is_async for c in calls):
+        if any(c.tool.is_async for c in calls):
             super().run(calls, concurrency)
             return
         for call in calls:
@@ -92,9 +92,9 @@ class LoopExecutor(Executor):
             pooled.extend(calls)
         else:
             for c in calls:
-                if c.is_async:
+                if c.tool.is_async:
                     here.append(c)
-                elif c.inline:
+                elif c.tool.inline:
                     here.append(c)
                     running -= 1
                 else:
@@ -159,10 +159,10 @@ class ThreadExecutor(LoopExecutor):
         scores: list[int] = []  # of the pooled calls' tools, while they may all be quick
         quick = not hooked  # every pooled call proven quick: no worker woken unless one is slow
         for c in calls:
-            if c.is_async:
+            if c.tool.is_async:
                 super().run(calls, concurrency)
                 return
-            if c.inline:
+            if c.tool.inline:
                 here.append(c)
                 continue
             pooled.append(c)
@@ -258,7 +258,7 @@ class ThreadExecutor(LoopExecutor):
     def _timed(self, call: PlannedCall, batch: Batch | None, index: int, learn: bool) -> None:
         """Run ``call`` in this thread (a job of ``batch``, when given), counting quick runs
         of its tool (``learn``: not inline, no timeout, no hook chain)."""
-        if not learn or call.inline or call.timeout is not None:
+        if not learn or call.tool.inline or call.timeout is not None:
             if batch is None:
                 call.execute(linger=True)
             else:
@@ -382,7 +382,7 @@ def _slotted(threads: int, hooked: bool) -> Callable[[PlannedCall], Coroutine[An
     async def one(call: PlannedCall) -> None:
         if hooked:
             await _threads.CALLS.run(threads, call.execute)
-        elif call.is_async or call.inline:
+        elif call.tool.is_async or call.tool.inline:
             await call.aexecute()
         else:
             batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)

@@ -126,7 +126,7 @@ class Pipeline:
         concurrency = self.max_concurrency
         store = self.store
         todo = planned
-        if any(pc.tool.needs_approval is not False for pc in planned):
+        if payload.approvals:
             approvals.prepare(planned, store, self.approval_expiry)
             todo = [pc for pc in planned if pc.record.success is None]
         if store is None:
@@ -173,7 +173,7 @@ class Pipeline:
         concurrency = self.max_concurrency
         store = self.store
         todo = planned
-        if any(pc.tool.needs_approval is not False for pc in planned):
+        if payload.approvals:
             if store is not None and store.blocking:
                 await _threads.CALLS.run(concurrency, approvals.prepare, planned, store,
                                          self.approval_expiry)
