@@ -205,12 +205,21 @@ class PlannedCall:
             elif journal.pending:
                 await journal.aflush()
         spans = self.payload.spans
-        token = None if spans is None else spans.start(self)
-        try:
-            shaped = await self._await_handler() if self.tool.is_async else self._call_sync()
-        finally:
-            if spans is not None:
-                spans.leave(self, token)
+        tool = self.tool
+        if spans is None and tool.is_async and self.timeout is None:  # awaited right here
+            try:
+                value = await tool.handler(**self.kwargs)
+            except Exception as exc:
+                shaped = self._failure(exc)
+            else:
+                shaped = shape(self.record.name, value)
+        else:
+            token = None if spans is None else spans.start(self)
+            try:
+                shaped = await self._await_handler() if tool.is_async else self._call_sync()
+            finally:
+                if spans is not None:
+                    spans.leave(self, token)
         if self.answer(shaped) and logged and journal is not None:
             await journal.acompleted(self)
 

@@ -10,6 +10,7 @@ import abc
 import asyncio
 import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
+from operator import length_hint
 from typing import TYPE_CHECKING, Any
 
 from . import _threads, _watch
@@ -202,13 +203,17 @@ class ThreadExecutor(LoopExecutor):
     def _held(self, here: Sequence[PlannedCall], pooled: Sequence[PlannedCall],
               scores: Sequence[int], pool: ThreadPool, concurrency: int) -> None:
         """Run a payload of calls proven quick (and ``inline`` ones) in this thread, watched:
-        once one has run `toolbridge.runtime._watch.QUICK_SECONDS`, the rest go to ``pool``
-        as a batch (this thread's call holds one of its ``concurrency`` slots) and this
-        thread joins it when that call returns."""
-        def handed(start: int) -> Batch:
-            rest = pooled[start:]
-            return Batch(pool, [c.execute for c in rest], [None] * len(rest),
-                         [c.record.name for c in rest], concurrency, concurrency - 1)
+        once one has run `toolbridge.runtime._watch.QUICK_SECONDS`, workers of ``pool`` take
+        the rest (this thread's call holds one of its ``concurrency`` slots) while this
+        thread goes on taking them too, then joins them."""
+        def handed(pending: Iterator[int]) -> Batch:
+            def take(here: bool) -> None:
+                for index in pending:
+                    pooled[index].execute(linger=here)
+
+            workers = min(length_hint(pending), concurrency - 1) or 1
+            return Batch(pool, [take] * workers, [None] * workers,
+                         ["a quick call of the payload"] * workers, concurrency, concurrency - 1)
 
         held = Held(len(pooled), handed)
         clock = time.monotonic
@@ -218,14 +223,13 @@ class ThreadExecutor(LoopExecutor):
             for call in here:
                 held.since = clock()
                 call.execute(linger=True)
-            index = held.claim()
-            while index is not None:
+            for index in held.pending:  # shared with the workers, once handed on
+                held.since = started = clock()
                 call = pooled[index]
                 call.execute(linger=True)
-                elapsed = clock() - held.since
+                elapsed = clock() - started
                 if elapsed >= quick or scores[index] <= QUICK_RUNS:
                     self._learn(call.tool, elapsed)
-                index = held.claim()
         except BaseException:
             WATCH.release(held)
             if held.batch is not None:
@@ -235,9 +239,13 @@ class ThreadExecutor(LoopExecutor):
         batch = held.batch
         if batch is None:
             return
-        rest = pooled[len(pooled) - len(batch.jobs):]
         try:
-            self._join(batch, rest, True, True)
+            batch.widen()  # this thread's slot is free now
+            job = batch.take(untimed=True)
+            while job is not None:  # workers not started yet: none is needed any more
+                batch.run(job, True)
+                job = batch.take(untimed=True)
+            _wait(batch, [])
         except BaseException:
             batch.cancel()
             raise
