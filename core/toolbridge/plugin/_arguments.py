@@ -38,9 +38,20 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     never an exception. An object is copied (the payload stays the caller's).
     """
     if type(value) is dict:  # the common case (Agents, CES), first: the ABC check is slow
-        for key, item in value.items():  # text names, scalar values: nothing nests
-            if type(key) is not str or type(item) not in _SCALARS:
+        for key, item in value.items():  # text names, values of scalars: nothing nests
+            if type(key) is not str:
                 break
+            kind = type(item)
+            if kind in _SCALARS:
+                continue
+            if kind is not list and kind is not dict:
+                break
+            for leaf in item if kind is list else item.values():
+                if type(leaf) not in _SCALARS:
+                    break
+            else:
+                continue
+            break
         else:
             return _new_arguments(Arguments, (value.copy(), None, None))
         if nests_deeper_than(value):

@@ -11,16 +11,14 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from operator import length_hint
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _threads, _watch
+from ._call import PlannedCall
 from ._loops import run_in_thread_loop
 from ._steps import Resumed
 from ._threads import Batch, ThreadPool, wake
 from ._watch import WATCH, Held
-
-if TYPE_CHECKING:
-    from ._call import PlannedCall
 
 __all__ = ["Executor", "InlineExecutor", "LoopExecutor", "ThreadExecutor"]
 
@@ -108,7 +106,7 @@ class LoopExecutor(Executor):
         if pooled:
             batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
         try:
-            await _in_order(here, len(here), _aexecute)
+            await _in_order(here, len(here), PlannedCall.aexecute)
             if batch is not None and ended is not None:
                 await _await_batch(batch, ended, pooled)
         except BaseException:
@@ -341,10 +339,6 @@ async def _take(pending: Iterator[PlannedCall],
     """``run`` the calls ``pending`` gives (shared: each call is taken once), one by one."""
     for call in pending:
         await run(call)
-
-
-def _aexecute(call: PlannedCall) -> Coroutine[Any, Any, None]:
-    return call.aexecute()
 
 
 def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:
