@@ -125,6 +125,7 @@ class PlannedCall:
         self.timeout = timeout
         """Seconds the call may run (the tool's, else the toolbox's); ``None``: no limit."""
 
+    # ------------------------------------------------------------------ what executors read
     @property
     def is_async(self) -> bool:
         """Whether the handler is a coroutine function (run it with `aexecute`)."""
@@ -135,7 +136,6 @@ class PlannedCall:
         """Whether the tool asked to run in the caller's thread (``inline=True``)."""
         return self.tool.inline
 
-    # ------------------------------------------------------------------ what executors read
     @property
     def definition(self) -> ToolDefinition:
         return self.tool.definition
