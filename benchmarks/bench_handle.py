@@ -22,6 +22,9 @@ what ``Toolbox()`` gives with no flag.
 - the heavier toolbox (`_heavy_tools`: nested models, lists of models, in arguments and
   results): default, inline, async and sqlite again, against ``AgentSession.model_validate``
   of its own payloads;
+- floor: the same tools answered by a loop written by hand over the SDK's objects (its parse,
+  pydantic-validated arguments, the handler, pydantic-core's JSON: `_own_loop`), against the
+  SDK parse, and inline against it: the least any library can cost on these tools;
 - 512 calls: the default and inline configurations on a payload of 512 calls, per call,
   against the SDK's own per-call cost at 8 (and the configuration's own per call at 8);
 - every dialect: the default configuration's ``handle`` of each dialect's 8-call payload,
@@ -67,6 +70,7 @@ from _bare_sqlite import BareSqlite, filesystem
 from _common import SAMPLES
 from _dialect_payloads import Dialects, paired, print_dialects
 from _heavy_tools import HEAVY, HEAVY_ARGUMENTS
+from _own_loop import OwnLoop
 
 import toolbridge
 
@@ -273,6 +277,9 @@ def main(argv: list[str] | None = None) -> None:
     boxes["sqlite effects"] = toolbox(store=f"sqlite:///{where / 'effects.db'}",
                                       side_effects=True)
     bare = BareSqlite(where / "bare.db")
+    own = {False: OwnLoop([(f.__name__, f) for f in DECORATED]
+                          + [(d.name, h) for d, h in ADDED]),
+           True: OwnLoop((f.__name__, f) for f in HEAVY)}
     number, large = args.number, max(1, args.number // 32)
     dialects = Dialects(boxes["default"], ARGUMENTS) if args.dialects else None
     each: dict[str, list[float]] = {}  # every round's figure, for the paired-round medians
@@ -299,10 +306,12 @@ def main(argv: list[str] | None = None) -> None:
             continue
         for name in ("inline", "async", "async timeout"):
             keep(name, handled(name, r, number))
+        keep("own loop", timed(own[False].answer, fresh("own", r, number)))
         keep("baseline heavy", timed(AgentSession.model_validate,
                                      fresh("baseline-heavy", r, number, heavy=True)))
         for name in ("default heavy", "inline heavy", "async heavy"):
             keep(name, handled(name, r, number, heavy=True))
+        keep("own loop heavy", timed(own[True].answer, fresh("own-heavy", r, number, heavy=True)))
         sqlite_count = max(1, number // 4)
         keep("sqlite", handled("sqlite", r, sqlite_count))
         keep("bare sqlite", timed(bare.two_commits, fresh("bare", r, sqlite_count)))
@@ -343,6 +352,10 @@ def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dia
             name += suffix if name != "async timeout" else ""
             print(f"  {label:48s} {med[name] * 1e6:8.1f} us  {paired(each, name, base):5.2f}x  "
                   + (f"(target {target})" if target else "(no target)"))
+        loop = "own loop" + suffix
+        print(f"  {'floor: hand-written loop (SDK+pydantic+to_json)':48s} "
+              f"{med[loop] * 1e6:8.1f} us  {paired(each, loop, base):5.2f}x  (inline: "
+              f"{paired(each, 'inline' + suffix, loop):.2f}x of it; see _own_loop.py)")
         print(f"  {'sqlite store (WAL, synchronous=FULL), handle':48s} "
               f"{med['sqlite' + suffix] * 1e6:8.1f} us  "
               f"{paired(each, 'sqlite' + suffix, 'default' + suffix, 'bare sqlite'):5.2f}x of "
