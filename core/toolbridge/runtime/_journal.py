@@ -96,17 +96,46 @@ class Journal:
         self._errors: dict[int, Exception] = {}
         self.expired: list[ApprovalRequest] = []
         """Requests a claim found past their expiry, to deny (`expire`) before claiming again."""
+        self._batch: tuple[Sequence[PlannedCall], list[StoreKey]] | None = None
+        """The last `claim_new` batch: its calls and keys (a payload's end stores its results
+        with those keys)."""
 
     # ------------------------------------------------------------------ claims
+    def claim(self, planned: Sequence[PlannedCall]) -> list[StoreClaim]:
+        """Claim ``planned`` (keyed calls only) in one store operation: the store's answers.
+
+        Calls that need no approval go as columns (`ResultStore.claim_new`), the others as
+        `StoreCall` tuples (`requests`)."""
+        keys: list[StoreKey] = []
+        tools: list[str] = []
+        arguments: list[dict[str, Any]] = []
+        other = False  # an approval, or a side effect on a store that may warn of it
+        for pc in planned:
+            keys.append(pc.key)  # type: ignore[arg-type]
+            tools.append(pc.record.name)
+            arguments.append(pc.arguments)
+            if pc.approval is not None or pc.tool.side_effects:
+                other = True
+        store = self.store
+        if other:
+            if any(pc.approval is not None for pc in planned):
+                return store.claim(self.requests(planned))
+            self._warn(planned)
+        self._batch = (planned, keys)
+        return store.claim_new(keys, tools, arguments)
+
     def requests(self, planned: Sequence[PlannedCall]) -> list[StoreCall]:
-        """What to claim for ``planned`` (keyed calls only)."""
+        """What to claim for ``planned`` (keyed calls only), as `StoreCall` tuples."""
+        self._warn(planned)
+        return [_new_tuple(StoreCall, (pc.key, pc.record.name, pc.arguments, pc.approval))
+                for pc in planned]
+
+    def _warn(self, planned: Sequence[PlannedCall]) -> None:
         store = self.store
         if not (store.durable or store.warned_side_effects):
             effect = next((pc for pc in planned if pc.tool.side_effects), None)
             if effect is not None:
                 _warn_side_effects(store, effect)
-        return [_new_tuple(StoreCall, (pc.key, pc.record.name, pc.arguments, pc.approval))
-                for pc in planned]
 
     def claimed(self, planned: Sequence[C], answers: Sequence[StoreClaim]
                 ) -> tuple[list[C], list[C], list[C]]:
@@ -306,15 +335,29 @@ class Journal:
 
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
                released: list[tuple[StoreKey, str]]) -> Exception | None:
-        marks = [(pc.key, pc.owner) for pc in started]
-        results = [_new_tuple(StoreCompletion, (pc.key, pc.owner, _new_tuple(StoredResult, (
-            record.success, record.output, record.error)), record.text))
-            for pc in completed for record in (pc.record,)]
-        pauses = iter(COMPLETE_RETRY_PAUSES if results else ())
+        store = self.store
+        if started or released or len(self.owners) != 1:
+            marks = [(pc.key, pc.owner) for pc in started]
+            results = [_new_tuple(StoreCompletion, (pc.key, pc.owner, _new_tuple(StoredResult, (
+                record.success, record.output, record.error)), record.text))
+                for pc in completed for record in (pc.record,)]
+
+            def write() -> list[bool]:
+                return store.write(started=marks, completed=results,  # type: ignore[arg-type]
+                                   released=released)
+        else:  # results alone, of one claim's owner: as records (`complete_claimed`)
+            owner = next(iter(self.owners))
+            batch = self._batch
+            keys = batch[1] if batch is not None and batch[0] == completed else [
+                pc.key for pc in completed]
+            records = [pc.record for pc in completed]
+
+            def write() -> list[bool]:
+                return store.complete_claimed(owner, keys, records)  # type: ignore[arg-type]
+        pauses = iter(COMPLETE_RETRY_PAUSES if completed else ())
         while True:
             try:
-                applied = self.store.write(started=marks, completed=results,  # type: ignore[arg-type]
-                                           released=released)
+                applied = write()
                 break
             except Exception as exc:
                 pause = next(pauses, None)
@@ -322,7 +365,7 @@ class Journal:
                     _not_stored(completed, exc, len(COMPLETE_RETRY_PAUSES) + 1)
                     return exc
                 log.warning("storing %d result(s) failed (%s); retrying in %g s",
-                            len(results), default_error_formatter(exc), pause)
+                            len(completed), default_error_formatter(exc), pause)
                 time.sleep(pause)
         for pc in completed:
             pc.recorded = True

@@ -6,13 +6,15 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from pydantic_core import to_json
 
 from ._base import (
     Owned,
+    ResultFields,
     ResultStore,
     StoreCall,
     StoreClaim,
@@ -40,16 +42,19 @@ class _Batch:
     key pointing to it. Its members' results are set together when they complete together,
     in the order they were claimed (the usual case), else one by one."""
 
-    __slots__ = ("_index", "arguments", "decoded", "keys", "owner", "results", "split",
-                 "tools")
+    __slots__ = ("_index", "arguments", "claimed", "decoded", "keys", "owner", "results",
+                 "split", "tools")
 
-    def __init__(self, owner: str, keys: tuple[Key, ...], tools: tuple[str, ...],
-                 arguments: bytes) -> None:
+    def __init__(self, owner: str, keys: tuple[Key, ...], tools: Sequence[str],
+                 arguments: bytes, claimed: Sequence[StoreKey] | None) -> None:
         self.owner = owner
         self.keys = keys
         self.tools = tools
         self.arguments = arguments
         """The members' arguments as one JSON list, taken at the claim."""
+        self.claimed = claimed
+        """The keys as `MemoryStore.claim_new` was given them, until the batch completes
+        (what `MemoryStore.complete_claimed` compares its keys with)."""
         self.decoded: list[Any] | None = None
         self._index: dict[Key, int] | None = None
         self.results: list[Any] | None = None
@@ -102,7 +107,27 @@ class MemoryStore(ResultStore):
     approvals = True
 
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
+        return self._claim(calls, new_owner())
+
+    def claim_new(self, keys: Sequence[StoreKey], tools: Sequence[str],
+                  arguments: Sequence[Mapping[str, Any]]) -> list[StoreClaim]:
+        """A payload's calls as columns: when every one is new (the usual case), one record
+        made of the columns as they come (the arguments' JSON text is the one copy taken)."""
         owner = new_owner()
+        plain = tuple(map(tuple, keys))
+        stored = self._calls
+        with self._lock:
+            if stored.keys().isdisjoint(plain):
+                stored.update(dict.fromkeys(plain, _Batch(owner, plain, tuple(tools),
+                                                          to_json(arguments), keys)))
+                if len(stored) > self.max_entries:
+                    self._evict()
+                return [_new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))] * len(
+                    plain)
+        return self._claim([_new_tuple(StoreCall, (key, tool, args, None)) for key, tool, args
+                            in zip(keys, tools, arguments, strict=True)], owner)
+
+    def _claim(self, calls: Sequence[StoreCall], owner: str) -> list[StoreClaim]:
         ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
         stored = self._calls
         keys = tuple([tuple(call[0]) for call in calls])
@@ -111,7 +136,7 @@ class MemoryStore(ResultStore):
             if not awaiting and stored.keys().isdisjoint(keys):  # all new, none awaiting
                 # (the usual case): one record
                 batch = _Batch(owner, keys, tuple([c[1] for c in calls]),
-                               to_json([c[2] for c in calls]))
+                               to_json([c[2] for c in calls]), None)
                 stored.update(dict.fromkeys(keys, batch))
                 if len(stored) > self.max_entries:
                     self._evict()
@@ -176,6 +201,7 @@ class MemoryStore(ResultStore):
                         continue
                     if value.results is None:
                         value.results = [None] * len(value.keys)
+                        value.claimed = None
                     value.results[index] = kept
                     finished.append(value.keys[index])
                     applied.append(True)
@@ -200,6 +226,25 @@ class MemoryStore(ResultStore):
                 self._evict()
         return applied or [True] * together
 
+    def complete_claimed(self, owner: str, keys: Sequence[StoreKey],
+                         results: Sequence[ResultFields]) -> list[bool]:
+        """The results of a whole `claim_new` batch, in its order, by its owner, none stored
+        before (a payload's usual end): set in one step; else as `write` stores them."""
+        with self._lock:
+            batch = self._calls.get(keys[0]) if keys else None
+            if type(batch) is _Batch and batch.claimed is not None and (
+                    batch.owner == owner and not batch.split and batch.results is None
+                    and batch.claimed == keys):
+                batch.results = [(r.success, None if r.text is not None else r.output, r.error,
+                                  r.text) for r in results]
+                batch.claimed = None
+                self._completed.extend(batch.keys)
+                self._completed_at.extend(repeat(time.time(), len(batch.keys)))
+                if len(self._calls) > self.max_entries:
+                    self._evict()
+                return [True] * len(batch.keys)
+        return super().complete_claimed(owner, keys, results)
+
     def _complete_together(self, completed: Sequence[StoreCompletion]) -> int:
         """Store ``completed`` in one step if they are every member of one batch, in its
         order, completed by its owner, none before (the usual end of a payload): how many,
@@ -214,6 +259,7 @@ class MemoryStore(ResultStore):
             return 0
         value.results = [(result[0], None if output_json is not None else result[1], result[2],
                           output_json) for _, _, result, output_json in completed]
+        value.claimed = None
         self._completed.extend(value.keys)
         return len(completed)
 
@@ -268,6 +314,7 @@ class MemoryStore(ResultStore):
         if type(value) is _Batch:
             entry = value.entry(key)
             value.split = True  # stored below as an entry of its own
+            value.claimed = None
         else:
             assert isinstance(value, tuple)
             entry = value
