@@ -261,15 +261,18 @@ class Journal:
         it); the owners are then done."""
         if not (self.pending or self._flushing or self._completed):
             unrecorded = []
+            records = []
             for pc in planned:
-                if pc.record.success is None:
+                record = pc.record
+                if record.success is None:
                     break
                 if pc.owner is not None and not pc.recorded:
                     unrecorded.append(pc)
+                    records.append(record)
             else:  # the usual end, every call answered: one write, here
                 try:
                     if unrecorded:
-                        self._write([], unrecorded, [])
+                        self._write([], unrecorded, [], records)
                 finally:
                     for owner in self.owners:
                         end_owner(owner)
@@ -334,7 +337,10 @@ class Journal:
             return self._errors.get(generation)
 
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
-               released: list[tuple[StoreKey, str]]) -> Exception | None:
+               released: list[tuple[StoreKey, str]], records: list[CallRecord] | None = None
+               ) -> Exception | None:
+        """Store marks, results and releases in one store operation (retried when results
+        fail): the store's error, if it failed. ``records``: those of ``completed``."""
         store = self.store
         if started or released or len(self.owners) != 1:
             marks = [(pc.key, pc.owner) for pc in started]
@@ -350,10 +356,10 @@ class Journal:
             batch = self._batch
             keys = batch[1] if batch is not None and batch[0] == completed else [
                 pc.key for pc in completed]
-            records = [pc.record for pc in completed]
+            fields = [pc.record for pc in completed] if records is None else records
 
             def write() -> list[bool]:
-                return store.complete_claimed(owner, keys, records)  # type: ignore[arg-type]
+                return store.complete_claimed(owner, keys, fields)  # type: ignore[arg-type]
         pauses = iter(COMPLETE_RETRY_PAUSES if completed else ())
         while True:
             try:

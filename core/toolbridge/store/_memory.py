@@ -7,7 +7,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import Any
 
 from pydantic_core import to_json
@@ -31,8 +30,6 @@ from ._records import MemoryRecords
 __all__ = ["MemoryStore"]
 
 _new_tuple = tuple.__new__  # StoreClaim(...) without its Python __new__
-_call_id = itemgetter(3)
-_turn_of = itemgetter(0, 1, 2)
 Done = Batch | Key
 """A completion in the queue: a batch whose members completed together, or one call."""
 
@@ -73,9 +70,9 @@ class MemoryStore(ResultStore):
 
     def claim_new(self, keys: Sequence[StoreKey], tools: Sequence[str],
                   arguments: Sequence[Mapping[str, Any]]) -> list[StoreClaim]:
-        """A payload's calls as columns: when they are the first of their turn (the usual
-        case), one record made of the columns as they come (the arguments' JSON text is the
-        one copy taken)."""
+        """A payload's calls as columns: when they are new calls of one turn (the usual
+        case), one record made of the columns as they come, stored once under the turn (the
+        arguments' JSON text is the one copy taken)."""
         owner = new_owner()
         made = self._new_batch(owner, keys, tools, arguments) if keys else None
         if made is not None:
@@ -85,12 +82,16 @@ class MemoryStore(ResultStore):
 
     def _new_batch(self, owner: str, keys: Sequence[StoreKey], tools: Sequence[str],
                    arguments: Sequence[Mapping[str, Any]]) -> list[StoreClaim] | None:
-        """Claim ``keys`` as one batch if they are distinct calls of one turn, none of them
-        held; else ``None`` (nothing claimed)."""
+        """Claim ``keys`` (distinct, as for `claim`) as one batch if they are calls of one
+        turn, none of them held; else ``None`` (nothing claimed)."""
         turn = keys[0][:3]
-        ids = tuple(map(_call_id, keys))
-        if len(set(ids)) != len(ids) or not all(map(turn.__eq__, map(_turn_of, keys))):
-            return None
+        dialect, conversation, turn_id = turn
+        members = []
+        for key in keys:
+            if key[2] != turn_id or key[1] != conversation or key[0] != dialect:
+                return None
+            members.append(key[3])
+        ids = tuple(members)
         with self._lock:
             if turn not in self._turns:  # the usual case: a new turn
                 self._turns[turn] = Batch(owner, turn, ids, tuple(tools), to_json(arguments),
