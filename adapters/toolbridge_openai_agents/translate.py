@@ -127,8 +127,8 @@ def calls_from_wire(
 ) -> tuple[tuple[C, ...], tuple[Mapping[str, Any], ...]]:
     """Function calls from ``required_actions``, and the other required actions left over.
 
-    ``make`` builds each call from checked fields: `ToolCall.trusted`, or `CallRecord` (the
-    runtime's record, `read_records`)."""
+    ``make`` builds each call from checked fields: `ToolCall.trusted`, or `CallRecord.trusted`
+    (the runtime's record, `read_records`)."""
     session, prefix = session_of(payload)
     session_id = session.get("id")
     if not isinstance(session_id, str) or not session_id:
@@ -174,7 +174,7 @@ def read_calls(payload: Mapping[str, Any]) -> PendingCalls:
 def read_records(payload: Mapping[str, Any]) -> PendingRecords:
     """`read_calls`, the calls as the runtime's records (`Dialect.read_records`)."""
     records: tuple[CallRecord, ...]
-    records, unhandled = calls_from_wire(payload, CallRecord)
+    records, unhandled = calls_from_wire(payload, CallRecord.trusted)
     if records or unhandled:
         return PendingRecords(records, unhandled)
     return PendingRecords((), reason=_idle(payload))

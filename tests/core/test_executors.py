@@ -288,10 +288,22 @@ def test_without_the_watch_a_quick_tools_payload_runs_call_after_call(
     assert [r.success for r in results] == [False, False]
 
 
+def _train(box: Toolbox, runs: int) -> None:
+    """``runs`` quick runs, each counted: a payload of one call runs in the calling thread (a
+    bigger one would leave some calls to workers, whose runs are not counted)."""
+    for run in range(runs):
+        box.execute(_work_calls(f"train{run}-", 1))
+
+
+SLOW = 0.8
+"""Seconds a slow run of the tests below takes: twice their quick threshold, which a quick run
+stays far under even on a machine busy with other work."""
+
+
 def test_two_slow_runs_end_a_tools_proof(monkeypatch: pytest.MonkeyPatch) -> None:
     from toolbridge.runtime import _executors, _watch
 
-    monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.2)
+    monkeypatch.setattr(_watch, "QUICK_SECONDS", SLOW / 2)  # a loaded machine stays under it
     executor = ThreadExecutor()
     box, pauses = Toolbox(executor=executor), []
 
@@ -302,9 +314,9 @@ def test_two_slow_runs_end_a_tools_proof(monkeypatch: pytest.MonkeyPatch) -> Non
         return n
 
     tool = box._tools["work"]
-    box.execute(_work_calls("train", _executors.QUICK_RUNS + 1))
+    _train(box, _executors.QUICK_RUNS + 1)
     assert executor._runs[id(tool)][1] == _executors.QUICK_RUNS + 1
-    pauses.extend([0.3, 0.3])
+    pauses.extend([SLOW, SLOW])
     box.execute(_work_calls("slow1-", 1))
     assert executor._runs[id(tool)][1] == _executors.QUICK_RUNS  # one: forgiven, still quick
     box.execute(_work_calls("slow2-", 1))
@@ -317,7 +329,7 @@ def test_one_slow_run_of_a_proven_quick_tool_is_forgiven(monkeypatch: pytest.Mon
     a quick run in between forgives it again."""
     from toolbridge.runtime import _executors, _watch
 
-    monkeypatch.setattr(_watch, "QUICK_SECONDS", 0.2)
+    monkeypatch.setattr(_watch, "QUICK_SECONDS", SLOW / 2)  # a loaded machine stays under it
     box, threads, pauses, handed = Toolbox(), [], [], []
 
     class CountedBatch(_executors.Batch):  # a batch is what hands calls to the workers
@@ -335,9 +347,9 @@ def test_one_slow_run_of_a_proven_quick_tool_is_forgiven(monkeypatch: pytest.Mon
         return n
 
     me = threading.current_thread().name
-    box.execute(_work_calls("train", _executors.QUICK_RUNS + 1))  # proven, one run to spare
+    _train(box, _executors.QUICK_RUNS + 1)  # proven, one run to spare
     for attempt in range(3):  # slow, quick, slow, quick...: never two slow runs in a row
-        pauses.append(0.3)
+        pauses.append(SLOW)
         box.execute(_work_calls(f"slow{attempt}-", 1))
         threads.clear()
         handed.clear()

@@ -318,3 +318,27 @@ def test_ahandle_never_blocks_the_loop_on_a_call_another_worker_holds() -> None:
 
     assert asyncio.run(main()) == ["from the other worker", "b"]
     assert ran == ["b"]  # the held call never ran here; the other ran once
+
+
+# ---------------------------------------------------------------------------- blocking forms
+def test_the_blocking_forms_refuse_a_running_loop_and_work_off_it() -> None:
+    """`execute` and `handle` on a thread running an event loop raise `UsageError` (they
+    would block it); the same thread's calls work once its loop is gone, and a worker
+    thread of that loop may call them."""
+    box = toolbridge.Toolbox(store=None)
+    box.tool()(plain)
+    calls = [call("c1", "plain", {"s": "x"})]
+
+    async def on_the_loop() -> list[str]:
+        refused = []
+        for form in (lambda: box.execute(calls),
+                     lambda: box.handle("openai-chat", {"choices": []})):
+            with pytest.raises(toolbridge.UsageError, match="running event loop"):
+                form()
+            refused.append("refused")
+        answered = await asyncio.to_thread(box.execute, calls)  # a thread with no loop of its own
+        assert answered[0].success
+        return refused
+
+    assert asyncio.run(on_the_loop()) == ["refused"] * 2
+    assert box.execute(calls)[0].output["s"] == "x"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import threading
 import time
 from typing import Any
 
 import pytest
 from meeting import AsyncMeeting
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from toolbridge import (
     Content,
@@ -122,6 +123,41 @@ def test_return_values_are_serialized(value: Any, output: Any) -> None:
     toolbox = Toolbox()
     toolbox.tool(lambda: value, name="f")
     assert toolbox.execute([call("f")])[0].output == output
+
+
+def agents_session(names: list[str]) -> dict[str, Any]:
+    """An Agents session waiting on one call of each of ``names``."""
+    return {"object": "agent.session", "id": "sess_1", "status": "requires_action",
+            "required_actions": [{"type": "function_call", "turn_id": "turn_1",
+                                  "call_id": f"call_{i}", "name": name, "arguments": {}}
+                                 for i, name in enumerate(names)]}
+
+
+class Reading(BaseModel):
+    value: float
+    labels: dict[int, str] = {}
+
+
+class StrictReading(BaseModel):
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+    value: float
+
+
+def test_a_model_is_sent_as_its_own_json_and_its_output_is_that_json() -> None:
+    """A model's result is what its serializer writes (its settings too), and the output is
+    exactly that text's data, as a replay reads it back: keys as text, NaN as the model's
+    JSON says (``null`` by default); a model that writes NaN gets an error result."""
+    toolbox = Toolbox()
+    toolbox.tool(lambda: [Reading(value=1.5, labels={1: "a"})], name="ok")
+    toolbox.tool(lambda: Reading(value=math.nan), name="nan")
+    toolbox.tool(lambda: StrictReading(value=math.inf), name="inf")
+    ok, nan, inf = toolbox.execute([call("ok", id="1"), call("nan", id="2"), call("inf", id="3")])
+    assert ok.output == [{"value": 1.5, "labels": {"1": "a"}}]
+    assert nan.output == {"value": None, "labels": {}}
+    assert inf.error == "inf returned a StrictReading, which cannot be sent as a result"
+    body = toolbox.handle("openai-agents", agents_session(["ok", "nan"]))
+    assert [e["output"] for e in body["events"]] == [
+        '[{"value":1.5,"labels":{"1":"a"}}]', '{"value":null,"labels":{}}']
 
 
 def test_an_unserializable_return_value_is_an_error_result() -> None:

@@ -143,7 +143,8 @@ def test_a_side_effects_result_is_stored_before_the_slowest_call_ends(tmp_path: 
 
 
 class _HeldStore(SqliteStore):
-    """A store whose first write waits until released: the writes that come meanwhile."""
+    """A store whose first write (or ``held``-th) waits until released: the writes that come
+    meanwhile."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
@@ -151,13 +152,14 @@ class _HeldStore(SqliteStore):
         self.entered = threading.Event()
         self.writes: list[int] = []
         self.writers: list[tuple[str, int]] = []  # (call id marked, writing thread)
+        self.held = 1
 
     def write(self, *, started: Sequence[tuple[StoreKey, str]] = (),
               completed: Sequence[StoreCompletion] = (),
               released: Sequence[tuple[StoreKey, str]] = ()) -> list[bool]:
         self.writes.append(len(started) + len(completed) + len(released))
         self.writers.extend((key.call_id, threading.get_ident()) for key, _ in started)
-        if len(self.writes) == 1:
+        if len(self.writes) == self.held:
             self.entered.set()
             self.gate.wait(10)
         return super().write(started=started, completed=completed, released=released)
@@ -223,6 +225,46 @@ def test_results_waiting_meanwhile_ride_with_the_next_mark(tmp_path: Path) -> No
     journal.completed(run[0], linger=True)  # waits for the next write
     assert journal.start(run[1])
     assert store.writes == [1, 2]  # the second mark carried the first result
+    assert run[0].recorded
+    journal.finish(pcs)
+    toolbridge.store.end_owner(run[0].owner or "")
+
+
+def test_a_result_wanted_while_a_mark_waits_rides_with_that_mark(tmp_path: Path) -> None:
+    """A result that returns while one mark is written and another waits for its turn is
+    not a commit of its own: the waiting mark carries it, and its thread does not wait."""
+    store = _HeldStore(tmp_path / "results.db")
+    box = Toolbox(store=store)
+
+    @box.tool(side_effects=True)
+    def effect(n: int) -> int:
+        return n
+
+    journal = Journal(store, 16)
+    payload = box._pipeline._payload({})
+    payload.journal = journal
+    pcs = plan(payload, box._tools, [CallRecord.of(c) for c in calls(3, "effect")], {},
+               None)
+    run, _, _ = journal.claimed(pcs, store.claim(journal.requests(pcs)))
+    store.held = 2
+    assert journal.start(run[0])  # the first write; the second will be held
+    held = threading.Thread(target=journal.start, args=(run[1],))
+    held.start()
+    assert store.entered.wait(10)
+    waiting = threading.Thread(target=journal.start, args=(run[2],))
+    waiting.start()
+    for _ in range(1000):  # until the second mark waits for its turn
+        with journal._lock:
+            if journal._queued:
+                break
+        threading.Event().wait(0.001)
+    run[0].settle(toolbridge.ToolResult.ok(run[0].call, 0))
+    journal.completed(run[0], linger=False)  # returns at once: the waiting mark has it
+    assert store.writes == [1, 1]
+    store.gate.set()
+    held.join()
+    waiting.join()
+    assert store.writes == [1, 1, 2]  # the waiting mark carried the result
     assert run[0].recorded
     journal.finish(pcs)
     toolbridge.store.end_owner(run[0].owner or "")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .._json_text import loads
-from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than
+from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than, shallow
 
 __all__ = ["Arguments", "read_arguments"]
 
@@ -38,6 +38,8 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     never an exception. An object is copied (the payload stays the caller's).
     """
     if type(value) is dict:  # the common case (Agents, CES), first: the ABC check is slow
+        if shallow(value):  # names and nesting checked in one pass
+            return _new_arguments(Arguments, (value.copy(), None, None))
         if nests_deeper_than(value):
             return _new_arguments(Arguments, ({}, None, _too_deep(what)))
         for key in value:

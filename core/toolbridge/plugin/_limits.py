@@ -26,6 +26,23 @@ _CONTAINERS = (dict, list)  # what JSON decodes to (a Mapping from elsewhere cou
 _SCALARS = frozenset((str, int, float, bool, type(None)))  # the leaves, seen by exact type first
 
 
+def shallow(value: dict[Any, Any]) -> bool:
+    """Whether ``value`` is the usual arguments: text names, each value a scalar or a list or
+    object of scalars (so it nests at most 2 levels)."""
+    for key, child in value.items():
+        if type(key) is not str:
+            return False
+        kind = type(child)
+        if kind in _SCALARS:
+            continue
+        if kind is not dict and kind is not list:
+            return False
+        for leaf in child.values() if kind is dict else child:
+            if type(leaf) not in _SCALARS:
+                return False
+    return True
+
+
 def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
     """Whether arrays and objects nest more than ``limit`` levels deep in ``value``.
 
@@ -45,22 +62,8 @@ def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
         structure = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
         return max(accumulate(map(_STEP, structure)), default=0) > limit
     kind = type(value)
-    if kind is dict and limit >= 2:  # the usual arguments: scalars and flat containers
-        for child in value.values():
-            kind = type(child)
-            if kind in _SCALARS:
-                continue
-            if kind is not dict and kind is not list:
-                break
-            for leaf in child.values() if kind is dict else child:
-                if type(leaf) not in _SCALARS:
-                    break
-            else:
-                continue
-            break
-        else:
-            return False
-        kind = dict
+    if kind is dict and limit >= 2 and shallow(value):
+        return False
     if kind is not dict and kind is not list and not isinstance(value, _CONTAINERS):
         return limit < 0
     # Level by level: each level's containers, no recursion (a caller may be deep already).

@@ -23,6 +23,7 @@ __all__ = ["ENCODED", "CallRecord", "PendingRecords", "Reading", "reading", "wri
 T = TypeVar("T")
 
 _new_call = ToolCall.trusted
+_new_object = object.__new__
 
 
 class CallRecord:
@@ -55,6 +56,20 @@ class CallRecord:
         self.text: str | None = None
         self._call: ToolCall | None = None
         self._result: ToolResult | None = None
+
+    @classmethod
+    def trusted(cls, *, id: str, name: str, dialect: str, arguments: dict[str, Any],
+                raw_arguments: str | None = None, argument_error: str | None = None,
+                conversation: str = "", turn: str = "",
+                correlation: Correlation | Callable[[], Correlation] | None = None
+                ) -> CallRecord:
+        """``CallRecord(...)`` with the same keywords, for readers (it is on every call's path):
+        a class called with keywords costs CPython a dictionary of them, a method does not."""
+        record: CallRecord = _new_object(cls)
+        record.__init__(id=id, name=name, dialect=dialect, arguments=arguments,  # type: ignore[misc]
+                        raw_arguments=raw_arguments, argument_error=argument_error,
+                        conversation=conversation, turn=turn, correlation=correlation)
+        return record
 
     @classmethod
     def of(cls, call: ToolCall) -> CallRecord:
@@ -138,18 +153,18 @@ class Reading(NamedTuple):
     pending: Callable[..., Any]
     """`PendingRecords` or `toolbridge.plugin.PendingCalls`."""
     call: Callable[..., Any]
-    """`CallRecord` or `ToolCall.trusted`."""
+    """`CallRecord.trusted` or `ToolCall.trusted`."""
 
     def later(self, correlation: Callable[..., Correlation]) -> Callable[..., Any]:
         """``correlation`` (a correlation's constructor) as this reading passes it on: for
         records, what makes it when the record's `ToolCall` is made (an error path, a hook),
         if ever."""
-        if self.call is CallRecord:
+        if self.pending is PendingRecords:
             return functools.partial(functools.partial, correlation)
         return correlation
 
 
-_RECORDS = Reading(PendingRecords, CallRecord)
+_RECORDS = Reading(PendingRecords, CallRecord.trusted)
 _CALLS = Reading(PendingCalls, ToolCall.trusted)
 
 

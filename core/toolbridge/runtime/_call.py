@@ -48,8 +48,8 @@ data."""
 class Payload:
     """One payload's run: the settings it runs with and what its calls share."""
 
-    __slots__ = ("distinct_ids", "error_formatter", "extra", "hooks", "journal", "lock", "loop",
-                 "max_concurrency", "oversize", "spans", "store", "timeout")
+    __slots__ = ("approvals", "distinct_ids", "error_formatter", "extra", "hooks", "journal",
+                 "lock", "loop", "max_concurrency", "oversize", "spans", "store", "timeout")
 
     def __init__(self, store: ResultStore | None, timeout: float | None, max_concurrency: int,
                  error_formatter: Callable[[BaseException], str], oversize: SizePolicy,
@@ -68,6 +68,8 @@ class Payload:
         """The running loop, for hook chains around async handlers."""
         self.distinct_ids = False
         """Whether the plan found every call id distinct (no result is a repeat's)."""
+        self.approvals = False
+        """Whether a planned call's tool may need a person's approval (the plan found one)."""
         self.spans: CallSpans | None = None
         """The calls' OpenTelemetry spans, when a tracer provider is set
         (`toolbridge.telemetry`)."""
@@ -86,11 +88,25 @@ class Payload:
 class PlannedCall:
     """A call whose tool and arguments are known, on its way through the pipeline. Its
     answer is kept on its `CallRecord` (``record``); `call` and `result` are the public
-    models, made when asked for."""
+    models, made when asked for.
 
-    __slots__ = ("approval", "arguments", "awaiting", "decision", "dialect", "failure",
-                 "index", "inline", "is_async", "key", "kwargs", "owner", "payload", "record",
-                 "recorded", "resumed", "sure", "timeout", "tool")
+    What most calls never change (their claim's owner, an approval, a failure) is a class
+    attribute until it is set: a call is ten stores to make."""
+
+    owner: str | None = None
+    """The store owner holding the call for this run, once claimed."""
+    resumed = 0.0
+    """When a worker that is gone had entered the handler (a taken-over claim)."""
+    recorded = False
+    failure: str | None = None
+    """Why the run failed, for telemetry's ``error.type``: the exception's type, or
+    ``timeout``."""
+    approval: str | None = None
+    """The call's approval request (JSON) when a person must decide on it first."""
+    awaiting: str | None = None
+    """The stored request (JSON) when the call waits for a decision (it has no result)."""
+    decision = ""
+    """``approved``, ``denied`` or ``answered`` when a decision answered the call."""
 
     def __init__(self, payload: Payload, index: int, record: CallRecord, tool: RegisteredTool,
                  kwargs: dict[str, Any], arguments: dict[str, Any], dialect: Dialect | None,
@@ -108,26 +124,18 @@ class PlannedCall:
         self.key = key
         self.timeout = timeout
         """Seconds the call may run (the tool's, else the toolbox's); ``None``: no limit."""
-        self.is_async = tool.is_async
-        """Whether the handler is a coroutine function (run it with `aexecute`)."""
-        self.inline = tool.inline
-        """Whether the tool asked to run in the caller's thread (``inline=True``)."""
-        self.owner: str | None = None
-        """The store owner holding the call for this run, once claimed."""
-        self.resumed = 0.0
-        """When a worker that is gone had entered the handler (a taken-over claim)."""
-        self.recorded = False
-        self.failure: str | None = None
-        """Why the run failed, for telemetry's ``error.type``: the exception's type, or
-        ``timeout``."""
-        self.approval: str | None = None
-        """The call's approval request (JSON) when a person must decide on it first."""
-        self.awaiting: str | None = None
-        """The stored request (JSON) when the call waits for a decision (it has no result)."""
-        self.decision = ""
-        """``approved``, ``denied`` or ``answered`` when a decision answered the call."""
 
     # ------------------------------------------------------------------ what executors read
+    @property
+    def is_async(self) -> bool:
+        """Whether the handler is a coroutine function (run it with `aexecute`)."""
+        return self.tool.is_async
+
+    @property
+    def inline(self) -> bool:
+        """Whether the tool asked to run in the caller's thread (``inline=True``)."""
+        return self.tool.inline
+
     @property
     def definition(self) -> ToolDefinition:
         return self.tool.definition
@@ -158,7 +166,8 @@ class PlannedCall:
         a hook chain, on `Payload.loop`). ``linger``: this thread goes on to run more calls
         of the payload, so a side effect's record may wait for its next "started" mark (or
         the executor's `Journal.flush`)."""
-        journal = self.payload.journal
+        payload = self.payload
+        journal = payload.journal
         logged = self.owner is not None and self.tool.side_effects
         if journal is not None:
             if logged:
@@ -166,19 +175,22 @@ class PlannedCall:
                     return
             elif journal.pending:
                 journal.flush()  # a side effect's result is stored before another handler runs
-        hooks = self.payload.hooks
-        spans = self.payload.spans
-        token = None if spans is None else spans.start(self)
-        made: ToolResult | None = None
-        try:
-            if hooks is None:
-                shaped = self._call_sync()
-            else:
-                shaped, made = self._through_hooks(hooks)
-        finally:
-            if spans is not None:
-                spans.leave(self, token)
-        if self.answer(shaped, made) and logged and journal is not None:
+        hooks, spans = payload.hooks, payload.spans
+        if hooks is None and spans is None:  # the handler alone
+            answered = self.answer(self._call_sync())
+        else:
+            token = None if spans is None else spans.start(self)
+            made: ToolResult | None = None
+            try:
+                if hooks is None:
+                    shaped = self._call_sync()
+                else:
+                    shaped, made = self._through_hooks(hooks)
+            finally:
+                if spans is not None:
+                    spans.leave(self, token)
+            answered = self.answer(shaped, made)
+        if answered and logged and journal is not None:
             journal.completed(self, linger)
 
     async def aexecute(self) -> None:
@@ -193,12 +205,21 @@ class PlannedCall:
             elif journal.pending:
                 await journal.aflush()
         spans = self.payload.spans
-        token = None if spans is None else spans.start(self)
-        try:
-            shaped = await self._await_handler() if self.tool.is_async else self._call_sync()
-        finally:
-            if spans is not None:
-                spans.leave(self, token)
+        tool = self.tool
+        if spans is None and tool.is_async and self.timeout is None:  # awaited right here
+            try:
+                value = await tool.handler(**self.kwargs)
+            except Exception as exc:
+                shaped = self._failure(exc)
+            else:
+                shaped = shape(self.record.name, value)
+        else:
+            token = None if spans is None else spans.start(self)
+            try:
+                shaped = await self._await_handler() if tool.is_async else self._call_sync()
+            finally:
+                if spans is not None:
+                    spans.leave(self, token)
         if self.answer(shaped) and logged and journal is not None:
             await journal.acompleted(self)
 
@@ -216,24 +237,29 @@ class PlannedCall:
         record = self.record
         if record.success is not None:
             return False
-        limited = self._limited(shaped, result)
-        if limited is not None:
-            shaped, result = limited
+        success, output, error, text = shaped
+        if success:
+            size = len(output) if type(output) is str else None if text is None else len(text)
+        else:
+            size = len(error or "")
+        if size is None or size > self.sure:  # it may not fit: check it against the limits
+            limited = self._limited(shaped, result)
+            if limited is not None:
+                (success, output, error, text), result = limited
         if self.timeout is None:  # nothing else settles it: no timeout to give it up on
-            self._set(record, shaped, result)
+            if result is None:
+                record.answer(success, output, error, text)
+            else:
+                record.answer_with(result, text)
             return True
         with self.payload.lock:
             if record.success is not None:
                 return False
-            self._set(record, shaped, result)
+            if result is None:
+                record.answer(success, output, error, text)
+            else:
+                record.answer_with(result, text)
         return True
-
-    @staticmethod
-    def _set(record: CallRecord, shaped: Shaped, result: ToolResult | None) -> None:
-        if result is None:
-            record.answer(*shaped)
-        else:
-            record.answer_with(result, shaped[3])
 
     def settle(self, result: ToolResult, text: str | None = None) -> bool:
         """`answer` with a public ``result``."""
@@ -329,17 +355,11 @@ class PlannedCall:
     def _limited(self, shaped: Shaped, result: ToolResult | None
                  ) -> tuple[Shaped, ToolResult | None] | None:
         """``shaped`` within the dialect's size limits, by the oversize policy; ``None`` when
-        it is within them as it is."""
+        it is within them as it is (or the call has no dialect to limit it)."""
         dialect = self.dialect
         if dialect is None:
             return None
         success, output, error, text = shaped
-        if success:
-            size = len(output) if type(output) is str else None if text is None else len(text)
-        else:
-            size = len(error or "")
-        if size is not None and size <= self.sure:
-            return None
         if result is None:
             result = new_result(self.call, success, output, error)
         limited = enforce_limits(result, dialect.limits, dialect.name, self.payload.oversize,

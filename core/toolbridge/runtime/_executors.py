@@ -10,16 +10,15 @@ import abc
 import asyncio
 import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from operator import length_hint
+from typing import Any
 
 from . import _threads, _watch
+from ._call import PlannedCall
 from ._loops import run_in_thread_loop
 from ._steps import Resumed
 from ._threads import Batch, ThreadPool, wake
 from ._watch import WATCH, Held
-
-if TYPE_CHECKING:
-    from ._call import PlannedCall
 
 __all__ = ["Executor", "InlineExecutor", "LoopExecutor", "ThreadExecutor"]
 
@@ -53,7 +52,7 @@ class InlineExecutor(Executor):
     """
 
     def run(self, calls: Sequence[PlannedCall], concurrency: int) -> None:
-        if any(c.is_async for c in calls):
+        if any(c.tool.is_async for c in calls):
             super().run(calls, concurrency)
             return
         for call in calls:
@@ -92,9 +91,9 @@ class LoopExecutor(Executor):
             pooled.extend(calls)
         else:
             for c in calls:
-                if c.is_async:
+                if c.tool.is_async:
                     here.append(c)
-                elif c.inline:
+                elif c.tool.inline:
                     here.append(c)
                     running -= 1
                 else:
@@ -107,7 +106,7 @@ class LoopExecutor(Executor):
         if pooled:
             batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
         try:
-            await _in_order(here, len(here), _aexecute)
+            await _in_order(here, len(here), PlannedCall.aexecute)
             if batch is not None and ended is not None:
                 await _await_batch(batch, ended, pooled)
         except BaseException:
@@ -159,10 +158,10 @@ class ThreadExecutor(LoopExecutor):
         scores: list[int] = []  # of the pooled calls' tools, while they may all be quick
         quick = not hooked  # every pooled call proven quick: no worker woken unless one is slow
         for c in calls:
-            if c.is_async:
+            if c.tool.is_async:
                 super().run(calls, concurrency)
                 return
-            if c.inline:
+            if c.tool.inline:
                 here.append(c)
                 continue
             pooled.append(c)
@@ -202,13 +201,17 @@ class ThreadExecutor(LoopExecutor):
     def _held(self, here: Sequence[PlannedCall], pooled: Sequence[PlannedCall],
               scores: Sequence[int], pool: ThreadPool, concurrency: int) -> None:
         """Run a payload of calls proven quick (and ``inline`` ones) in this thread, watched:
-        once one has run `toolbridge.runtime._watch.QUICK_SECONDS`, the rest go to ``pool``
-        as a batch (this thread's call holds one of its ``concurrency`` slots) and this
-        thread joins it when that call returns."""
-        def handed(start: int) -> Batch:
-            rest = pooled[start:]
-            return Batch(pool, [c.execute for c in rest], [None] * len(rest),
-                         [c.record.name for c in rest], concurrency, concurrency - 1)
+        once one has run `toolbridge.runtime._watch.QUICK_SECONDS`, workers of ``pool`` take
+        the rest (this thread's call holds one of its ``concurrency`` slots) while this
+        thread goes on taking them too, then joins them."""
+        def handed(pending: Iterator[int]) -> Batch:
+            def take(here: bool) -> None:
+                for index in pending:
+                    pooled[index].execute(linger=here)
+
+            workers = min(length_hint(pending), concurrency - 1) or 1
+            return Batch(pool, [take] * workers, [None] * workers,
+                         ["a quick call of the payload"] * workers, concurrency, concurrency - 1)
 
         held = Held(len(pooled), handed)
         clock = time.monotonic
@@ -218,14 +221,13 @@ class ThreadExecutor(LoopExecutor):
             for call in here:
                 held.since = clock()
                 call.execute(linger=True)
-            index = held.claim()
-            while index is not None:
+            for index in held.pending:  # shared with the workers, once handed on
+                held.since = started = clock()
                 call = pooled[index]
                 call.execute(linger=True)
-                elapsed = clock() - held.since
+                elapsed = clock() - started
                 if elapsed >= quick or scores[index] <= QUICK_RUNS:
                     self._learn(call.tool, elapsed)
-                index = held.claim()
         except BaseException:
             WATCH.release(held)
             if held.batch is not None:
@@ -235,9 +237,13 @@ class ThreadExecutor(LoopExecutor):
         batch = held.batch
         if batch is None:
             return
-        rest = pooled[len(pooled) - len(batch.jobs):]
         try:
-            self._join(batch, rest, True, True)
+            batch.widen()  # this thread's slot is free now
+            job = batch.take(untimed=True)
+            while job is not None:  # workers not started yet: none is needed any more
+                batch.run(job, True)
+                job = batch.take(untimed=True)
+            _wait(batch, [])
         except BaseException:
             batch.cancel()
             raise
@@ -258,7 +264,7 @@ class ThreadExecutor(LoopExecutor):
     def _timed(self, call: PlannedCall, batch: Batch | None, index: int, learn: bool) -> None:
         """Run ``call`` in this thread (a job of ``batch``, when given), counting quick runs
         of its tool (``learn``: not inline, no timeout, no hook chain)."""
-        if not learn or call.inline or call.timeout is not None:
+        if not learn or call.tool.inline or call.timeout is not None:
             if batch is None:
                 call.execute(linger=True)
             else:
@@ -335,10 +341,6 @@ async def _take(pending: Iterator[PlannedCall],
         await run(call)
 
 
-def _aexecute(call: PlannedCall) -> Coroutine[Any, Any, None]:
-    return call.aexecute()
-
-
 def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:
     """Wait for the batch, giving up each job whose timeout passed."""
     while True:
@@ -382,7 +384,7 @@ def _slotted(threads: int, hooked: bool) -> Callable[[PlannedCall], Coroutine[An
     async def one(call: PlannedCall) -> None:
         if hooked:
             await _threads.CALLS.run(threads, call.execute)
-        elif call.is_async or call.inline:
+        elif call.tool.is_async or call.tool.inline:
             await call.aexecute()
         else:
             batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)

@@ -86,7 +86,9 @@ class Journal:
         """Whether a claim took over a side effect whose handler a gone worker had entered
         (one to reconcile: not declared ``idempotent``)."""
         self._lock = threading.Lock()
-        self._cond: threading.Condition | None = None  # made by the first thread that waits
+        self._turn: threading.Condition | None = None  # marks waiting to write (made on need)
+        self._stored: threading.Condition | None = None  # threads waiting for a write
+        self._queued = 0  # marks waiting to write: the results gathered meanwhile ride along
         self._completed: list[PlannedCall] = []
         self._released: list[tuple[StoreKey, str]] = []
         self._marked: set[int] = set()  # ids of the calls whose "started" mark was stored
@@ -226,12 +228,15 @@ class Journal:
         return False
 
     def completed(self, pc: PlannedCall, linger: bool) -> None:
-        """Store a side effect's result: now, or with the next write (``linger``)."""
+        """Store a side effect's result: now, or with the next write (``linger``). A mark
+        waiting to be written carries it (the next commit either way): this thread does
+        not wait for it, nor writes a commit of its own."""
         with self._lock:
             self._completed.append(pc)
             self.pending = True
-        if not linger:
-            self._commit()
+            if linger or self._queued:
+                return
+        self._commit()
 
     def flush(self) -> None:
         """Store whatever waits."""
@@ -300,41 +305,67 @@ class Journal:
 
     def _commit(self, mark: PlannedCall | None = None) -> Exception | None:
         """Wait until every write gathered so far is stored (writing them, unless another
-        thread is); the store's error, if it failed. With ``mark``: this thread writes the
-        next commit itself, with that call's "started" mark, and returns as soon as it is
-        stored (its caller runs the handler next)."""
+        thread or a mark waiting for its turn will); the store's error, if it failed. With
+        ``mark``: this thread writes the next commit itself, with that call's "started" mark
+        (after the write in progress, if any), and returns as soon as it is stored: its caller
+        runs the handler next."""
         with self._lock:
-            generation = self._gathering
-            while mark is not None or self._written < generation:
+            if mark is not None:
                 if self._flushing:
-                    if self._cond is None:
-                        self._cond = threading.Condition(self._lock)
-                    self._cond.wait()
-                    continue
-                self._flushing = True
-                taken = self._gathering
-                self._gathering += 1
-                completed, released = self._completed, self._released
-                self._completed, self._released = [], []
-                self.pending = False
-                self._lock.release()
-                error: Exception | None = None
-                try:
-                    error = self._write([] if mark is None else [mark], completed, released)
-                finally:
-                    self._lock.acquire()
-                    self._flushing = False
-                    self._written = taken
-                    if error is not None:
-                        self._errors[taken] = error
-                    if self._cond is not None:
-                        self._cond.notify()  # one: waking them all costs this thread a
-                        # system call each before its handler; each woken one passes it on
-                if mark is not None:
-                    return error
-            if self._cond is not None:
-                self._cond.notify()  # the next waiter: its write is stored too, or it writes
+                    if self._turn is None:
+                        self._turn = threading.Condition(self._lock)
+                    self._queued += 1
+                    try:
+                        while self._flushing:
+                            self._turn.wait()
+                    except BaseException:  # interrupted: what waited for this mark is woken
+                        self._queued -= 1
+                        self._woken()
+                        raise
+                    self._queued -= 1
+                return self._flush(mark)
+            generation = self._gathering
+            while self._written < generation:
+                if self._flushing or self._queued:  # that write, or the mark's next, has it
+                    if self._stored is None:
+                        self._stored = threading.Condition(self._lock)
+                    self._stored.wait()
+                else:
+                    self._flush(None)
             return self._errors.get(generation)
+
+    def _flush(self, mark: PlannedCall | None) -> Exception | None:
+        """Write the next commit (with ``mark``, if given) and what is gathered for it; called
+        and returning with ``_lock`` held, which is released meanwhile. Then one mark
+        waiting for its turn is woken (it writes next, with what its wait gathered), and the
+        threads waiting for a write once no mark waits (a mark's thread then goes to its
+        handler having woken one thread at most)."""
+        self._flushing = True
+        taken = self._gathering
+        self._gathering += 1
+        completed, released = self._completed, self._released
+        self._completed, self._released = [], []
+        self.pending = False
+        self._lock.release()
+        error: Exception | None = None
+        try:
+            error = self._write([] if mark is None else [mark], completed, released)
+        finally:
+            self._lock.acquire()
+            self._flushing = False
+            self._written = taken
+            if error is not None:
+                self._errors[taken] = error
+            self._woken()
+        return error
+
+    def _woken(self) -> None:
+        """A write ended (``_lock`` held): the next mark writes, else the waiters look."""
+        if self._queued:
+            if not self._flushing:
+                self._turn.notify()  # type: ignore[union-attr]
+        elif self._stored is not None:
+            self._stored.notify_all()
 
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
                released: list[tuple[StoreKey, str]], records: list[CallRecord] | None = None

@@ -18,6 +18,10 @@ __all__ = ["in_running_loop", "no_running_loop", "run_in_thread_loop"]
 
 def in_running_loop() -> bool:
     """Whether this thread is running an event loop."""
+    if sys.get_asyncgen_hooks().firstiter is None:
+        # A running asyncio loop (uvloop's too) sets this thread's async generator hooks; none
+        # set, none runs here, and asking asyncio would cost an exception on every `handle`.
+        return False
     try:
         asyncio.get_running_loop()
     except RuntimeError:

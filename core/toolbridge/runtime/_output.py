@@ -7,12 +7,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import from_json, to_json, to_jsonable_python
 
 from .._articles import a_value_of
 from .._redact import redact_text
 from ..errors import ToolError
 from ..model import Content, DocumentPart, ImagePart, TextPart
+from ..plugin import nests_deeper_than
 from ..plugin._record import ENCODED as _ENCODED
 from ..plugin._record import write_encoded
 
@@ -67,6 +68,10 @@ def shape(name: str, value: Any) -> tuple[bool, Any, str | None, str | None]:
     if (kind is dict or (kind is list and (not value or type(value[0]) in _JSON_TYPES))) and (
             _plain_json(value)):  # JSON data as it is (`serialize_output`'s first case)
         return True, value, None, json_text(value)
+    if kind not in _JSON_TYPES and not isinstance(value, (Content, *_PARTS)):
+        converted = _converted(value)  # a model, a dataclass...: pydantic-core's, at Rust speed
+        if converted is not None:
+            return True, converted[0], None, converted[1]
     try:
         output = serialize_output(value)
         text = None if isinstance(output, (str, Content)) else json_text(output)
@@ -75,6 +80,20 @@ def shape(name: str, value: Any) -> tuple[bool, Any, str | None, str | None]:
         return False, None, (f"{name} returned {a_value_of(value)}, which cannot be sent as a "
                              "result"), None
     return True, output, None, text
+
+
+def _converted(value: Any) -> tuple[Any, str] | None:
+    """``value`` as its JSON text, by pydantic-core (a model's own serializer and settings),
+    and that text's data: no walk of the data in Python. ``None`` when the text cannot be made
+    (a lone surrogate, a type pydantic-core does not know), holds NaN or an infinity, or nests
+    past 512 levels: `serialize_output` decides, and says why."""
+    try:
+        data = to_json(value)
+        if nests_deeper_than(data, 512):
+            return None
+        return from_json(data, allow_inf_nan=False), data.decode()
+    except ValueError:
+        return None
 
 
 def _plain_json(value: Any, depth: int = 0) -> bool:

@@ -126,7 +126,7 @@ class Pipeline:
         concurrency = self.max_concurrency
         store = self.store
         todo = planned
-        if any(pc.tool.needs_approval is not False for pc in planned):
+        if payload.approvals:
             approvals.prepare(planned, store, self.approval_expiry)
             todo = [pc for pc in planned if pc.record.success is None]
         if store is None:
@@ -173,7 +173,7 @@ class Pipeline:
         concurrency = self.max_concurrency
         store = self.store
         todo = planned
-        if any(pc.tool.needs_approval is not False for pc in planned):
+        if payload.approvals:
             if store is not None and store.blocking:
                 await _threads.CALLS.run(concurrency, approvals.prepare, planned, store,
                                          self.approval_expiry)
@@ -190,12 +190,13 @@ class Pipeline:
             run, held = await self._aclaim(journal, todo)
             waited, delay = 0.0, 0.002
             while True:
-                reconciling = [pc for pc in run if pc.resumed and pc.tool.reconciles]
-                for pc in reconciling:
-                    await _threads.CALLS.run(threads, reconcile, pc)
-                if len(reconciling) < len(run):
-                    await executor.arun([pc for pc in run if pc.record.success is None],
-                                        concurrency)
+                if journal.reconciling:  # settle those first; the others have no result yet
+                    for pc in run:
+                        if pc.resumed and pc.tool.reconciles:
+                            await _threads.CALLS.run(threads, reconcile, pc)
+                    run = [pc for pc in run if pc.record.success is None]
+                if run:
+                    await executor.arun(run, concurrency)
                 if not held:
                     break
                 await journal.aflush()

@@ -42,6 +42,7 @@ def _decoder(kind: type[Dialect]) -> Decode | None:
     return record_forms(kind).decode
 
 
+_NO_DIALECT: DialectInfo = (None, None, sys.maxsize)
 _KNOWN: dict[int, tuple[Dialect, DialectLimits, DialectInfo]] = {}
 """By ``id`` of the dialect (kept alive here): what `_dialect` made of it, for its limits."""
 
@@ -78,9 +79,9 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
     dialects: dict[str, DialectInfo] = {}
     keyed = payload.store is not None
     default_timeout = payload.timeout
-    ids = set()
+    dialect_name, info = "", _NO_DIALECT
+    approvals = False
     for index, call in enumerate(calls):
-        ids.add(call.id)
         name = call.name
         tool = tools.get(name)
         if tool is None:
@@ -90,10 +91,12 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         if call.argument_error is not None:
             call.fail(f"invalid arguments for {name}: {call.argument_error}")
             continue
-        dialect_name = call.dialect
-        info = dialects.get(dialect_name)
-        if info is None:
-            info = dialects[dialect_name] = _dialect(dialect_name, given)
+        if call.dialect != dialect_name or not dialects:  # a payload's calls share one
+            dialect_name = call.dialect
+            known = dialects.get(dialect_name)
+            if known is None:
+                known = dialects[dialect_name] = _dialect(dialect_name, given)
+            info = known
         arguments = call.arguments
         try:
             decode = info[1]
@@ -116,8 +119,12 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         if keyed and call.id and (call.conversation or call.turn):
             key = _new_key(StoreKey, (dialect_name, call.conversation, call.turn, call.id))
         timeout = tool.timeout if tool.timeout is not None else default_timeout
+        if tool.needs_approval is not False:
+            approvals = True
         planned.append(PlannedCall(payload, index, call, tool, kwargs, arguments, info[0],
                                    info[2], key, timeout))
+    payload.approvals = approvals
+    ids = {call.id for call in calls}
     payload.distinct_ids = len(ids) == len(calls)
     if not payload.distinct_ids:  # distinct ids are enough, and quick to see
         repeats = _repeats(calls)

@@ -1,11 +1,12 @@
 """The watch on held batches: a caller running quick calls itself never holds up the rest.
 
 `ThreadExecutor` runs the calls of tools proven quick in the calling thread, with no worker
-woken: they are `Held`, and the caller claims them one by one (`Held.claim` notes when each
-starts). One daemon thread per process watches what is held; when the caller's current call
-has run `QUICK_SECONDS`, it hands the calls not started yet to the worker pool as one
-`Batch` (`Held.hand_off`), so they start in worker threads while that one goes on: a tool
-that turned slow costs its payload about its slowest call, not a call after a call.
+woken: they are `Held`, and the caller takes them one by one (noting when each starts). One
+daemon thread per process watches what is held; when the caller's current call has run
+`QUICK_SECONDS`, it hands the calls not started yet to the worker pool as one `Batch` of
+workers that take them (`Held.hand_off`), so they start in worker threads while that one
+goes on: a tool that turned slow costs its payload about its slowest call, not a call after
+a call.
 The watcher sleeps until the earliest moment a job would be overdue, and parks (a lock, no
 polling) once nothing was held for a while.
 """
@@ -15,7 +16,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from operator import length_hint
 
 from ._threads import Batch
 
@@ -31,41 +33,37 @@ _IDLE_SECONDS = 0.05
 class Held:
     """A payload's ``count`` calls its caller runs one by one until they are handed on.
 
-    ``batch(start)`` makes the `Batch` (submitted to the pool) of the calls from ``start``
-    on: at `hand_off`, which sets `batch`; the caller then joins it for what is left.
+    The calls are taken from `pending` (indices, shared: each is taken once, by whoever takes
+    it, with no lock — a range iterator's ``next`` is atomic); the caller notes in `since`
+    when its current call started. ``batch(pending)`` makes the `Batch` (submitted to the
+    pool) of workers that take the calls left: at `hand_off`, which sets `batch`; the caller
+    goes on taking calls too, then joins it.
     """
 
-    __slots__ = ("_make", "batch", "count", "lock", "next", "since")
+    __slots__ = ("_make", "batch", "lock", "pending", "released", "since")
 
-    def __init__(self, count: int, batch: Callable[[int], Batch]) -> None:
-        self.count = count
-        self.next = 0
-        """The first call not started yet (its index)."""
+    def __init__(self, count: int, batch: Callable[[Iterator[int]], Batch]) -> None:
+        self.pending = iter(range(count))
+        """The calls not taken yet (their indices)."""
         self.since = time.monotonic()
         """When the caller's current call started."""
         self.batch: Batch | None = None
-        """The calls handed to the pool, once they were: ``next`` was their first."""
+        """The workers the calls left were handed to, once they were."""
+        self.released = False
+        """Whether the caller stopped taking calls (none is handed on from then)."""
         self.lock = threading.Lock()
         self._make = batch
 
-    def claim(self) -> int | None:
-        """The next call for the caller to run (its start noted), or ``None``: none left, or
-        handed on."""
-        with self.lock:
-            index = self.next
-            if index >= self.count or self.batch is not None:
-                return None
-            self.next = index + 1
-            self.since = time.monotonic()
-            return index
+    def left(self) -> bool:
+        """Whether calls are left to hand on."""
+        return not self.released and self.batch is None and length_hint(self.pending) > 0
 
     def hand_off(self, now: float) -> None:
-        """Hand the calls not started yet to the pool, if the caller's current call started
+        """Hand the calls not taken yet to the pool, if the caller's current call started
         `QUICK_SECONDS` before ``now``."""
         with self.lock:
-            if (self.batch is None and self.next < self.count
-                    and self.since + QUICK_SECONDS <= now):
-                self.batch = self._make(self.next)
+            if self.left() and self.since + QUICK_SECONDS <= now:
+                self.batch = self._make(self.pending)
 
 
 class Watch:
@@ -90,7 +88,7 @@ class Watch:
         """Stop watching ``held``: its caller claims no more of its calls, and none is
         handed on from now (a hand-off already made stands, in ``held.batch``)."""
         with held.lock:
-            held.count = held.next
+            held.released = True
         self._held.pop(id(held), None)
 
     def _wake(self) -> None:
@@ -116,7 +114,7 @@ class Watch:
                 due = held.since + QUICK_SECONDS
                 if due <= now:
                     held.hand_off(now)
-                    if held.batch is not None or held.next >= held.count:
+                    if not held.left():
                         self._held.pop(id(held), None)  # handed, or nothing left to hand
                         continue
                     due = held.since + QUICK_SECONDS  # the caller moved on meanwhile

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -50,10 +51,10 @@ class AdvisoryLocks:
 
     def __init__(self, connect: Callable[[], psycopg.Connection[Any]]) -> None:
         self._connect = connect
-        self._guard = threading.Lock()  # guards the lock connection, `_held` and `_later`
+        self._guard = threading.Lock()  # guards the lock connection and `_held`
         self.connection: psycopg.Connection[Any] | None = None
         self._held: dict[int, str] = {}  # lock id -> the owner holding it in this instance
-        self._later: list[tuple[int, str]] = []  # locks to drop at the next lock work
+        self._later: deque[tuple[int, str]] = deque()  # to drop at the next lock work
 
     def _locker(self) -> psycopg.Connection[Any]:
         """The lock connection (call with ``_guard`` held)."""
@@ -102,9 +103,9 @@ class AdvisoryLocks:
             self._unlock([lock for lock, owner in locks if self._held.get(lock) == owner])
 
     def release_later(self, locks: Sequence[tuple[int, str]]) -> None:
-        """Drop the locks ``(lock, owner)`` at this instance's next lock work, not now."""
-        with self._guard:
-            self._later.extend(locks)
+        """Drop the locks ``(lock, owner)`` at this instance's next lock work, not now
+        (without waiting for the guard: a lock round trip may hold it)."""
+        self._later.extend(locks)  # atomic, as `popleft` is
 
     def forget(self) -> None:
         """The lock connection is closed: its session's locks are gone."""
@@ -116,7 +117,10 @@ class AdvisoryLocks:
             self._later.clear()
 
     def _unlock_later(self) -> None:
-        later, self._later = self._later, []
+        later = []
+        pending = self._later
+        while pending:
+            later.append(pending.popleft())
         self._unlock([lock for lock, owner in later if self._held.get(lock) == owner])
 
     def _unlock(self, locks: list[int]) -> None:
