@@ -282,6 +282,7 @@ class Journal:
                     for owner in self.owners:
                         end_owner(owner)
                     self.owners.clear()
+                    self._batch = None  # it holds the calls: no cycle through this journal
                 return
         with self._lock:
             completed = self._completed
@@ -302,6 +303,7 @@ class Journal:
             for owner in self.owners:
                 end_owner(owner)
             self.owners.clear()
+            self._batch = None
 
     def _commit(self, mark: PlannedCall | None = None) -> Exception | None:
         """Wait until every write gathered so far is stored (writing them, unless another
