@@ -201,7 +201,9 @@ class ResultStore(abc.ABC):
     """Where call states live: claimed, started, completed. Methods are thread-safe.
 
     The runtime works in batches: one `claim` for a payload's calls, `write` for the states
-    and results that follow (each batch is one transaction where the store has them).
+    and results that follow (each batch is one transaction where the store has them). It
+    claims and completes a payload's calls as columns (`claim_new`, `complete_claimed`), whose
+    defaults call `claim` and `write`: a store implements the protocol alone.
     """
 
     durable: ClassVar[bool] = False
