@@ -16,51 +16,23 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..model import ToolCall, ToolResult
 from ..store import (
     ApprovalRequest,
     StoreCall,
     StoreClaim,
-    StoreCompletion,
-    StoredResult,
     StoreKey,
     end_owner,
 )
 from . import _threads
 from ._approvals import expire as deny_expired
+from ._journal_store import PlannedCall, not_stored, store_operation, warn_side_effects
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
     from ..plugin._record import CallRecord
     from ..store import ResultStore
-    from ..tools import RegisteredTool
-
-
-class PlannedCall(Protocol):
-    """What the journal reads and sets of a `toolbridge.runtime.PlannedCall`."""
-
-    record: CallRecord
-    tool: RegisteredTool
-    arguments: dict[str, Any]
-    key: StoreKey | None
-    owner: str | None
-    resumed: float
-    recorded: bool
-    approval: str | None
-    awaiting: str | None
-
-    @property
-    def call(self) -> ToolCall: ...
-
-    @property
-    def result(self) -> ToolResult | None: ...
-
-    def failed(self, error: str) -> None: ...
-
-    def decided(self, decision: str) -> bool: ...
-
 
 C = TypeVar("C", bound=PlannedCall)
 
@@ -137,7 +109,7 @@ class Journal:
         if not (store.durable or store.warned_side_effects):
             effect = next((pc for pc in planned if pc.tool.side_effects), None)
             if effect is not None:
-                _warn_side_effects(store, effect)
+                warn_side_effects(store, effect)
 
     def claimed(self, planned: Sequence[C], answers: Sequence[StoreClaim]
                 ) -> tuple[list[C], list[C], list[C]]:
@@ -374,25 +346,8 @@ class Journal:
                ) -> Exception | None:
         """Store marks, results and releases in one store operation (retried when results
         fail): the store's error, if it failed. ``records``: those of ``completed``."""
-        store = self.store
-        if started or released or len(self.owners) != 1:
-            marks = [(pc.key, pc.owner) for pc in started]
-            results = [_new_tuple(StoreCompletion, (pc.key, pc.owner, _new_tuple(StoredResult, (
-                record.success, record.output, record.error)), record.text))
-                for pc in completed for record in (pc.record,)]
-
-            def write() -> list[bool]:
-                return store.write(started=marks, completed=results,  # type: ignore[arg-type]
-                                   released=released)
-        else:  # results alone, of one claim's owner: as records (`complete_claimed`)
-            owner = next(iter(self.owners))
-            batch = self._batch
-            keys = batch[1] if batch is not None and batch[0] == completed else [
-                pc.key for pc in completed]
-            fields = [pc.record for pc in completed] if records is None else records
-
-            def write() -> list[bool]:
-                return store.complete_claimed(owner, keys, fields)  # type: ignore[arg-type]
+        write = store_operation(self.store, self.owners, self._batch, started, completed,
+                                released, records)
         pauses = iter(COMPLETE_RETRY_PAUSES if completed else ())
         while True:
             try:
@@ -401,7 +356,7 @@ class Journal:
             except Exception as exc:
                 pause = next(pauses, None)
                 if pause is None:
-                    _not_stored(completed, exc, len(COMPLETE_RETRY_PAUSES) + 1)
+                    not_stored(completed, exc, len(COMPLETE_RETRY_PAUSES) + 1)
                     return exc
                 log.warning("storing %d result(s) failed (%s); retrying in %g s",
                             len(completed), default_error_formatter(exc), pause)
@@ -414,23 +369,3 @@ class Journal:
                     log.warning("call %s of %s was taken over by another worker; its result "
                                 "was not stored", pc.call.id, pc.call.name)
         return None
-
-
-def _warn_side_effects(store: ResultStore, pc: PlannedCall) -> None:
-    """Once per store: a side-effecting tool runs on a store that a restart forgets."""
-    store.warned_side_effects = True
-    log.warning("tool %s has side effects but the result store is in memory (%s is not "
-                "durable): a restart forgets which calls ran; use "
-                "Toolbox(store='sqlite:///results.db')", pc.call.name, type(store).__name__)
-
-
-def _not_stored(completed: list[PlannedCall], exc: Exception, attempts: int) -> None:
-    for pc in completed:
-        pc.recorded = True
-        what = ("a re-delivery of it will be answered 'outcome unknown', not run again"
-                if pc.tool.side_effects else "a re-delivery of it may run it again")
-        log.error("storing the result of %s (call %s) failed %d times; the result was sent to "
-                  "the backend, but the store still holds the call as started: %s",
-                  pc.call.name, pc.call.id, attempts, what, exc_info=exc)
-
-
