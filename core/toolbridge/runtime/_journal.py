@@ -16,51 +16,23 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..model import ToolCall, ToolResult
 from ..store import (
     ApprovalRequest,
     StoreCall,
     StoreClaim,
-    StoreCompletion,
-    StoredResult,
     StoreKey,
     end_owner,
 )
 from . import _threads
 from ._approvals import expire as deny_expired
+from ._journal_store import PlannedCall, not_stored, store_operation, warn_side_effects
 from ._output import default_error_formatter
 
 if TYPE_CHECKING:
     from ..plugin._record import CallRecord
     from ..store import ResultStore
-    from ..tools import RegisteredTool
-
-
-class PlannedCall(Protocol):
-    """What the journal reads and sets of a `toolbridge.runtime.PlannedCall`."""
-
-    record: CallRecord
-    tool: RegisteredTool
-    arguments: dict[str, Any]
-    key: StoreKey | None
-    owner: str | None
-    resumed: float
-    recorded: bool
-    approval: str | None
-    awaiting: str | None
-
-    @property
-    def call(self) -> ToolCall: ...
-
-    @property
-    def result(self) -> ToolResult | None: ...
-
-    def failed(self, error: str) -> None: ...
-
-    def decided(self, decision: str) -> bool: ...
-
 
 C = TypeVar("C", bound=PlannedCall)
 
@@ -98,17 +70,46 @@ class Journal:
         self._errors: dict[int, Exception] = {}
         self.expired: list[ApprovalRequest] = []
         """Requests a claim found past their expiry, to deny (`expire`) before claiming again."""
+        self._batch: tuple[Sequence[PlannedCall], list[StoreKey]] | None = None
+        """The last `claim_new` batch: its calls and keys (a payload's end stores its results
+        with those keys)."""
 
     # ------------------------------------------------------------------ claims
+    def claim(self, planned: Sequence[PlannedCall]) -> list[StoreClaim]:
+        """Claim ``planned`` (keyed calls only) in one store operation: the store's answers.
+
+        Calls that need no approval go as columns (`ResultStore.claim_new`), the others as
+        `StoreCall` tuples (`requests`)."""
+        keys: list[StoreKey] = []
+        tools: list[str] = []
+        arguments: list[dict[str, Any]] = []
+        other = False  # an approval, or a side effect on a store that may warn of it
+        for pc in planned:
+            keys.append(pc.key)  # type: ignore[arg-type]
+            tools.append(pc.record.name)
+            arguments.append(pc.arguments)
+            if pc.approval is not None or pc.tool.side_effects:
+                other = True
+        store = self.store
+        if other:
+            if any(pc.approval is not None for pc in planned):
+                return store.claim(self.requests(planned))
+            self._warn(planned)
+        self._batch = (planned, keys)
+        return store.claim_new(keys, tools, arguments)
+
     def requests(self, planned: Sequence[PlannedCall]) -> list[StoreCall]:
-        """What to claim for ``planned`` (keyed calls only)."""
+        """What to claim for ``planned`` (keyed calls only), as `StoreCall` tuples."""
+        self._warn(planned)
+        return [_new_tuple(StoreCall, (pc.key, pc.record.name, pc.arguments, pc.approval))
+                for pc in planned]
+
+    def _warn(self, planned: Sequence[PlannedCall]) -> None:
         store = self.store
         if not (store.durable or store.warned_side_effects):
             effect = next((pc for pc in planned if pc.tool.side_effects), None)
             if effect is not None:
-                _warn_side_effects(store, effect)
-        return [_new_tuple(StoreCall, (pc.key, pc.record.name, pc.arguments, pc.approval))
-                for pc in planned]
+                warn_side_effects(store, effect)
 
     def claimed(self, planned: Sequence[C], answers: Sequence[StoreClaim]
                 ) -> tuple[list[C], list[C], list[C]]:
@@ -237,19 +238,23 @@ class Journal:
         it); the owners are then done."""
         if not (self.pending or self._flushing or self._completed):
             unrecorded = []
+            records = []
             for pc in planned:
-                if pc.record.success is None:
+                record = pc.record
+                if record.success is None:
                     break
                 if pc.owner is not None and not pc.recorded:
                     unrecorded.append(pc)
+                    records.append(record)
             else:  # the usual end, every call answered: one write, here
                 try:
                     if unrecorded:
-                        self._write([], unrecorded, [])
+                        self._write([], unrecorded, [], records)
                 finally:
                     for owner in self.owners:
                         end_owner(owner)
                     self.owners.clear()
+                    self._batch = None  # it holds the calls: no cycle through this journal
                 return
         with self._lock:
             completed = self._completed
@@ -270,6 +275,7 @@ class Journal:
             for owner in self.owners:
                 end_owner(owner)
             self.owners.clear()
+            self._batch = None
 
     def _commit(self, mark: PlannedCall | None = None) -> Exception | None:
         """Wait until every write gathered so far is stored (writing them, unless another
@@ -336,24 +342,24 @@ class Journal:
             self._stored.notify_all()
 
     def _write(self, started: list[PlannedCall], completed: list[PlannedCall],
-               released: list[tuple[StoreKey, str]]) -> Exception | None:
-        marks = [(pc.key, pc.owner) for pc in started]
-        results = [_new_tuple(StoreCompletion, (pc.key, pc.owner, _new_tuple(StoredResult, (
-            record.success, record.output, record.error)), record.text))
-            for pc in completed for record in (pc.record,)]
-        pauses = iter(COMPLETE_RETRY_PAUSES if results else ())
+               released: list[tuple[StoreKey, str]], records: list[CallRecord] | None = None
+               ) -> Exception | None:
+        """Store marks, results and releases in one store operation (retried when results
+        fail): the store's error, if it failed. ``records``: those of ``completed``."""
+        write = store_operation(self.store, self.owners, self._batch, started, completed,
+                                released, records)
+        pauses = iter(COMPLETE_RETRY_PAUSES if completed else ())
         while True:
             try:
-                applied = self.store.write(started=marks, completed=results,  # type: ignore[arg-type]
-                                           released=released)
+                applied = write()
                 break
             except Exception as exc:
                 pause = next(pauses, None)
                 if pause is None:
-                    _not_stored(completed, exc, len(COMPLETE_RETRY_PAUSES) + 1)
+                    not_stored(completed, exc, len(COMPLETE_RETRY_PAUSES) + 1)
                     return exc
                 log.warning("storing %d result(s) failed (%s); retrying in %g s",
-                            len(results), default_error_formatter(exc), pause)
+                            len(completed), default_error_formatter(exc), pause)
                 time.sleep(pause)
         for pc in completed:
             pc.recorded = True
@@ -363,23 +369,3 @@ class Journal:
                     log.warning("call %s of %s was taken over by another worker; its result "
                                 "was not stored", pc.call.id, pc.call.name)
         return None
-
-
-def _warn_side_effects(store: ResultStore, pc: PlannedCall) -> None:
-    """Once per store: a side-effecting tool runs on a store that a restart forgets."""
-    store.warned_side_effects = True
-    log.warning("tool %s has side effects but the result store is in memory (%s is not "
-                "durable): a restart forgets which calls ran; use "
-                "Toolbox(store='sqlite:///results.db')", pc.call.name, type(store).__name__)
-
-
-def _not_stored(completed: list[PlannedCall], exc: Exception, attempts: int) -> None:
-    for pc in completed:
-        pc.recorded = True
-        what = ("a re-delivery of it will be answered 'outcome unknown', not run again"
-                if pc.tool.side_effects else "a re-delivery of it may run it again")
-        log.error("storing the result of %s (call %s) failed %d times; the result was sent to "
-                  "the backend, but the store still holds the call as started: %s",
-                  pc.call.name, pc.call.id, attempts, what, exc_info=exc)
-
-

@@ -221,7 +221,7 @@ class Pipeline:
         if not keyed:
             return planned, []
         try:
-            answers = journal.store.claim(journal.requests(keyed))
+            answers = journal.claim(keyed)
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.record.success is None], []
@@ -236,12 +236,11 @@ class Pipeline:
         keyed = [pc for pc in planned if pc.key is not None]
         if not keyed:
             return planned, []
-        requests = journal.requests(keyed)
         try:
             if journal.store.blocking:
-                answers = await _threads.CALLS.run(journal.threads, journal.store.claim, requests)
+                answers = await _threads.CALLS.run(journal.threads, journal.claim, keyed)
             else:
-                answers = journal.store.claim(requests)
+                answers = journal.claim(keyed)
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.record.success is None], []

@@ -6,7 +6,7 @@ import abc
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
 from pydantic_core import to_json
 
@@ -175,15 +175,35 @@ class StoreClaim(NamedTuple):
     """``claimed``: the decision this claim consumed (JSON), when the call awaited one."""
 
 
+_new_tuple = tuple.__new__  # StoreCall(...) without its Python __new__
 Owned = tuple[StoreKey, str]
 """A call and the owner that holds it."""
+
+
+class ResultFields(Protocol):
+    """A call's result as `ResultStore.complete_claimed` reads it: `StoredResult`'s fields, and
+    ``text``, the output already encoded as compact JSON (or ``None``)."""
+
+    @property
+    def success(self) -> bool | None: ...
+
+    @property
+    def output(self) -> Any: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def text(self) -> str | None: ...
 
 
 class ResultStore(abc.ABC):
     """Where call states live: claimed, started, completed. Methods are thread-safe.
 
     The runtime works in batches: one `claim` for a payload's calls, `write` for the states
-    and results that follow (each batch is one transaction where the store has them).
+    and results that follow (each batch is one transaction where the store has them). It
+    claims and completes a payload's calls as columns (`claim_new`, `complete_claimed`), whose
+    defaults call `claim` and `write`: a store implements the protocol alone.
     """
 
     durable: ClassVar[bool] = False
@@ -242,6 +262,24 @@ class ResultStore(abc.ABC):
     def awaiting(self) -> list[tuple[str, str | None]]:
         """Every awaiting call's request and decision (JSON; ``None``: undecided)."""
         raise UsageError(f"{type(self).__name__} keeps no approvals")
+
+    # ------------------------------------------------------------------ a payload's common path
+    def claim_new(self, keys: Sequence[StoreKey], tools: Sequence[str],
+                  arguments: Sequence[Mapping[str, Any]]) -> list[StoreClaim]:
+        """`claim` of calls given as columns, none of them needing approval: what the runtime
+        calls for a payload. The default makes the `StoreCall` list; a store may keep the
+        batch as it comes (`MemoryStore` keeps one record for a payload of new calls)."""
+        return self.claim([_new_tuple(StoreCall, (key, tool, args, None)) for key, tool, args
+                           in zip(keys, tools, arguments, strict=True)])
+
+    def complete_claimed(self, owner: str, keys: Sequence[StoreKey],
+                         results: Sequence[ResultFields]) -> list[bool]:
+        """`write` of the results of calls ``owner`` holds, each given by its fields (the
+        runtime hands its own per-call records): what the runtime calls at a payload's end.
+        The default makes the `StoreCompletion` list."""
+        return self.write(completed=[_new_tuple(StoreCompletion, (key, owner, _new_tuple(
+            StoredResult, (r.success, r.output, r.error)), r.text))
+            for key, r in zip(keys, results, strict=True)])
 
     # ------------------------------------------------------------------ one call at a time
     def claim_one(self, key: StoreKey, tool: str, arguments: Mapping[str, Any]) -> StoreClaim:
