@@ -387,5 +387,11 @@ def write_records(records: Sequence[CallRecord], *, session: str = "") -> dict[s
             response = {"output": output}
         else:
             response = {"error": record.error or "the tool failed"}
-        responses.append(_entry(record.correlation, record.id, record.name, response))
-    return _body(session, [r.correlation for r in records], responses)
+        echo = record.correlation
+        if type(echo) is _Echo and echo.id and echo.tool:  # the usual call, as `_entry` does
+            responses.append({"id": echo.id, "tool": echo.tool,
+                              "displayName": echo.display_name or record.name,
+                              "response": response})
+        else:
+            responses.append(_entry(echo, record.id, record.name, response))
+    return _body(session, () if session else [r.correlation for r in records], responses)
