@@ -258,7 +258,7 @@ def result_step(result: ToolResult) -> dict[str, Any]:
 def _interaction_of(correlation: Any, turn: str) -> str:
     """The id of the interaction that asked for a call (of this correlation and turn)."""
     if type(correlation) is _Asked or isinstance(correlation, InteractionCorrelation):
-        return correlation.interaction_id  # type: ignore[no-any-return]
+        return correlation.interaction_id
     return turn
 
 
