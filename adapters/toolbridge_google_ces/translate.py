@@ -303,7 +303,7 @@ def _read_call(item: Any, path: str, j: int, payload: Mapping[str, Any], session
         correlation = (CesCorrelation.trusted if exact else CesCorrelation)(
             id=call_id or "", tool=tool, toolset_tool=toolset_tool, display_name=display,
             session=session, turn_index=turn_index)
-    make: Any = (CallRecord if record else ToolCall.trusted) if exact else ToolCall
+    make: Any = (CallRecord.trusted if record else ToolCall.trusted) if exact else ToolCall
     call = make(
         # Without an id nothing identifies the call across deliveries: a fresh id means the
         # result store never confuses two such calls (a re-delivery runs again).

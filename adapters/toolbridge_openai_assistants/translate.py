@@ -194,7 +194,7 @@ def _read(payload: Mapping[str, Any], records: bool) -> Any:
         else:
             correlation = correlate(thread_id=thread_id, run_id=run_id, tool_call_id=call_id,
                                     expires_at=expires)
-        make = ((CallRecord if plain else _validated_record) if records
+        make = ((CallRecord.trusted if plain else _validated_record) if records
                 else ToolCall.trusted if plain else ToolCall)
         calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
