@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolbridge import (
     Correlation,
@@ -20,12 +20,18 @@ from toolbridge.plugin import (
     PendingCalls,
     PendingRecords,
     RenderedTools,
+    lazy_module,
     read_arguments,
     reading,
 )
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, run_of
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "AssistantsCorrelation",
@@ -251,3 +257,9 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
                          f"submit_tool_outputs body (runs: {sorted(t for _, t in runs)})")
     return {"tool_outputs": [{"tool_call_id": r.call.id, "output": _output(r)}
                              for r in results]}
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Undo strict mode (`toolbridge.schema.decode_strict_arguments`): the decode of every
+    call, on the arguments alone."""
+    return schema.decode_strict_arguments(tool.parameters, tool.strict, arguments)

@@ -32,7 +32,6 @@ from toolbridge.plugin import (
 from .wire import DIALECT, MAX_CONTENT_CHARS, MAX_TOOLS
 
 if TYPE_CHECKING:
-    from toolbridge import schema
     from toolbridge.plugin import CallRecord, PendingCalls, PendingRecords, RenderedTools
 
     from . import translate
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
     from .translate import ChatCorrelation
 else:
     translate = lazy_module(f"{__name__}.translate")
-    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "AsyncChatClient",
@@ -96,10 +94,10 @@ class OpenAIChatDialect(Dialect):
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
-        return schema.decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
+        return translate.decode_arguments(call.arguments, tool)
 
     def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
-        return schema.decode_strict_arguments(tool.parameters, tool.strict, record.arguments)
+        return translate.decode_arguments(record.arguments, tool)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list (``custom`` tools are skipped)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import (
     Content,
@@ -21,12 +21,18 @@ from toolbridge.plugin import (
     PendingCalls,
     PendingRecords,
     RenderedTools,
+    lazy_module,
     read_arguments,
     reading,
 )
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_CONTENT_CHARS
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "ChatCorrelation",
@@ -252,3 +258,9 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     """``{"messages": [tool message, ...]}``: append them after the assistant message."""
     return {"messages": [tool_message(r) for r in results]}
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Undo strict mode (`toolbridge.schema.decode_strict_arguments`): the decode of every
+    call, on the arguments alone."""
+    return schema.decode_strict_arguments(tool.parameters, tool.strict, arguments)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolbridge import (
     Content,
@@ -24,12 +24,18 @@ from toolbridge.plugin import (
     PendingCalls,
     PendingRecords,
     RenderedTools,
+    lazy_module,
     read_arguments,
     reading,
 )
 from toolbridge.runtime import output_is_json, output_text
 
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "ResponsesCorrelation",
@@ -383,3 +389,9 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     items = [{"type": "function_call_output", "call_id": r.call.id, "output": output_to_wire(r)}
              for r in results]
     return {**continuation(results[0].call), "input": items}
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Undo strict mode (`toolbridge.schema.decode_strict_arguments`): the decode of every
+    call, on the arguments alone."""
+    return schema.decode_strict_arguments(tool.parameters, tool.strict, arguments)
