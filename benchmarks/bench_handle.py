@@ -30,7 +30,7 @@ what ``Toolbox()`` gives with no flag.
 - every dialect: the default configuration's ``handle`` of each dialect's 8-call payload,
   against that dialect's SDK parsing the same payload (see `_dialect_payloads`), and against
   the Agents dialect's ``handle`` in the same round; ``--dialects-only`` measures these
-  rows alone.
+  rows alone, ``--stages`` each dialect's own stages (`_dialect_stages`).
 
 Fairness: every run answers new calls (a payload handled again would be a replay), so every
 variant and the baseline get their own fresh payloads each round, built the same way just
@@ -69,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bare_sqlite import BareSqlite, filesystem
 from _common import SAMPLES
 from _dialect_payloads import Dialects, paired, print_dialects
+from _dialect_stages import run_stages
 from _heavy_tools import HEAVY, HEAVY_ARGUMENTS
 from _own_loop import OwnLoop
 
@@ -251,6 +252,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="the row per dialect (--no-dialects: the Agents rows only)")
     parser.add_argument("--dialects-only", action="store_true",
                         help="only the default configuration's row per dialect (and Agents')")
+    parser.add_argument("--stages", action="store_true",
+                        help="only the dialect-specific stages of handle per dialect (to_data, "
+                        "read, decode, write: `_dialect_stages`), CPU clock")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall time (default), or the process's CPU time (all its threads): "
                         "steadier on a machine busy with other work, blind to waiting (the "
@@ -258,6 +262,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dir", default=None, help="where to make the directory for the "
                         "SQLite files (a real disk; default: the system's temporary directory)")
     args = parser.parse_args(argv)
+    if args.stages:
+        box = toolbox()
+        run_stages(Dialects(box, ARGUMENTS), box, lambda tag: agents_payload(tag, 8),
+                   args.rounds, args.number)
+        return
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     from openai.types.beta.agent_session import AgentSession

@@ -136,13 +136,16 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
         raise WireFormatError(DIALECT, f"{at}content", "missing or not a list", payload)
     calls: list[Any] = []
     for i, block in enumerate(content):
-        where = f"{at}content[{i}]"
-        if not isinstance(block, Mapping):
-            raise WireFormatError(DIALECT, where, "not an object", payload)
+        # Exact types first (JSON gives dicts and strs: the ABC checks are slow per block); a
+        # field path is formatted only for its error.
+        if type(block) is not dict and not isinstance(block, Mapping):
+            raise WireFormatError(DIALECT, f"{at}content[{i}]", "not an object", payload)
         if block.get("type") != "tool_use":
             continue  # text, thinking, server tools (the API runs those itself)
-        call_id = _text(block.get("id"), f"{where}.id", payload)
-        name = _text(block.get("name"), f"{where}.name", payload)
+        call_id, name = block.get("id"), block.get("name")
+        if type(call_id) is not str or type(name) is not str or not call_id or not name:
+            call_id = _text(call_id, f"{at}content[{i}].id", payload)
+            name = _text(name, f"{at}content[{i}].name", payload)
         arguments, raw, error = read_arguments(block.get("input"), what="input")
         calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,

@@ -81,10 +81,12 @@ def _events_of(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
                f"{CUSTOM_TOOL_USE!r} event")
         raise WireFormatError(DIALECT, "data", why, payload)
     for index, event in enumerate(data):
-        if not isinstance(event, Mapping):
+        # Exact types first (JSON gives dicts and strs: the ABC checks are slow per event).
+        if type(event) is not dict and not isinstance(event, Mapping):
             raise WireFormatError(DIALECT, f"data[{index}]", "expected an event object",
                                   payload)
-        if not isinstance(event.get("type"), str):
+        kind = event.get("type")
+        if type(kind) is not str and not isinstance(kind, str):
             raise WireFormatError(DIALECT, f"data[{index}].type", "missing or not a string",
                                   payload)
     return list(data)
@@ -145,13 +147,15 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
             unhandled.append(event)
             continue
         call_id, name = event.get("id"), event.get("name")
-        for field, value in (("id", call_id), ("name", name)):
-            if not isinstance(value, str) or not value:
-                raise WireFormatError(DIALECT, f"{CUSTOM_TOOL_USE}.{field}",
-                                      "missing or not a string", payload)
+        if type(call_id) is not str or type(name) is not str or not call_id or not name:
+            for field, value in (("id", call_id), ("name", name)):
+                if not isinstance(value, str) or not value:
+                    raise WireFormatError(DIALECT, f"{CUSTOM_TOOL_USE}.{field}",
+                                          "missing or not a string", payload)
+            call_id, name = str(call_id), str(name)  # text subclasses: plain text
         arguments, raw, error = read_arguments(event.get("input"), none=False, what="input")
         calls.append(make(
-            id=str(call_id), name=str(name), arguments=arguments, raw_arguments=raw,
+            id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=session))
     if calls or unhandled:
         return pending(tuple(calls), tuple(unhandled))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolbridge import (
     Content,
@@ -59,6 +59,25 @@ class GeminiCorrelation(Correlation):
     """Index of the model content in the conversation's ``contents``, when known."""
     thought_signature: str | None = None
     """The part's ``thoughtSignature`` (base64), kept with the call."""
+
+
+class _Asked(NamedTuple):
+    """`GeminiCorrelation`'s fields, as a record holds them (`read_records`): the writer reads
+    the wire id as it is; called, they are the correlation (`toolbridge.plugin.CallRecord`
+    calls it when the record's `ToolCall` is made)."""
+
+    call_id: str | None
+    part: int
+    position: int | None
+    thought_signature: str | None
+
+    def __call__(self) -> GeminiCorrelation:
+        return GeminiCorrelation.trusted(call_id=self.call_id, part=self.part,
+                                         position=self.position,
+                                         thought_signature=self.thought_signature)
+
+
+_new_asked = tuple.__new__  # _Asked(...) without its Python __new__
 
 
 # ---------------------------------------------------------------------- pending calls
@@ -135,8 +154,9 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`). The
-    correlation is made with the record: writing reads the wire id it kept."""
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`). Each
+    record keeps its correlation's fields (writing reads the wire id), the correlation made
+    only with the record's `ToolCall`."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
 
@@ -152,21 +172,23 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
         raise WireFormatError(DIALECT, f"{at}parts", "not a list", payload)
     calls: list[Any] = []
     for i, part in enumerate(parts):
-        where = f"{at}parts[{i}]"
-        if not isinstance(part, Mapping):
-            raise WireFormatError(DIALECT, where, "not an object", payload)
+        # Exact types first (JSON gives dicts: the Mapping ABC check is slow per part); a
+        # field path is formatted only for its error.
+        if type(part) is not dict and not isinstance(part, Mapping):
+            raise WireFormatError(DIALECT, f"{at}parts[{i}]", "not an object", payload)
         function = part.get("functionCall")
         if function is None:
             continue
-        if not isinstance(function, Mapping):
-            raise WireFormatError(DIALECT, f"{where}.functionCall", "not an object", payload)
+        if type(function) is not dict and not isinstance(function, Mapping):
+            raise WireFormatError(DIALECT, f"{at}parts[{i}].functionCall", "not an object",
+                                  payload)
         name = function.get("name")
         if not isinstance(name, str) or not name:
-            raise WireFormatError(DIALECT, f"{where}.functionCall.name",
+            raise WireFormatError(DIALECT, f"{at}parts[{i}].functionCall.name",
                                   "missing or not a non-empty string", payload)
         call_id = function.get("id")
         if call_id is not None and (not isinstance(call_id, str) or not call_id):
-            raise WireFormatError(DIALECT, f"{where}.functionCall.id",
+            raise WireFormatError(DIALECT, f"{at}parts[{i}].functionCall.id",
                                   "not a non-empty string", payload)
         args = function.get("args", {})
         error = None
@@ -176,12 +198,16 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
             args, error = {}, "functionCall.args is not a JSON object"
         elif nests_deeper_than(args, MAX_NESTING_DEPTH):
             args, error = {}, f"the arguments nest deeper than {MAX_NESTING_DEPTH} levels"
+        signature = part.get("thoughtSignature")
+        if signature is not None and type(signature) is not str:
+            signature = _signature(part, f"{at}parts[{i}]", payload)
         calls.append(make(
             id=call_id or f"call_{i}", name=name, arguments=args, argument_error=error,
             dialect=DIALECT, conversation=conversation or "", turn=turn,
-            correlation=GeminiCorrelation.trusted(
-                call_id=call_id, part=i, position=position,
-                thought_signature=_signature(part, where, payload))))
+            # for records, the correlation's fields: made into it with the ToolCall, if ever
+            correlation=_new_asked(_Asked, (call_id, i, position, signature)) if records
+            else GeminiCorrelation.trusted(call_id=call_id, part=i, position=position,
+                                           thought_signature=signature)))
     return pending(tuple(calls), (), "" if calls else
                    "the model content has no functionCall parts")
 
@@ -268,7 +294,8 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
             continue
         corr = record.correlation
         entry: dict[str, Any] = {}
-        call_id = corr.call_id if isinstance(corr, GeminiCorrelation) else record.id
+        call_id = (corr.call_id if type(corr) is _Asked or isinstance(corr, GeminiCorrelation)
+                   else record.id)
         if call_id:
             entry["id"] = call_id
         entry["name"] = record.name

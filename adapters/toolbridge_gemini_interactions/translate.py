@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolbridge import (
     Content,
@@ -53,6 +53,24 @@ class InteractionCorrelation(Correlation):
     call_id: str
     chain: str = ""
     """The chain's first interaction id (what keys the conversation), when known."""
+
+
+class _Asked(NamedTuple):
+    """`InteractionCorrelation`'s fields, as a record holds them (`read_records`): the writer
+    reads them as they are; called, they are the correlation (`toolbridge.plugin.CallRecord`
+    calls it when the record's `ToolCall` is made)."""
+
+    interaction_id: str
+    call_id: str
+    chain: str
+
+    def __call__(self) -> InteractionCorrelation:
+        return InteractionCorrelation.trusted(interaction_id=self.interaction_id,
+                                              call_id=self.call_id, chain=self.chain)
+
+
+_new_asked = tuple.__new__  # _Asked(...) without its Python __new__
+_MISSING: Any = object()
 
 
 # ---------------------------------------------------------------------- definitions
@@ -130,8 +148,9 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`). The
-    correlation is made with the record: writing reads its interaction id."""
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`). Each
+    record keeps its correlation's fields (writing reads the interaction id), the
+    correlation made only with the record's `ToolCall`."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
 
@@ -152,26 +171,33 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
         raise WireFormatError(DIALECT, f"{at}steps", "not a list", payload)
     key = conversation or interaction_id
     turn = "" if conversation else interaction_id
+    chain = conversation or ""
     calls: list[Any] = []
     for i, step in enumerate(steps):
-        where = f"{at}steps[{i}]"
-        if not isinstance(step, Mapping):
-            raise WireFormatError(DIALECT, where, "not an object", payload)
+        # Exact types first (JSON gives dicts and strs: the ABC checks are slow per step);
+        # a field path is formatted only for its error.
+        if type(step) is not dict and not isinstance(step, Mapping):
+            raise WireFormatError(DIALECT, f"{at}steps[{i}]", "not an object", payload)
         kind = step.get("type")
-        if not isinstance(kind, str):
-            raise WireFormatError(DIALECT, f"{where}.type", "missing or not a string", payload)
+        if type(kind) is not str and not isinstance(kind, str):
+            raise WireFormatError(DIALECT, f"{at}steps[{i}].type", "missing or not a string",
+                                  payload)
         if kind not in _CLIENT_STEPS:
             continue
-        call_id = _text(step.get("id"), f"{where}.id", payload)
-        name = _text(step.get("name"), f"{where}.name", payload)
-        if "arguments" not in step:
-            raise WireFormatError(DIALECT, f"{where}.arguments", "missing", payload)
-        arguments, raw, error = read_arguments(step["arguments"], none=False)
+        call_id, name = step.get("id"), step.get("name")
+        if type(call_id) is not str or type(name) is not str or not call_id or not name:
+            call_id = _text(call_id, f"{at}steps[{i}].id", payload)
+            name = _text(name, f"{at}steps[{i}].name", payload)
+        given = step.get("arguments", _MISSING)
+        if given is _MISSING:
+            raise WireFormatError(DIALECT, f"{at}steps[{i}].arguments", "missing", payload)
+        arguments, raw, error = read_arguments(given, none=False)
         calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
-            correlation=InteractionCorrelation.trusted(
-                interaction_id=interaction_id, call_id=call_id, chain=conversation or "")))
+            correlation=_new_asked(_Asked, (interaction_id, call_id, chain)) if records
+            else InteractionCorrelation.trusted(
+                interaction_id=interaction_id, call_id=call_id, chain=chain)))
     if status != "requires_action":
         return pending((), reason=f"the interaction's status is {status!r}: "
                        + ("its calls are not pending" if calls else "nothing waits"))
@@ -231,7 +257,7 @@ def result_step(result: ToolResult) -> dict[str, Any]:
 
 def _interaction_of(correlation: Any, turn: str) -> str:
     """The id of the interaction that asked for a call (of this correlation and turn)."""
-    if isinstance(correlation, InteractionCorrelation):
+    if type(correlation) is _Asked or isinstance(correlation, InteractionCorrelation):
         return correlation.interaction_id
     return turn
 

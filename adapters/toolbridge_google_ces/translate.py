@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolbridge import Content, Correlation, ToolCall, ToolDefinition, ToolResult, WireFormatError
 from toolbridge.plugin import (
@@ -193,44 +193,83 @@ def _read(payload: Mapping[str, Any], session: str, tool_names: Mapping[str, str
           records: bool) -> Any:
     pending = reading(records).pending
     calls: list[Any] = []
+    names = tool_names or {}
     for prefix, output in _outputs(payload):
         turn_index = _turn_index(output, prefix, payload)
-        holder = output.get("toolCalls", output.get("tool_calls"))
+        holder = output.get("toolCalls", _MISSING)
+        if holder is _MISSING:
+            holder = output.get("tool_calls")
         if holder is None:
             continue
         path = prefix + "toolCalls"
         if not isinstance(holder, Mapping):
             raise WireFormatError(DIALECT, path, "must be a ToolCalls object", payload)
-        items = holder.get("toolCalls", holder.get("tool_calls", []))
+        items = holder.get("toolCalls", _MISSING)
+        if items is _MISSING:
+            items = holder.get("tool_calls", [])
         if not isinstance(items, list):
             raise WireFormatError(DIALECT, path + ".toolCalls", "must be a list", payload)
-        for j, item in enumerate(items):
-            calls.append(_read_call(item, f"{path}.toolCalls[{j}]", payload, session,
-                                    turn_index, tool_names or {}, records))
+        calls.extend(_read_call(item, path, j, payload, session, turn_index, names, records)
+                     for j, item in enumerate(items))
     if calls:
         return pending(tuple(calls))
     return pending((), reason="no output holds toolCalls (the agent answered with text, "
                         "or ended the turn)")
 
 
-def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
+_MISSING: Any = object()
+"""A field absent under its camelCase name: then its snake_case one is read (proto-plus
+JSON may spell either)."""
+
+
+class _Echo(NamedTuple):
+    """What a result echoes of its call (`CesCorrelation`'s fields), as a record holds it
+    (`read_records`): the writer reads it as it is; called, it is the `CesCorrelation`
+    (`toolbridge.plugin.CallRecord` calls it when the record's `ToolCall` is made)."""
+
+    id: str
+    tool: str | None
+    toolset_tool: dict[str, Any] | None
+    display_name: str | None
+    session: str
+    turn_index: int | None
+
+    def __call__(self) -> CesCorrelation:
+        return CesCorrelation.trusted(
+            id=self.id, tool=self.tool, toolset_tool=self.toolset_tool,
+            display_name=self.display_name, session=self.session, turn_index=self.turn_index)
+
+
+_new_echo = tuple.__new__  # _Echo(...) without its Python __new__
+
+
+def _read_call(item: Any, path: str, j: int, payload: Mapping[str, Any], session: str,
                turn_index: int | None, tool_names: Mapping[str, str], record: bool) -> Any:
-    # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
+    # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call; the
+    # call's field path is formatted for errors only.
     if type(item) is not dict and not isinstance(item, Mapping):
-        raise WireFormatError(DIALECT, path, "must be a ToolCall object", payload)
+        raise WireFormatError(DIALECT, f"{path}.toolCalls[{j}]", "must be a ToolCall object",
+                              payload)
     call_id, tool = item.get("id"), item.get("tool")
-    display = item.get("displayName", item.get("display_name"))
-    if type(call_id) is not str or type(tool) is not str or type(display) is not str or (
-            not (call_id and tool and display)):  # field paths are formatted for errors only
-        call_id = _text(call_id, path + ".id", payload)
-        tool = _text(tool, path + ".tool", payload)
-        display = _text(display, path + ".displayName", payload)
-    toolset = item.get("toolsetTool", item.get("toolset_tool"))
+    display = item.get("displayName", _MISSING)
+    if display is _MISSING:
+        display = item.get("display_name")
+    plain = (type(call_id) is str and type(tool) is str and type(display) is str
+             and call_id and tool and display)
+    if not plain:
+        at = f"{path}.toolCalls[{j}]"
+        call_id = _text(call_id, at + ".id", payload)
+        tool = _text(tool, at + ".tool", payload)
+        display = _text(display, at + ".displayName", payload)
+    toolset = item.get("toolsetTool", _MISSING)
+    if toolset is _MISSING:
+        toolset = item.get("toolset_tool")
     if toolset is not None and not isinstance(toolset, Mapping):
-        raise WireFormatError(DIALECT, path + ".toolsetTool", "must be an object", payload)
+        raise WireFormatError(DIALECT, f"{path}.toolCalls[{j}].toolsetTool",
+                              "must be an object", payload)
     if tool and toolset is not None:
-        raise WireFormatError(DIALECT, path, "has both tool and toolsetTool; they are one "
-                              "oneof, set at most one", payload)
+        raise WireFormatError(DIALECT, f"{path}.toolCalls[{j}]", "has both tool and "
+                              "toolsetTool; they are one oneof, set at most one", payload)
     name = display or (tool_names.get(tool) if tool else None)
     if name is None:
         if tool:
@@ -238,28 +277,33 @@ def _read_call(item: Any, path: str, payload: Mapping[str, Any], session: str,
         elif toolset:
             name = str(toolset.get("toolId", toolset.get("tool_id", "")))
     if not name:
-        raise WireFormatError(DIALECT, path, "names no tool (no displayName, tool or "
-                              "toolsetTool)", payload)
+        raise WireFormatError(DIALECT, f"{path}.toolCalls[{j}]", "names no tool (no "
+                              "displayName, tool or toolsetTool)", payload)
     args = item.get("args", {})
     if args is None:
         args = {}
     if type(args) is not dict and not isinstance(args, Mapping):
-        raise WireFormatError(DIALECT, path + ".args", "must be a JSON object (a Struct)",
-                              payload)
+        raise WireFormatError(DIALECT, f"{path}.toolCalls[{j}].args",
+                              "must be a JSON object (a Struct)", payload)
     # Too deep, or a name that is not text: the one call gets an error result.
     args, _, error = read_arguments(args)
     # Every field is checked above (text by `_text`, the arguments by `read_arguments`), so
     # the trusted constructors skip pydantic's validation; a text subclass (never from JSON)
     # goes through the validating ones.
-    exact = (type(name) is str and type(session) is str
-             and (call_id is None or type(call_id) is str) and (tool is None or type(tool) is str)
-             and (display is None or type(display) is str)
-             and (not toolset or all(type(k) is str for k in toolset)))
-    correlation = (CesCorrelation.trusted if exact else CesCorrelation)(
-        id=call_id or "", tool=tool, toolset_tool=dict(toolset) if toolset else None,
-        display_name=display, session=session, turn_index=turn_index,
-    )
-    make: Any = (CallRecord if record else ToolCall.trusted) if exact else ToolCall
+    exact = (plain and toolset is None and type(session) is str) or (
+        type(name) is str and type(session) is str
+        and (call_id is None or type(call_id) is str) and (tool is None or type(tool) is str)
+        and (display is None or type(display) is str)
+        and (not toolset or all(type(k) is str for k in toolset)))
+    toolset_tool = dict(toolset) if toolset else None
+    if record and exact:  # the correlation's fields, made into it only if ever asked
+        correlation: Any = _new_echo(_Echo, (call_id or "", tool, toolset_tool, display,
+                                             session, turn_index))
+    else:
+        correlation = (CesCorrelation.trusted if exact else CesCorrelation)(
+            id=call_id or "", tool=tool, toolset_tool=toolset_tool, display_name=display,
+            session=session, turn_index=turn_index)
+    make: Any = (CallRecord.trusted if record else ToolCall.trusted) if exact else ToolCall
     call = make(
         # Without an id nothing identifies the call across deliveries: a fresh id means the
         # result store never confuses two such calls (a re-delivery runs again).
@@ -291,7 +335,7 @@ def _response(result: ToolResult) -> dict[str, Any]:
 def _entry(corr: Any, call_id: str, name: str, response: dict[str, Any]) -> dict[str, Any]:
     """One ``ToolResponse`` echoing the call's ``id``, ``tool``/``toolsetTool`` and name."""
     entry: dict[str, Any] = {}
-    if isinstance(corr, CesCorrelation):
+    if type(corr) is _Echo or isinstance(corr, CesCorrelation):
         if corr.id:
             entry["id"] = corr.id
         if corr.tool:
@@ -314,9 +358,12 @@ def tool_response(result: ToolResult) -> dict[str, Any]:
 
 def _body(session: str, correlations: Sequence[Any],
           responses: list[dict[str, Any]]) -> dict[str, Any]:
-    sessions = {c.session for c in correlations if isinstance(c, CesCorrelation)} - {""}
     body: dict[str, Any] = {}
-    chosen = session or (sessions.pop() if len(sessions) == 1 else "")
+    chosen = session
+    if not chosen:  # the calls' own session, when they agree on one
+        sessions = {c.session for c in correlations
+                    if type(c) is _Echo or isinstance(c, CesCorrelation)} - {""}
+        chosen = sessions.pop() if len(sessions) == 1 else ""
     if chosen:
         body["config"] = {"session": chosen}
     body["inputs"] = [{"toolResponses": {"toolResponses": responses}}]
@@ -340,5 +387,11 @@ def write_records(records: Sequence[CallRecord], *, session: str = "") -> dict[s
             response = {"output": output}
         else:
             response = {"error": record.error or "the tool failed"}
-        responses.append(_entry(record.correlation, record.id, record.name, response))
-    return _body(session, [r.correlation for r in records], responses)
+        echo = record.correlation
+        if type(echo) is _Echo and echo.id and echo.tool:  # the usual call, as `_entry` does
+            responses.append({"id": echo.id, "tool": echo.tool,
+                              "displayName": echo.display_name or record.name,
+                              "response": response})
+        else:
+            responses.append(_entry(echo, record.id, record.name, response))
+    return _body(session, () if session else [r.correlation for r in records], responses)

@@ -104,14 +104,10 @@ class OpenAIAssistantsDialect(Dialect):
 
     def decode_arguments(self, call: ToolCall, tool: ToolDefinition) -> dict[str, Any]:
         """Undo strict mode (`toolbridge.schema.decode_strict_arguments`)."""
-        from toolbridge.schema import decode_strict_arguments
-
-        return decode_strict_arguments(tool.parameters, tool.strict, call.arguments)
+        return translate.decode_arguments(call.arguments, tool)
 
     def decode_record(self, record: CallRecord, tool: ToolDefinition) -> dict[str, Any]:
-        from toolbridge.schema import decode_strict_arguments
-
-        return decode_strict_arguments(tool.parameters, tool.strict, record.arguments)
+        return translate.decode_arguments(record.arguments, tool)
 
     def read_tools(self, definitions: Sequence[Mapping[str, Any]]) -> list[ToolDefinition]:
         """Function tools of a ``tools`` list or ``{"tools": [...]}`` (others are skipped)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolbridge import (
     Correlation,
@@ -20,12 +20,18 @@ from toolbridge.plugin import (
     PendingCalls,
     PendingRecords,
     RenderedTools,
+    lazy_module,
     read_arguments,
     reading,
 )
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_OUTPUT_CHARS, run_of
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "AssistantsCorrelation",
@@ -46,6 +52,25 @@ class AssistantsCorrelation(Correlation):
     tool_call_id: str
     expires_at: int | None = None
     """Unix time after which the run no longer accepts outputs."""
+
+
+class _Asked(NamedTuple):
+    """`AssistantsCorrelation`'s fields, as a record holds them (`read_records`); called,
+    they are the correlation (`toolbridge.plugin.CallRecord` calls it when the record's
+    `ToolCall` is made): cheaper than a partial per call."""
+
+    thread_id: str
+    run_id: str
+    tool_call_id: str
+    expires_at: int | None
+
+    def __call__(self) -> AssistantsCorrelation:
+        return AssistantsCorrelation.trusted(
+            thread_id=self.thread_id, run_id=self.run_id, tool_call_id=self.tool_call_id,
+            expires_at=self.expires_at)
+
+
+_new_asked = tuple.__new__  # _Asked(...) without its Python __new__
 
 
 def render_tool(
@@ -140,16 +165,21 @@ def _read(payload: Mapping[str, Any], records: bool) -> Any:
     thread_id = _text(run.get("thread_id"), f"{prefix}thread_id", payload)
     run_id = _text(run.get("id"), f"{prefix}id", payload)
     expires_at = run.get("expires_at")
+    expires = int(expires_at) if isinstance(expires_at, int) else None
     calls: list[Any] = []
     others: list[Mapping[str, Any]] = []
+    # Ids that are text subclasses (never from JSON) go through the validating constructors.
+    exact_run = type(thread_id) is type(run_id) is str
     correlate = reading(records).later(  # for records: made with the ToolCall, if ever
-        AssistantsCorrelation.trusted if type(thread_id) is type(run_id) is str
-        else AssistantsCorrelation)
+        AssistantsCorrelation.trusted if exact_run else AssistantsCorrelation)
     for i, item in enumerate(tool_calls):
-        # Exact types first: JSON gives dicts, and the Mapping ABC check is slow per call.
+        # Exact types first: JSON gives dicts and strs, and the ABC checks are slow per call;
+        # a field path is formatted only for its error.
         if type(item) is not dict and not isinstance(item, Mapping):
             raise WireFormatError(DIALECT, f"{at}[{i}]", "not an object", payload)
-        call_id = _text(item.get("id"), f"{at}[{i}].id", payload)
+        call_id = item.get("id")
+        if type(call_id) is not str or not call_id:
+            call_id = _text(call_id, f"{at}[{i}].id", payload)
         if item.get("type", "function") != "function":
             others.append(item)
             continue
@@ -157,22 +187,25 @@ def _read(payload: Mapping[str, Any], records: bool) -> Any:
         if type(function) is not dict and not isinstance(function, Mapping):
             raise WireFormatError(DIALECT, f"{at}[{i}].function", "missing or not an object",
                                   payload)
-        name = _text(function.get("name"), f"{at}[{i}].function.name", payload)
+        name = function.get("name")
+        if type(name) is not str or not name:
+            name = _text(name, f"{at}[{i}].function.name", payload)
         # JSON text (an object, as some SDK-built payloads hold, is taken too), bounded.
         arguments, raw, error = read_arguments(function.get("arguments"))
         # Every field is checked above (text, the arguments by `read_arguments`), so the
         # trusted constructors skip pydantic's validation: it cost 1.65x the SDK's whole parse.
-        # A text subclass (never from JSON) goes through the validating ones.
-        exact = type(call_id) is type(name) is str
-        make = ((CallRecord if exact else _validated_record) if records
-                else ToolCall.trusted if exact else ToolCall)
+        plain = type(call_id) is type(name) is str
+        if records and plain and exact_run:  # the correlation's fields: made into it if asked
+            correlation: Any = _new_asked(_Asked, (thread_id, run_id, call_id, expires))
+        else:
+            correlation = correlate(thread_id=thread_id, run_id=run_id, tool_call_id=call_id,
+                                    expires_at=expires)
+        make = ((CallRecord.trusted if plain else _validated_record) if records
+                else ToolCall.trusted if plain else ToolCall)
         calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=thread_id, turn=run_id,
-            correlation=correlate(
-                thread_id=thread_id, run_id=run_id, tool_call_id=call_id,
-                expires_at=int(expires_at) if isinstance(expires_at, int) else None),
-        ))
+            correlation=correlation))
     return pending(tuple(calls), tuple(others))
 
 
@@ -224,3 +257,9 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
                          f"submit_tool_outputs body (runs: {sorted(t for _, t in runs)})")
     return {"tool_outputs": [{"tool_call_id": r.call.id, "output": _output(r)}
                              for r in results]}
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Undo strict mode (`toolbridge.schema.decode_strict_arguments`): the decode of every
+    call, on the arguments alone."""
+    return schema.decode_strict_arguments(tool.parameters, tool.strict, arguments)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolbridge import (
     Content,
@@ -21,12 +21,18 @@ from toolbridge.plugin import (
     PendingCalls,
     PendingRecords,
     RenderedTools,
+    lazy_module,
     read_arguments,
     reading,
 )
 from toolbridge.runtime import output_text
 
 from .wire import DIALECT, MAX_CONTENT_CHARS
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "ChatCorrelation",
@@ -178,21 +184,27 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
     calls: list[Any] = []
     others: list[Mapping[str, Any]] = []
     for i, item in enumerate(tool_calls):
-        where = f"{at}tool_calls[{i}]"
-        if not isinstance(item, Mapping):
-            raise WireFormatError(DIALECT, where, "not an object", payload)
-        call_id = _text(item.get("id"), f"{where}.id", payload)
+        # Exact types first (JSON gives dicts and strs: the ABC checks are slow per call); a
+        # field path is formatted only for its error.
+        if type(item) is not dict and not isinstance(item, Mapping):
+            raise WireFormatError(DIALECT, f"{at}tool_calls[{i}]", "not an object", payload)
+        call_id = item.get("id")
+        if type(call_id) is not str or not call_id:
+            call_id = _text(call_id, f"{at}tool_calls[{i}].id", payload)
         kind = item.get("type", "function")
         if kind != "function":
             if not isinstance(kind, str):
-                raise WireFormatError(DIALECT, f"{where}.type", "not a string", payload)
+                raise WireFormatError(DIALECT, f"{at}tool_calls[{i}].type", "not a string",
+                                      payload)
             others.append(item)
             continue
         function = item.get("function")
-        if not isinstance(function, Mapping):
-            raise WireFormatError(DIALECT, f"{where}.function", "missing or not an object",
-                                  payload)
-        name = _text(function.get("name"), f"{where}.function.name", payload)
+        if type(function) is not dict and not isinstance(function, Mapping):
+            raise WireFormatError(DIALECT, f"{at}tool_calls[{i}].function",
+                                  "missing or not an object", payload)
+        name = function.get("name")
+        if type(name) is not str or not name:
+            name = _text(name, f"{at}tool_calls[{i}].function.name", payload)
         arguments, raw, error = read_arguments(function.get("arguments"))
         calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
@@ -246,3 +258,9 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     """``{"messages": [tool message, ...]}``: append them after the assistant message."""
     return {"messages": [tool_message(r) for r in results]}
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Undo strict mode (`toolbridge.schema.decode_strict_arguments`): the decode of every
+    call, on the arguments alone."""
+    return schema.decode_strict_arguments(tool.parameters, tool.strict, arguments)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolbridge import (
     Content,
@@ -24,12 +24,18 @@ from toolbridge.plugin import (
     PendingCalls,
     PendingRecords,
     RenderedTools,
+    lazy_module,
     read_arguments,
     reading,
 )
 from toolbridge.runtime import output_is_json, output_text
 
 from .wire import CLIENT_ITEM_TYPES, DIALECT, MAX_OUTPUT_CHARS
+
+if TYPE_CHECKING:
+    from toolbridge import schema
+else:
+    schema = lazy_module("toolbridge.schema")  # the schema engine: on first use
 
 __all__ = [
     "ResponsesCorrelation",
@@ -56,6 +62,28 @@ class ResponsesCorrelation(Correlation):
     """The call's ``namespace``, for namespaced (or deferred) functions."""
     item_id: str | None = None
     """The ``fc_...`` item id (never sent back as the output's ``id``)."""
+
+
+class _Asked(NamedTuple):
+    """`ResponsesCorrelation`'s fields, as a record holds them (`read_records`): the writer
+    reads them as they are; called, they are the correlation (`toolbridge.plugin.CallRecord`
+    calls it when the record's `ToolCall` is made)."""
+
+    response_id: str
+    call_id: str
+    conversation_id: str | None
+    namespace: str | None
+    item_id: str | None
+
+    def __call__(self) -> ResponsesCorrelation:
+        return ResponsesCorrelation.trusted(
+            response_id=self.response_id, call_id=self.call_id,
+            conversation_id=self.conversation_id, namespace=self.namespace,
+            item_id=self.item_id)
+
+
+_new_asked = tuple.__new__  # _Asked(...) without its Python __new__
+_MISSING: Any = object()
 
 # Keys a rendered function owns; vendor_extras may add the others (allowed_callers, async).
 _OWN = frozenset({"type", "name", "description", "parameters", "strict", "defer_loading",
@@ -196,16 +224,15 @@ def read_calls(payload: Mapping[str, Any], conversation: str | None = None) -> P
 
 
 def read_records(payload: Mapping[str, Any], conversation: str | None = None) -> PendingRecords:
-    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`); each
-    call's correlation is made only when its `ToolCall` is."""
+    """`read_calls`, the calls as the runtime's records (`Dialect.read_records`): each keeps
+    its correlation's fields (the writer reads them), the correlation made only when its
+    `ToolCall` is."""
     pending: PendingRecords = _read(payload, conversation, True)
     return pending
 
 
 def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -> Any:
-    form = reading(records)
-    pending, make = form
-    correlate = form.later(ResponsesCorrelation.trusted)  # for records: made with the ToolCall
+    pending, make = reading(records)
     response, at = response_of(payload)
     response_id = _text(response.get("id"), f"{at}id", payload)
     status = response.get("status")
@@ -228,12 +255,12 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
     calls: list[Any] = []
     others: list[Mapping[str, Any]] = []
     for i, item in enumerate(output):
-        # Exact types first (JSON gives dicts: the Mapping ABC check is slow per call); an
-        # error's field path is formatted only when there is an error.
+        # Exact types first (JSON gives dicts and strs: the ABC checks are slow per item);
+        # an error's field path is formatted only when there is an error.
         if type(item) is not dict and not isinstance(item, Mapping):
             raise WireFormatError(DIALECT, f"{at}output[{i}]", "not an object", payload)
         kind = item.get("type")
-        if not isinstance(kind, str):
+        if type(kind) is not str and not isinstance(kind, str):
             raise WireFormatError(DIALECT, f"{at}output[{i}].type", "missing or not a string",
                                   payload)
         if kind in CLIENT_ITEM_TYPES:
@@ -244,18 +271,24 @@ def _read(payload: Mapping[str, Any], conversation: str | None, records: bool) -
         if type(call_id) is not str or type(name) is not str or not call_id or not name:
             call_id = _text(call_id, f"{at}output[{i}].call_id", payload)
             name = _text(name, f"{at}output[{i}].name", payload)
-        if "arguments" not in item:
+        given = item.get("arguments", _MISSING)
+        if given is _MISSING:
             raise WireFormatError(DIALECT, f"{at}output[{i}].arguments", "missing", payload)
         namespace, item_id = item.get("namespace"), item.get("id")
-        for field, value in (("namespace", namespace), ("id", item_id)):
-            if value is not None and not isinstance(value, str):
-                raise WireFormatError(DIALECT, f"{at}output[{i}].{field}", "not a string",
-                                      payload)
-        arguments, raw, error = read_arguments(item["arguments"])
+        if not (namespace is None or type(namespace) is str) or not (
+                item_id is None or type(item_id) is str):
+            for field, value in (("namespace", namespace), ("id", item_id)):
+                if value is not None and not isinstance(value, str):
+                    raise WireFormatError(DIALECT, f"{at}output[{i}].{field}", "not a string",
+                                          payload)
+        arguments, raw, error = read_arguments(given)
         calls.append(make(
             id=call_id, name=name, arguments=arguments, raw_arguments=raw,
             argument_error=error, dialect=DIALECT, conversation=key, turn=turn,
-            correlation=correlate(
+            # for records, the correlation's fields: made into it with the ToolCall, if ever
+            correlation=_new_asked(_Asked, (response_id, call_id, conversation_id, namespace,
+                                            item_id)) if records
+            else ResponsesCorrelation.trusted(
                 response_id=response_id, call_id=call_id, conversation_id=conversation_id,
                 namespace=namespace, item_id=item_id)))
     if status not in (None, "completed"):
@@ -304,15 +337,18 @@ def output_to_wire(result: ToolResult) -> str | list[dict[str, str]]:
 
 def continuation(call: ToolCall) -> dict[str, str]:
     """``{"conversation": id}`` for a call of a conversation, else ``{"previous_response_id"}``."""
-    correlation = call.correlation
-    if isinstance(correlation, ResponsesCorrelation):
+    return _continuing(call.correlation, call.id, call.turn)
+
+
+def _continuing(correlation: Any, call_id: str, turn: str) -> dict[str, str]:
+    if type(correlation) is _Asked or isinstance(correlation, ResponsesCorrelation):
         if correlation.conversation_id:
             return {"conversation": correlation.conversation_id}
         return {"previous_response_id": correlation.response_id}
-    if not call.turn:
-        raise UsageError(f"{DIALECT}: call {call.id!r} has no response id; read calls with "
+    if not turn:
+        raise UsageError(f"{DIALECT}: call {call_id!r} has no response id; read calls with "
                          "read_calls so the continuation can be named")
-    return {"previous_response_id": call.turn}
+    return {"previous_response_id": turn}
 
 
 def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
@@ -334,7 +370,8 @@ def write_records(records: Sequence[CallRecord]) -> dict[str, Any]:
         assert result is not None  # only answered records are written
         items.append({"type": "function_call_output", "call_id": record.id,
                       "output": output_to_wire(result)})
-    return {**continuation(records[0].call()), "input": items}
+    first = records[0]
+    return {**_continuing(first.correlation, first.id, first.turn), "input": items}
 
 
 def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
@@ -352,3 +389,9 @@ def write_results(results: Sequence[ToolResult]) -> dict[str, Any]:
     items = [{"type": "function_call_output", "call_id": r.call.id, "output": output_to_wire(r)}
              for r in results]
     return {**continuation(results[0].call), "input": items}
+
+
+def decode_arguments(arguments: dict[str, Any], tool: ToolDefinition) -> dict[str, Any]:
+    """Undo strict mode (`toolbridge.schema.decode_strict_arguments`): the decode of every
+    call, on the arguments alone."""
+    return schema.decode_strict_arguments(tool.parameters, tool.strict, arguments)

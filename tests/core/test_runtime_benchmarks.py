@@ -60,6 +60,17 @@ def test_benchmark_smoke_of_handle(capsys: pytest.CaptureFixture[str]) -> None:
     assert "gemini-interactions" in out  # the row per dialect ran
 
 
+def test_benchmark_smoke_of_the_dialect_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    """bench_handle.py --stages: a row of stages per dialect, in this process."""
+    importlib.import_module("bench_handle").main(["--stages", "--number", "3", "--rounds", "1"])
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()
+            if line.startswith("  ") and not line.startswith("  dialect")}
+    assert set(rows) == {"openai-agents", "openai-assistants", "google-ces", "openai-responses",
+                         "openai-chat", "gemini", "anthropic-messages", "anthropic-sessions",
+                         "gemini-interactions"}
+    assert all(len(figures) == 6 for figures in rows.values())  # 4 stages, own, vs agents
+
+
 def test_fast_validation_verdicts_match_jsonschema_on_the_corpus() -> None:
     cases = validation_cases()
     assert len(cases) > 1000

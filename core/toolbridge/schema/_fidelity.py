@@ -9,7 +9,6 @@ into a plan that only visits the places where something can change, and caches i
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +24,7 @@ __all__ = ["compile_decoder", "decode_arguments", "unwrap_arguments"]
 Step = Callable[[Any, str], Any]
 """Decode one value found at a JSON pointer; returns the value itself when nothing changes."""
 
-_CACHE: OrderedDict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = OrderedDict()
+_CACHE: dict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = {}
 _CACHE_SIZE = 512
 _WRAPPED: dict[tuple[int, str], tuple[Mapping[str, Any], str | None]] = {}
 MAX_RECURSION = 200
@@ -76,15 +75,18 @@ def unwrap_arguments(schema: Mapping[str, Any], target: SchemaTarget, arguments:
 
 
 def compile_decoder(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
-    """Return a cached decoder for ``schema`` (treated as immutable once compiled)."""
+    """Return a cached decoder for ``schema`` (treated as immutable once compiled).
+
+    Dialects call it for every call they decode: a hit is one dictionary lookup (the
+    cache forgets the longest kept schema first, not the least used: no bookkeeping per hit).
+    """
     hit = _CACHE.get(id(schema))
     if hit is not None and hit[0] is schema:
-        _CACHE.move_to_end(id(schema))
         return hit[1]
     decoder = _build(schema)
     _CACHE[id(schema)] = (schema, decoder)
     if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+        del _CACHE[next(iter(_CACHE))]
     return decoder
 
 
