@@ -165,24 +165,30 @@ class _HeldStore(SqliteStore):
         return super().write(started=started, completed=completed, released=released)
 
 
-def test_each_mark_is_committed_by_the_thread_that_runs_its_handler(tmp_path: Path) -> None:
-    """Marks wanted while a commit is written are not gathered into one commit that their
-    threads would then have to wake from: each thread writes its own mark's commit, and
-    returns from it straight to its handler."""
-    store = _HeldStore(tmp_path / "results.db")
+def _claimed_effects(store: _HeldStore, count: int) -> tuple[Journal, list[Any], list[Any]]:
+    """``count`` claimed calls of a side-effecting tool on ``store``: the journal, the planned
+    calls and those to run."""
     box = Toolbox(store=store)
 
     @box.tool(side_effects=True)
     def effect(n: int) -> int:
         return n
 
-    planned = calls(7, "effect")
     journal = Journal(store, 16)
     payload = box._pipeline._payload({})
     payload.journal = journal
-    pcs = plan(payload, box._tools, [CallRecord.of(c) for c in planned], {}, None)
-    answers = store.claim(journal.requests(pcs))
-    run, _, _ = journal.claimed(pcs, answers)
+    pcs = plan(payload, box._tools, [CallRecord.of(c) for c in calls(count, "effect")], {},
+               None)
+    run, _, _ = journal.claimed(pcs, store.claim(journal.requests(pcs)))
+    return journal, pcs, run
+
+
+def test_each_mark_is_committed_by_the_thread_that_runs_its_handler(tmp_path: Path) -> None:
+    """Marks wanted while a commit is written are not gathered into one commit that their
+    threads would then have to wake from: each thread writes its own mark's commit, and
+    returns from it straight to its handler."""
+    store = _HeldStore(tmp_path / "results.db")
+    journal, pcs, run = _claimed_effects(store, 7)
     started: dict[str, tuple[bool, int]] = {}
 
     def start(pc: Any) -> None:
@@ -208,18 +214,7 @@ def test_each_mark_is_committed_by_the_thread_that_runs_its_handler(tmp_path: Pa
 def test_results_waiting_meanwhile_ride_with_the_next_mark(tmp_path: Path) -> None:
     store = _HeldStore(tmp_path / "results.db")
     store.gate.set()
-    box = Toolbox(store=store)
-
-    @box.tool(side_effects=True)
-    def effect(n: int) -> int:
-        return n
-
-    journal = Journal(store, 16)
-    payload = box._pipeline._payload({})
-    payload.journal = journal
-    pcs = plan(payload, box._tools, [CallRecord.of(c) for c in calls(2, "effect")], {},
-               None)
-    run, _, _ = journal.claimed(pcs, store.claim(journal.requests(pcs)))
+    journal, pcs, run = _claimed_effects(store, 2)
     assert journal.start(run[0])
     run[0].settle(toolbridge.ToolResult.ok(run[0].call, 0))
     journal.completed(run[0], linger=True)  # waits for the next write
@@ -234,18 +229,7 @@ def test_a_result_wanted_while_a_mark_waits_rides_with_that_mark(tmp_path: Path)
     """A result that returns while one mark is written and another waits for its turn is
     not a commit of its own: the waiting mark carries it, and its thread does not wait."""
     store = _HeldStore(tmp_path / "results.db")
-    box = Toolbox(store=store)
-
-    @box.tool(side_effects=True)
-    def effect(n: int) -> int:
-        return n
-
-    journal = Journal(store, 16)
-    payload = box._pipeline._payload({})
-    payload.journal = journal
-    pcs = plan(payload, box._tools, [CallRecord.of(c) for c in calls(3, "effect")], {},
-               None)
-    run, _, _ = journal.claimed(pcs, store.claim(journal.requests(pcs)))
+    journal, pcs, run = _claimed_effects(store, 3)
     store.held = 2
     assert journal.start(run[0])  # the first write; the second will be held
     held = threading.Thread(target=journal.start, args=(run[1],))
