@@ -155,26 +155,28 @@ class ThreadExecutor(LoopExecutor):
         runs = self._runs
         here: list[PlannedCall] = []  # inline: this thread's, one after another
         pooled: list[PlannedCall] = []
-        scores: list[int] = []  # of the pooled calls' tools, while they may all be quick
         quick = not hooked  # every pooled call proven quick: no worker woken unless one is slow
+        growing = False  # a pooled call's tool whose score may still grow (each run counts)
         for c in calls:
-            if c.tool.is_async:
+            tool = c.tool
+            if tool.is_async:
                 super().run(calls, concurrency)
                 return
-            if c.tool.inline:
+            if tool.inline:
                 here.append(c)
                 continue
             pooled.append(c)
             if quick:
-                known = runs.get(id(c.tool))
-                score = known[1] if known is not None and known[0] is c.tool else 0
+                known = runs.get(id(tool))
+                score = known[1] if known is not None and known[0] is tool else 0
                 if c.timeout is not None or score < QUICK_RUNS:
                     quick = False
-                scores.append(score)
+                elif score == QUICK_RUNS:
+                    growing = True
         pool = _threads.CALLS if hooked else _threads.HANDLERS
         busy = bool(here)
         if quick and pooled:
-            self._held(here, pooled, scores, pool, concurrency)
+            self._held(here, pooled, growing, pool, concurrency)
             return
         mine = None if here else next((c for c in pooled if hooked or c.timeout is None), None)
         if mine is not None:
@@ -199,11 +201,12 @@ class ThreadExecutor(LoopExecutor):
         _raise_from(batch)
 
     def _held(self, here: Sequence[PlannedCall], pooled: Sequence[PlannedCall],
-              scores: Sequence[int], pool: ThreadPool, concurrency: int) -> None:
+              growing: bool, pool: ThreadPool, concurrency: int) -> None:
         """Run a payload of calls proven quick (and ``inline`` ones) in this thread, watched:
         once one has run `toolbridge.runtime._watch.QUICK_SECONDS`, workers of ``pool`` take
         the rest (this thread's call holds one of its ``concurrency`` slots) while this
-        thread goes on taking them too, then joins them."""
+        thread goes on taking them too, then joins them. A run is counted when it was slow,
+        or once a score may change (``growing``: one still growing, or a slow run before)."""
         def handed(pending: Iterator[int]) -> Batch:
             def take(here: bool) -> None:
                 for index in pending:
@@ -226,8 +229,9 @@ class ThreadExecutor(LoopExecutor):
                 call = pooled[index]
                 call.execute(linger=True)
                 elapsed = clock() - started
-                if elapsed >= quick or scores[index] <= QUICK_RUNS:
+                if elapsed >= quick or growing:
                     self._learn(call.tool, elapsed)
+                    growing = True  # a slow run's tool may be forgiven by a quick one next
         except BaseException:
             WATCH.release(held)
             if held.batch is not None:
