@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from meeting import AsyncMeeting
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer
 
 from toolbridge import (
     Content,
@@ -158,6 +158,23 @@ def test_a_model_is_sent_as_its_own_json_and_its_output_is_that_json() -> None:
     body = toolbox.handle("openai-agents", agents_session(["ok", "nan"]))
     assert [e["output"] for e in body["events"]] == [
         '[{"value":1.5,"labels":{"1":"a"}}]', '{"value":null,"labels":{}}']
+
+
+class Refusing(BaseModel):
+    value: int
+
+    @field_serializer("value")
+    def _refuse(self, value: int) -> int:
+        raise TypeError("not today")
+
+
+def test_a_model_whose_serializer_raises_is_an_error_result_for_its_call_alone() -> None:
+    toolbox = Toolbox()
+    toolbox.tool(lambda: Refusing(value=1), name="refusing")
+    toolbox.tool(lambda: "fine", name="fine")
+    refused, fine = toolbox.execute([call("refusing", id="1"), call("fine", id="2")])
+    assert refused.error == "refusing returned a Refusing, which cannot be sent as a result"
+    assert fine.output == "fine"
 
 
 def test_an_unserializable_return_value_is_an_error_result() -> None:

@@ -92,7 +92,7 @@ def _converted(value: Any) -> tuple[Any, str] | None:
         if nests_deeper_than(data, 512):
             return None
         return from_json(data, allow_inf_nan=False), data.decode()
-    except ValueError:
+    except Exception:  # whatever refused it (a model's own serializer too) is decided there
         return None
 
 
