@@ -79,7 +79,8 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
     dialects: dict[str, DialectInfo] = {}
     keyed = payload.store is not None
     default_timeout = payload.timeout
-    dialect_name, info = "", _NO_DIALECT
+    dialect_name: str | None = None  # the last call's, and its `info`
+    info = _NO_DIALECT
     approvals = False
     for index, call in enumerate(calls):
         name = call.name
@@ -91,7 +92,7 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         if call.argument_error is not None:
             call.fail(f"invalid arguments for {name}: {call.argument_error}")
             continue
-        if call.dialect != dialect_name or not dialects:  # a payload's calls share one
+        if call.dialect != dialect_name:  # a payload's calls usually share one
             dialect_name = call.dialect
             known = dialects.get(dialect_name)
             if known is None:
@@ -117,7 +118,7 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
             continue
         key = None
         if keyed and call.id and (call.conversation or call.turn):
-            key = _new_key(StoreKey, (dialect_name, call.conversation, call.turn, call.id))
+            key = _new_key(StoreKey, (call.dialect, call.conversation, call.turn, call.id))
         timeout = tool.timeout if tool.timeout is not None else default_timeout
         if tool.needs_approval is not False:
             approvals = True
