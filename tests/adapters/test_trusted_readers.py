@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -70,6 +71,13 @@ ANSWERS: list[tuple[bool, Any, str | None, str | None]] = [
 ]
 
 
+def _objects_of(dialect: str) -> Iterator[dict[str, Any]]:
+    """The recorded and mutated payloads of ``dialect`` that are JSON objects."""
+    for name, payload in payloads():
+        if name == dialect and isinstance(payload, dict):
+            yield payload
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_records_read_and_write_what_the_public_models_do(dialect: str) -> None:
     """The runtime's record-level reading and writing (`Dialect.read_records` /
@@ -78,9 +86,7 @@ def test_records_read_and_write_what_the_public_models_do(dialect: str) -> None:
     of the same answers."""
     reader = toolbridge.plugin.get_dialect(dialect)
     compared = 0
-    for name, payload in payloads():
-        if name != dialect or not isinstance(payload, dict):
-            continue
+    for payload in _objects_of(dialect):
         try:
             calls = reader.read_calls(payload).calls
         except WireFormatError as exc:
@@ -128,9 +134,7 @@ def test_records_decode_what_the_calls_decode(dialect: str) -> None:
     `ToolCall`'s, on the recorded payloads' calls and on arguments the wire re-typed."""
     reader = toolbridge.plugin.get_dialect(dialect)
     compared = 0
-    for name, payload in payloads():
-        if name != dialect or not isinstance(payload, dict):
-            continue
+    for payload in _objects_of(dialect):
         try:
             records = list(reader.read_records(payload).records)
         except WireFormatError:
