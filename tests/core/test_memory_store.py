@@ -121,6 +121,32 @@ def test_eviction_drops_the_oldest_completed_batches_never_one_in_flight() -> No
     end_owner(running_owner)
 
 
+def test_eviction_in_a_turn_of_many_payloads_drops_whole_batches_and_split_members() -> None:
+    """A session's turn (CES) holds every payload's batch by call id: eviction drops the
+    oldest completed ones, a member made an entry of its own (a lookup) with them, and keeps
+    the count exact and the batch in flight in the same turn."""
+    store = MemoryStore(max_entries=6)
+    running = keys_of("", "run-1", "run-2")
+    running_owner = claimed(store, running)
+    for p in range(6):
+        keys = keys_of("", f"{p}-1", f"{p}-2")
+        owner = claimed(store, keys)
+        store.complete_claimed(owner, keys, [Fields(True, p), Fields(True, p)])
+        end_owner(owner)
+        if p == 0:
+            assert store.get(keys[1]) is not None  # a member read: an entry of its own now
+    assert len(store) == 6
+    assert [c.state if c else None for c in store.lookup(running)] == ["running"] * 2
+    held = [c.result.output if c and c.result else None for c in store.lookup(
+        [k for p in range(6) for k in keys_of("", f"{p}-1", f"{p}-2")])]
+    assert held == [None] * 8 + [4, 4, 5, 5]
+    assert store.prune(-1) == 4 and len(store) == 2  # what was counted is what is held
+    store.release(running[0], running_owner)
+    store.release(running[1], running_owner)
+    assert len(store) == 0
+    end_owner(running_owner)
+
+
 def test_a_full_store_keeps_few_objects_the_collector_tracks() -> None:
     """After their payloads end, the store's calls are plain tuples and text (untracked once
     the collector has seen them): a payload's record adds a couple of tracked objects, not a

@@ -336,12 +336,27 @@ class MemoryStore(ResultStore):
     def _drop_completed(self, done: Done) -> int:
         """Drop what ``done`` completed, if it still holds it: how many calls."""
         if type(done) is Batch:
-            if self._turns.get(done.turn) is done:  # the turn holds it alone, whole
-                del self._turns[done.turn]
+            turn = done.turn
+            held = self._turns.get(turn)
+            if held is done:  # the turn holds it alone, whole
+                del self._turns[turn]
                 self._count -= len(done.ids)
                 return len(done.ids)
-            turn = done.turn
-            return sum([self._drop_completed((*turn, call_id)) for call_id in done.ids])
+            if type(held) is not dict:
+                return 0  # the turn is gone (pruned, released), or holds another batch alone
+            # A turn of several payloads (CES, MCP: a session's every payload): the members
+            # the batch still holds go in one pass; one made an entry of its own goes as one.
+            ours = others = 0
+            for call_id in done.ids:
+                if held.get(call_id) is done:
+                    del held[call_id]
+                    ours += 1
+                else:  # `_remove` counts it
+                    others += self._drop_completed((*turn, call_id))
+            if not held and self._turns.get(turn) is held:
+                del self._turns[turn]
+            self._count -= ours
+            return ours + others
         assert isinstance(done, tuple)
         value, index = self._find(done)
         if value is None:
