@@ -162,16 +162,19 @@ def write_records(records: Sequence[CallRecord], *, session: str = "") -> dict[s
     for record in records:
         if record.success:
             output = record.output
-            if isinstance(output, Content):
+            kind = type(output)  # JSON data by exact type first: the Content check is slow
+            if kind is not dict and kind is not str and kind is not list and isinstance(
+                    output, Content):
                 output = output.as_text()
             response = {"output": output}
         else:
             response = {"error": record.error or "the tool failed"}
         echo = record.correlation
-        if type(echo) is _Echo and echo.id and echo.tool:  # the usual call, as `_entry` does
-            responses.append({"id": echo.id, "tool": echo.tool,
-                              "displayName": echo.display_name or record.name,
-                              "response": response})
-        else:
-            responses.append(_entry(echo, record.id, record.name, response))
+        if type(echo) is _Echo:
+            call_id, tool, _, display, _, _ = echo
+            if call_id and tool:  # the usual call, as `_entry` writes it
+                responses.append({"id": call_id, "tool": tool,
+                                  "displayName": display or record.name, "response": response})
+                continue
+        responses.append(_entry(echo, record.id, record.name, response))
     return _body(session, () if session else [r.correlation for r in records], responses)

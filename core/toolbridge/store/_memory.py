@@ -93,15 +93,17 @@ class MemoryStore(ResultStore):
             members.append(key[3])
         ids = tuple(members)
         with self._lock:
-            if turn not in self._turns:  # the usual case: a new turn
+            held = self._turns.get(turn)
+            if held is None:  # the usual case: a new turn
                 self._turns[turn] = Batch(owner, turn, ids, tuple(tools), to_json(arguments),
                                           keys)
             else:  # a turn of several payloads (CES, MCP): the batch beside the others
-                calls = self._calls_of(turn)
+                calls = self._calls_of(turn) if isinstance(held, Batch) else held
                 if not calls.keys().isdisjoint(ids):
                     return None
-                calls.update(dict.fromkeys(ids, Batch(owner, turn, ids, tuple(tools),
-                                                      to_json(arguments), keys)))
+                batch = Batch(owner, turn, ids, tuple(tools), to_json(arguments), keys)
+                for call_id in ids:
+                    calls[call_id] = batch
             self._count += len(ids)
             if self._count > self.max_entries:
                 self._evict()
