@@ -136,11 +136,11 @@ def _read(payload: Mapping[str, Any], session: str, tool_names: Mapping[str, str
                         and "toolsetTool" not in item and "toolset_tool" not in item):
                     # The usual call, every field checked here as `_read_call` checks it.
                     args, _, error = read_arguments(args)
+                    echo: Any = _new_echo(_Echo, (call_id, tool, None, display, session,
+                                                  turn_index))
                     calls.append(new_record(
                         id=call_id, name=display, arguments=args, argument_error=error,
-                        dialect=DIALECT, conversation=session, turn="",
-                        correlation=_new_echo(_Echo, (call_id, tool, None, display, session,
-                                                      turn_index))))
+                        dialect=DIALECT, conversation=session, turn="", correlation=echo))
                     continue
             calls.append(_read_call(item, path, j, payload, session, turn_index, names,
                                     records))
