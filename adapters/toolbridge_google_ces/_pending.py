@@ -39,7 +39,6 @@ class CesCorrelation(Correlation):
     """``SessionOutput.turnIndex`` of the output holding the call."""
 
 
-
 def _outputs(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """(path, SessionOutput) pairs from a RunSessionResponse, a SessionOutput or ToolCalls."""
     if "outputs" in payload:

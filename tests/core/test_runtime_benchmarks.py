@@ -68,7 +68,8 @@ def test_benchmark_smoke_of_the_dialect_stages(capsys: pytest.CaptureFixture[str
     assert set(rows) == {"openai-agents", "openai-assistants", "google-ces", "openai-responses",
                          "openai-chat", "gemini", "anthropic-messages", "anthropic-sessions",
                          "gemini-interactions"}
-    assert all(len(figures) == 6 for figures in rows.values())  # 4 stages, own, vs agents
+    # 4 stages, own, vs agents, the store's part
+    assert all(len(figures) == 7 for figures in rows.values())
 
 
 def test_fast_validation_verdicts_match_jsonschema_on_the_corpus() -> None:
