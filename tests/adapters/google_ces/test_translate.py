@@ -165,14 +165,22 @@ def test_call_without_id_echoes_none() -> None:
      "outputs[0].toolCalls.toolCalls[0]"),
     ({"outputs": [{"toolCalls": {"toolCalls": [{"id": "x"}]}}]},
      "outputs[0].toolCalls.toolCalls[0]"),
+    # Every field of the usual call (read inline as records) but a toolsetTool too.
+    ({"outputs": [{"toolCalls": {"toolCalls": [{"id": "x", "tool": "t", "displayName": "f",
+                                                "args": {}, "toolsetTool": {}}]}}]},
+     "outputs[0].toolCalls.toolCalls[0]"),
+    ({"outputs": [{"toolCalls": {"toolCalls": [{"id": "x", "tool": "t", "displayName": "f",
+                                                "args": {}, "toolset_tool": 1}]}}]},
+     "outputs[0].toolCalls.toolCalls[0].toolsetTool"),
     ({"outputs": [{"turnIndex": "one"}]}, "outputs[0].turnIndex"),
     ({"unexpected": 1}, "<payload>"),
 ])
 def test_malformed_payloads_name_the_field(bad: Any, field: str) -> None:
-    with pytest.raises(toolbridge.WireFormatError) as info:
-        DIALECT.read_calls(bad)
-    assert info.value.field == field and info.value.dialect == "google-ces"
-    assert info.value.body == bad
+    for read in (DIALECT.read_calls, DIALECT.read_records):  # the runtime's reader alike
+        with pytest.raises(toolbridge.WireFormatError) as info:
+            read(bad)
+        assert info.value.field == field and info.value.dialect == "google-ces"
+        assert info.value.body == bad
 
 
 def test_text_only_answers_hold_no_calls() -> None:
