@@ -75,21 +75,25 @@ class Journal:
         with those keys)."""
 
     # ------------------------------------------------------------------ claims
-    def claim(self, planned: Sequence[PlannedCall]) -> list[StoreClaim]:
+    def claim(self, planned: Sequence[PlannedCall],
+              columns: tuple[list[StoreKey], list[str], list[dict[str, Any]], bool] | None = None
+              ) -> list[StoreClaim]:
         """Claim ``planned`` (keyed calls only) in one store operation: the store's answers.
 
-        Calls that need no approval go as columns (`ResultStore.claim_new`), the others as
-        `StoreCall` tuples (`requests`)."""
-        keys: list[StoreKey] = []
-        tools: list[str] = []
-        arguments: list[dict[str, Any]] = []
-        other = False  # an approval, or a side effect on a store that may warn of it
-        for pc in planned:
-            keys.append(pc.key)  # type: ignore[arg-type]
-            tools.append(pc.record.name)
-            arguments.append(pc.arguments)
-            if pc.approval is not None or pc.tool.side_effects:
-                other = True
+        Calls that need no approval go as columns (`ResultStore.claim_new`; ``columns``: the
+        plan made them, with whether a tool has side effects), the others as `StoreCall`
+        tuples (`requests`)."""
+        if columns is not None:
+            keys, tools, arguments, other = columns
+        else:
+            keys, tools, arguments = [], [], []
+            other = False  # an approval, or a side effect on a store that may warn of it
+            for pc in planned:
+                keys.append(pc.key)  # type: ignore[arg-type]
+                tools.append(pc.record.name)
+                arguments.append(pc.arguments)
+                if pc.approval is not None or pc.tool.side_effects:
+                    other = True
         store = self.store
         if other:
             if any(pc.approval is not None for pc in planned):
