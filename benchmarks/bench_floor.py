@@ -12,19 +12,26 @@ Per call, on `bench_handle.py`'s payloads (8 calls, and 512), these figures agai
   ``to_json``) and the result in the dict, the wire's result event;
 - floor + model: the same, also making the neutral model's two objects per call, a
   `ToolCall` (``ToolCall.trusted``) and a `ToolResult` (``ToolResult.ok``), at their cheapest;
+- parts, + plan, + store, + execute, + executor: toolbridge's own parts (its reader,
+  decoder, binder, shaper and writer) with no pipeline around them, then the pipeline's
+  steps added one at a time (`_ladder`), on the inline tools: each row's difference to the
+  row above is what that step costs;
 - inline: ``Toolbox`` with the same tools ``inline=True``, ``handle`` (the memory store);
 - inline, no store: the same with ``Toolbox(store=None)`` (no claim, no record);
 - default: ``Toolbox()`` with no flags, ``handle``.
 
 No fault handling, no limits, no durable store: the floor is not a configuration anyone gets,
 it is the bound under which the pipeline's own work (its objects, checks and store) is the
-difference. Fresh payloads each round, best round kept, the garbage collector on (a full
-collection before each timed loop), variants taking turns within each round.
+difference. Fresh payloads for every variant each round, variants taking turns within each
+round, the garbage collector on (a full collection before each timed loop); each ratio is the
+median over the rounds of the variant's time over the SDK's in the same round (paired
+rounds), each time the median round.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -34,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_handle as bench
+from _ladder import rungs
 from pydantic_core import to_json
 
 import toolbridge
@@ -94,7 +102,7 @@ def floor(box: toolbridge.Toolbox, model: bool) -> Callable[[dict[str, Any]], di
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=1000, help="8-call payloads per round")
-    parser.add_argument("--rounds", type=int, default=5, help="timing rounds (best is kept)")
+    parser.add_argument("--rounds", type=int, default=5, help="timing rounds (paired)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall time (default), or the process's CPU time")
     args = parser.parse_args(argv)
@@ -107,29 +115,31 @@ def main(argv: list[str] | None = None) -> None:
         "sdk": AgentSession.model_validate,
         "floor": floor(inline, model=False),
         "floor + model": floor(inline, model=True),
+        **rungs(inline),
         "inline": lambda p: inline.handle("openai-agents", p),
         "inline, no store": lambda p: unstored.handle("openai-agents", p),
         "default": lambda p: default.handle("openai-agents", p),
     }
-    best: dict[tuple[int, str], float] = {}
+    times: dict[tuple[int, str], list[float]] = {}
     sizes = ((8, args.number), (512, max(1, args.number // 40)))
     for r in range(args.rounds):
         for calls, number in sizes:
             for name, answer in variants.items():
                 payloads = [bench.agents_payload(f"{name}-{calls}-{r}-{i}", calls)
                             for i in range(number)]
-                seconds = bench.timed(answer, payloads) / calls
-                best[calls, name] = min(best.get((calls, name), float("inf")), seconds)
+                times.setdefault((calls, name), []).append(
+                    bench.timed(answer, payloads) / calls)
     for box in (inline, unstored, default):
         box.close()
-    print(f"Python {sys.version.split()[0]}; best of {args.rounds} rounds (fresh payloads "
-          f"each round; {sizes[0][1]} of 8 calls, {sizes[1][1]} of 512); {args.clock} clock")
+    print(f"Python {sys.version.split()[0]}; {args.rounds} rounds (fresh payloads each round; "
+          f"{sizes[0][1]} of 8 calls, {sizes[1][1]} of 512); {args.clock} clock; medians")
     for calls, _ in sizes:
-        sdk = best[calls, "sdk"]
+        sdk = times[calls, "sdk"]
         print(f"{calls} calls per payload, per call:")
         for name in variants:
-            print(f"  {name:16s} {best[calls, name] * 1e6:7.2f} us  "
-                  f"{best[calls, name] / sdk:5.2f}x")
+            mine = times[calls, name]
+            ratio = statistics.median(t / s for t, s in zip(mine, sdk, strict=True))
+            print(f"  {name:16s} {statistics.median(mine) * 1e6:7.2f} us  {ratio:5.2f}x")
     print("ratio: every figure is against AgentSession.model_validate in the same run")
 
 

@@ -40,6 +40,8 @@ __all__ = ["Payload", "PlannedCall"]
 
 log = logging.getLogger("toolbridge.runtime")
 
+Columns = tuple[list["StoreKey"], list[str], list[dict[str, Any]], bool]
+"""A claim's calls as columns (`Payload.columns`)."""
 Shaped = tuple[bool, Any, "str | None", "str | None"]
 """A result's fields (success, output, error), and its output's JSON text when it is JSON
 data."""
@@ -48,8 +50,9 @@ data."""
 class Payload:
     """One payload's run: the settings it runs with and what its calls share."""
 
-    __slots__ = ("approvals", "distinct_ids", "error_formatter", "extra", "hooks", "journal",
-                 "lock", "loop", "max_concurrency", "oversize", "spans", "store", "timeout")
+    __slots__ = ("approvals", "columns", "distinct_ids", "error_formatter", "extra", "hooks",
+                 "journal", "lock", "loop", "max_concurrency", "oversize", "spans", "store",
+                 "timeout")
 
     def __init__(self, store: ResultStore | None, timeout: float | None, max_concurrency: int,
                  error_formatter: Callable[[BaseException], str], oversize: SizePolicy,
@@ -70,6 +73,10 @@ class Payload:
         """Whether the plan found every call id distinct (no result is a repeat's)."""
         self.approvals = False
         """Whether a planned call's tool may need a person's approval (the plan found one)."""
+        self.columns: Columns | None = None
+        """What the claim of every planned call takes, made by the plan when each of them has
+        a store key: keys, tool names, decoded arguments, and whether a tool has side
+        effects."""
         self.spans: CallSpans | None = None
         """The calls' OpenTelemetry spans, when a tracer provider is set
         (`toolbridge.telemetry`)."""

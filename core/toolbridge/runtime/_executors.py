@@ -175,7 +175,7 @@ class ThreadExecutor(LoopExecutor):
                     growing = True
         pool = _threads.CALLS if hooked else _threads.HANDLERS
         busy = bool(here)
-        if quick and pooled:
+        if quick and pooled and (here or len(pooled) > 1):  # one alone: nothing to hand on
             self._held(here, pooled, growing, pool, concurrency)
             return
         mine = None if here else next((c for c in pooled if hooked or c.timeout is None), None)
@@ -216,21 +216,22 @@ class ThreadExecutor(LoopExecutor):
             return Batch(pool, [take] * workers, [None] * workers,
                          ["a quick call of the payload"] * workers, concurrency, concurrency - 1)
 
-        held = Held(len(pooled), handed)
         clock = time.monotonic
         quick = _watch.QUICK_SECONDS
+        held = Held(len(pooled), handed, now := clock())
         WATCH.hold(held)
         try:
             for call in here:
-                held.since = clock()
+                held.since = now
                 call.execute(linger=True)
+                now = clock()
             for index in held.pending:  # shared with the workers, once handed on
-                held.since = started = clock()
+                held.since = started = now
                 call = pooled[index]
                 call.execute(linger=True)
-                elapsed = clock() - started
-                if elapsed >= quick or growing:
-                    self._learn(call.tool, elapsed)
+                now = clock()  # this call's end, the next one's start
+                if now - started >= quick or growing:
+                    self._learn(call.tool, now - started)
                     growing = True  # a slow run's tool may be forgiven by a quick one next
         except BaseException:
             WATCH.release(held)

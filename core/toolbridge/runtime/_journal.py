@@ -46,50 +46,57 @@ _new_tuple = tuple.__new__  # StoreCall(...), StoredResult(...) without their Py
 
 
 class Journal:
-    """A payload's dealings with the store: claims, "started" marks, results, releases."""
+    """A payload's dealings with the store: claims, "started" marks, results, releases.
+
+    What a payload without side effects never changes is a class attribute until set."""
+
+    pending = False
+    """Whether writes wait for the next commit."""
+    reconciling = False
+    """Whether a claim took over a side effect whose handler a gone worker had entered
+    (one to reconcile: not declared ``idempotent``)."""
+    _turn: threading.Condition | None = None  # marks waiting to write (made on need)
+    _stored: threading.Condition | None = None  # threads waiting for a write
+    _queued = 0  # marks waiting to write: the results gathered meanwhile ride along
+    _flushing = False
+    _gathering = 0  # the generation new writes join
+    _written = -1  # the last generation written
+    _batch: tuple[Sequence[PlannedCall], list[StoreKey]] | None = None
+    """The last `claim_new` batch: its calls and keys (a payload's end stores its results
+    with those keys)."""
 
     def __init__(self, store: ResultStore, threads: int) -> None:
         self.store = store
         self.threads = threads
-        self.pending = False
-        """Whether writes wait for the next commit."""
         self.owners: set[str] = set()
-        self.reconciling = False
-        """Whether a claim took over a side effect whose handler a gone worker had entered
-        (one to reconcile: not declared ``idempotent``)."""
         self._lock = threading.Lock()
-        self._turn: threading.Condition | None = None  # marks waiting to write (made on need)
-        self._stored: threading.Condition | None = None  # threads waiting for a write
-        self._queued = 0  # marks waiting to write: the results gathered meanwhile ride along
         self._completed: list[PlannedCall] = []
         self._released: list[tuple[StoreKey, str]] = []
         self._marked: set[int] = set()  # ids of the calls whose "started" mark was stored
-        self._flushing = False
-        self._gathering = 0  # the generation new writes join
-        self._written = -1  # the last generation written
         self._errors: dict[int, Exception] = {}
         self.expired: list[ApprovalRequest] = []
         """Requests a claim found past their expiry, to deny (`expire`) before claiming again."""
-        self._batch: tuple[Sequence[PlannedCall], list[StoreKey]] | None = None
-        """The last `claim_new` batch: its calls and keys (a payload's end stores its results
-        with those keys)."""
 
     # ------------------------------------------------------------------ claims
-    def claim(self, planned: Sequence[PlannedCall]) -> list[StoreClaim]:
+    def claim(self, planned: Sequence[PlannedCall],
+              columns: tuple[list[StoreKey], list[str], list[dict[str, Any]], bool] | None = None
+              ) -> list[StoreClaim]:
         """Claim ``planned`` (keyed calls only) in one store operation: the store's answers.
 
-        Calls that need no approval go as columns (`ResultStore.claim_new`), the others as
-        `StoreCall` tuples (`requests`)."""
-        keys: list[StoreKey] = []
-        tools: list[str] = []
-        arguments: list[dict[str, Any]] = []
-        other = False  # an approval, or a side effect on a store that may warn of it
-        for pc in planned:
-            keys.append(pc.key)  # type: ignore[arg-type]
-            tools.append(pc.record.name)
-            arguments.append(pc.arguments)
-            if pc.approval is not None or pc.tool.side_effects:
-                other = True
+        Calls that need no approval go as columns (`ResultStore.claim_new`; ``columns``: the
+        plan made them, with whether a tool has side effects), the others as `StoreCall`
+        tuples (`requests`)."""
+        if columns is not None:
+            keys, tools, arguments, other = columns
+        else:
+            keys, tools, arguments = [], [], []
+            other = False  # an approval, or a side effect on a store that may warn of it
+            for pc in planned:
+                keys.append(pc.key)  # type: ignore[arg-type]
+                tools.append(pc.record.name)
+                arguments.append(pc.arguments)
+                if pc.approval is not None or pc.tool.side_effects:
+                    other = True
         store = self.store
         if other:
             if any(pc.approval is not None for pc in planned):

@@ -26,7 +26,7 @@ from ..store import ApprovalRequest
 from ..telemetry._state import active as telemetry_active
 from . import _approvals as approvals
 from . import _threads
-from ._call import Payload, PlannedCall
+from ._call import Columns, Payload, PlannedCall
 from ._executors import Executor, ThreadExecutor
 from ._journal import Journal
 from ._limits import SizePolicy
@@ -134,7 +134,7 @@ class Pipeline:
             return planned
         journal = payload.journal = Journal(store, concurrency)
         try:
-            run, held = self._claim(journal, todo)
+            run, held = self._claim(journal, todo, payload.columns if todo is planned else None)
             waited, delay = 0.0, 0.002
             while True:
                 if journal.reconciling:  # settle those first; the others have no result yet
@@ -187,7 +187,8 @@ class Pipeline:
         journal = payload.journal = Journal(store, threads)
         blocking = store.blocking
         try:
-            run, held = await self._aclaim(journal, todo)
+            run, held = await self._aclaim(journal, todo,
+                                           payload.columns if todo is planned else None)
             waited, delay = 0.0, 0.002
             while True:
                 if journal.reconciling:  # settle those first; the others have no result yet
@@ -214,14 +215,15 @@ class Pipeline:
         return planned
 
     @staticmethod
-    def _claim(journal: Journal, planned: list[PlannedCall]
+    def _claim(journal: Journal, planned: list[PlannedCall], columns: Columns | None = None
                ) -> tuple[list[PlannedCall], list[PlannedCall]]:
-        """Claim the keyed calls: the calls to run (in order), and those held elsewhere."""
-        keyed = [pc for pc in planned if pc.key is not None]
+        """Claim the keyed calls: the calls to run (in order), and those held elsewhere.
+        ``columns``: the plan's, when every one of ``planned`` is keyed."""
+        keyed = planned if columns is not None else [pc for pc in planned if pc.key is not None]
         if not keyed:
             return planned, []
         try:
-            answers = journal.claim(keyed)
+            answers = journal.claim(keyed, columns)
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.record.success is None], []
@@ -231,16 +233,18 @@ class Pipeline:
         return ordered
 
     @staticmethod
-    async def _aclaim(journal: Journal, planned: list[PlannedCall]
+    async def _aclaim(journal: Journal, planned: list[PlannedCall],
+                      columns: Columns | None = None
                       ) -> tuple[list[PlannedCall], list[PlannedCall]]:
-        keyed = [pc for pc in planned if pc.key is not None]
+        keyed = planned if columns is not None else [pc for pc in planned if pc.key is not None]
         if not keyed:
             return planned, []
         try:
             if journal.store.blocking:
-                answers = await _threads.CALLS.run(journal.threads, journal.claim, keyed)
+                answers = await _threads.CALLS.run(journal.threads, journal.claim, keyed,
+                                                   columns)
             else:
-                answers = journal.claim(keyed)
+                answers = journal.claim(keyed, columns)
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.record.success is None], []

@@ -78,6 +78,10 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
     planned: list[PlannedCall] = []
     dialects: dict[str, DialectInfo] = {}
     keyed = payload.store is not None
+    keys: list[StoreKey] = []  # the claim's columns, made as the calls are planned
+    names: list[str] = []
+    decoded: list[dict[str, Any]] = []
+    effects = False
     default_timeout = payload.timeout
     dialect_name: str | None = None  # the last call's, and its `info`
     info = _NO_DIALECT
@@ -119,6 +123,11 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
         key = None
         if keyed and call.id and (call.conversation or call.turn):
             key = _new_key(StoreKey, (call.dialect, call.conversation, call.turn, call.id))
+            keys.append(key)
+            names.append(name)
+            decoded.append(arguments)
+            if tool.side_effects:
+                effects = True
         timeout = tool.timeout if tool.timeout is not None else default_timeout
         if tool.needs_approval is not False:
             approvals = True
@@ -127,6 +136,8 @@ def plan(payload: Payload, tools: Mapping[str, RegisteredTool], calls: Sequence[
     payload.approvals = approvals
     ids = {call.id for call in calls}
     payload.distinct_ids = len(ids) == len(calls)
+    if keys and len(keys) == len(planned) and payload.distinct_ids:
+        payload.columns = (keys, names, decoded, effects)
     if not payload.distinct_ids:  # distinct ids are enough, and quick to see
         repeats = _repeats(calls)
         if repeats:

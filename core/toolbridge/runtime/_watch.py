@@ -42,11 +42,12 @@ class Held:
 
     __slots__ = ("_make", "batch", "lock", "pending", "released", "since")
 
-    def __init__(self, count: int, batch: Callable[[Iterator[int]], Batch]) -> None:
+    def __init__(self, count: int, batch: Callable[[Iterator[int]], Batch],
+                 since: float) -> None:
         self.pending = iter(range(count))
         """The calls not taken yet (their indices)."""
-        self.since = time.monotonic()
-        """When the caller's current call started."""
+        self.since = since
+        """When the caller's current call started (`time.monotonic`)."""
         self.batch: Batch | None = None
         """The workers the calls left were handed to, once they were."""
         self.released = False
