@@ -70,15 +70,13 @@ def shape(name: str, value: Any) -> tuple[bool, Any, str | None, str | None]:
         return True, value, None, None
     if kind is dict or kind is list:
         first = type(value[0]) if kind is list and value else str
-        if first in _JSON_TYPES:
-            if _plain_json(value):  # JSON data as it is (`serialize_output`'s first case)
-                return True, value, None, json_text(value)
-        elif _PART_TYPES.isdisjoint(first.__mro__):  # a list of models, dataclasses...
-            converted = _converted(value)
-            if converted is not None:
-                return True, converted[0], None, converted[1]
-    elif kind not in _JSON_TYPES and _CONTENT_TYPES.isdisjoint(kind.__mro__):
-        converted = _converted(value)  # a model, a dataclass...: pydantic-core's, at Rust speed
+        if first in _JSON_TYPES and _plain_json(value):  # JSON data as it is
+            return True, value, None, json_text(value)
+        direct = not _PART_TYPES.isdisjoint(first.__mro__)  # parts: content
+    else:  # scalars and content: `serialize_output`'s own
+        direct = kind in _JSON_TYPES or not _CONTENT_TYPES.isdisjoint(kind.__mro__)
+    if not direct:  # models, dataclasses, lists or dicts of them...: pydantic-core's, in Rust
+        converted = _converted(value)
         if converted is not None:
             return True, converted[0], None, converted[1]
     try:
