@@ -28,8 +28,8 @@ log = logging.getLogger("toolbridge.runtime")
 
 
 _PARTS = (TextPart, ImagePart, DocumentPart)
-_PART_TYPES = frozenset(_PARTS)
-_CONTENT_TYPES = frozenset((Content, *_PARTS))
+_PART_TYPES: frozenset[type] = frozenset(_PARTS)
+_CONTENT_TYPES: frozenset[type] = frozenset((Content, *_PARTS))
 """What is sent as content, seen in a type's ``__mro__`` (no ABC check per call)."""
 _JSON_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
 
