@@ -73,6 +73,8 @@ def shape(name: str, value: Any) -> tuple[bool, Any, str | None, str | None]:
         if first in _JSON_TYPES and _plain_json(value):  # JSON data as it is
             return True, value, None, json_text(value)
         direct = not _PART_TYPES.isdisjoint(first.__mro__)  # parts: content
+    elif kind is tuple:  # as a list
+        direct = bool(value) and not _PART_TYPES.isdisjoint(type(value[0]).__mro__)
     else:  # scalars and content: `serialize_output`'s own
         direct = kind in _JSON_TYPES or not _CONTENT_TYPES.isdisjoint(kind.__mro__)
     if not direct:  # models, dataclasses, lists or dicts of them...: pydantic-core's, in Rust
