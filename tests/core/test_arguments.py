@@ -50,6 +50,36 @@ def test_a_deep_object_is_an_error_too() -> None:
     assert "levels deep" in str(read_arguments({"d": value}).error)
 
 
+class Node(dict[str, Any]):
+    """A dict subclass: a container all the same."""
+
+
+def chain(depth: int, container: Any = list) -> Any:
+    """``depth`` levels of ``container`` (``list`` or a dict type), a model's usual objects
+    beside them so that the object is not one `shallow` accepts."""
+    value: Any = {"leaf": 1}
+    for _ in range(depth - 1):
+        value = [value] if container is list else container(next=value, name="n")
+    return value
+
+
+@pytest.mark.parametrize("container", [list, dict, Node])
+def test_a_decoded_object_nests_at_most_the_limit(container: Any) -> None:
+    """Decoded objects are measured level by level, dict subclasses too: the limit itself is
+    accepted (and the object copied), one level more is an error."""
+    fits = {"d": chain(MAX_NESTING_DEPTH - 1, container), "items": [{"a": [1]}]}
+    got = read_arguments(fits)
+    assert got.error is None and got.values == fits and got.values is not fits
+    deeper = {"d": chain(MAX_NESTING_DEPTH, container), "items": [{"a": [1]}]}
+    assert f"more than {MAX_NESTING_DEPTH} levels" in str(read_arguments(deeper).error)
+
+
+def test_a_cycle_is_an_error() -> None:
+    looped: dict[str, Any] = {"name": "a", "items": [{"a": 1}]}
+    looped["self"] = {"again": looped}
+    assert f"more than {MAX_NESTING_DEPTH} levels" in str(read_arguments(looped).error)
+
+
 def test_none_is_an_error_where_arguments_are_required() -> None:
     assert "got NoneType" in str(read_arguments(None, none=False).error)
 

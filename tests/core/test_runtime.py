@@ -160,6 +160,36 @@ def test_a_model_is_sent_as_its_own_json_and_its_output_is_that_json() -> None:
         '[{"value":1.5,"labels":{"1":"a"}}]', '{"value":null,"labels":{}}']
 
 
+def test_a_list_of_models_is_written_as_its_models_write_themselves() -> None:
+    """A list of models (or of dataclasses), or a dict holding them, is pydantic-core's text
+    too, each model with its own settings, as one model alone: NaN as the model writes it; a
+    bare NaN beside the models, or a model set to write NaN, is an error result; a list (or a
+    tuple) of parts is still content."""
+    toolbox = Toolbox()
+    toolbox.tool(lambda: [Reading(value=math.nan), Reading(value=2.0, labels={3: "c"})],
+                 name="readings")
+    toolbox.tool(lambda: [Reading(value=1.0), math.nan], name="bare_nan")
+    toolbox.tool(lambda: [StrictReading(value=1.0), StrictReading(value=math.inf)], name="inf")
+    toolbox.tool(lambda: [TextPart(text="a"), TextPart(text="b")], name="parts")
+    toolbox.tool(lambda: {"first": Reading(value=math.nan), "n": 1}, name="holding")
+    toolbox.tool(lambda: (TextPart(text="a"), TextPart(text="b")), name="tuple_parts")
+    toolbox.tool(lambda: (Reading(value=1.0),), name="tuple_models")
+    readings, bare, inf, parts, holding, tuple_parts, tuple_models = toolbox.execute(
+        [call("readings", id="1"), call("bare_nan", id="2"), call("inf", id="3"),
+         call("parts", id="4"), call("holding", id="5"), call("tuple_parts", id="6"),
+         call("tuple_models", id="7")])
+    assert readings.output == [{"value": None, "labels": {}}, {"value": 2.0, "labels": {"3": "c"}}]
+    assert bare.error == "bare_nan returned a list, which cannot be sent as a result"
+    assert inf.error == "inf returned a list, which cannot be sent as a result"
+    assert parts.output == Content(parts=(TextPart(text="a"), TextPart(text="b")))
+    assert holding.output == {"first": {"value": None, "labels": {}}, "n": 1}
+    assert tuple_parts.output == parts.output  # a tuple as a list
+    assert tuple_models.output == [{"value": 1.0, "labels": {}}]
+    body = toolbox.handle("openai-agents", agents_session(["readings"]))
+    assert [e["output"] for e in body["events"]] == [
+        '[{"value":null,"labels":{}},{"value":2.0,"labels":{"3":"c"}}]']
+
+
 class Refusing(BaseModel):
     value: int
 

@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .._json_text import loads
-from ._limits import MAX_ARGUMENT_BYTES, MAX_NESTING_DEPTH, nests_deeper_than, shallow
+from ._limits import (
+    MAX_ARGUMENT_BYTES,
+    MAX_NESTING_DEPTH,
+    levels_deeper_than,
+    nests_deeper_than,
+    shallow,
+)
 
 __all__ = ["Arguments", "read_arguments"]
 
@@ -40,7 +46,7 @@ def read_arguments(value: Any, *, none: bool = True, what: str = "arguments") ->
     if type(value) is dict:  # the common case (Agents, CES), first: the ABC check is slow
         if shallow(value):  # names and nesting checked in one pass
             return _new_arguments(Arguments, (value.copy(), None, None))
-        if nests_deeper_than(value):
+        if levels_deeper_than(value, MAX_NESTING_DEPTH):  # `shallow` is not asked twice
             return _new_arguments(Arguments, ({}, None, _too_deep(what)))
         for key in value:
             if type(key) is not str:

@@ -10,7 +10,8 @@ import re
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES", "nests_deeper_than"]
+__all__ = ["MAX_ARGUMENT_BYTES", "MAX_NESTING_DEPTH", "MAX_PAYLOAD_BYTES", "levels_deeper_than",
+           "nests_deeper_than", "shallow"]
 
 MAX_ARGUMENT_BYTES = 1 << 20
 """Largest argument text of one call (UTF-8 bytes): 1 MiB."""
@@ -66,7 +67,13 @@ def nests_deeper_than(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
         return False
     if kind is not dict and kind is not list and not isinstance(value, _CONTAINERS):
         return limit < 0
-    # Level by level: each level's containers, no recursion (a caller may be deep already).
+    return levels_deeper_than(value, limit)
+
+
+def levels_deeper_than(value: dict[Any, Any] | list[Any], limit: int) -> bool:
+    """`nests_deeper_than` of decoded data, ``value`` a dict or list (or a subclass of one),
+    counted level by level: each level's containers, no recursion (a caller may be deep
+    already). For a reader that saw `shallow` refuse ``value`` (it is not asked again)."""
     level, depth = [value], 1
     while level:
         if depth > limit:

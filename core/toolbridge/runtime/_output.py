@@ -28,6 +28,9 @@ log = logging.getLogger("toolbridge.runtime")
 
 
 _PARTS = (TextPart, ImagePart, DocumentPart)
+_PART_TYPES: frozenset[type] = frozenset(_PARTS)
+_CONTENT_TYPES: frozenset[type] = frozenset((Content, *_PARTS))
+"""What is sent as content, seen in a type's ``__mro__`` (no ABC check per call)."""
 _JSON_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
 
 
@@ -65,11 +68,17 @@ def shape(name: str, value: Any) -> tuple[bool, Any, str | None, str | None]:
     kind = type(value)
     if kind is str:  # the common case: text is sent as it is
         return True, value, None, None
-    if (kind is dict or (kind is list and (not value or type(value[0]) in _JSON_TYPES))) and (
-            _plain_json(value)):  # JSON data as it is (`serialize_output`'s first case)
-        return True, value, None, json_text(value)
-    if kind not in _JSON_TYPES and not isinstance(value, (Content, *_PARTS)):
-        converted = _converted(value)  # a model, a dataclass...: pydantic-core's, at Rust speed
+    if kind is dict or kind is list:
+        first = type(value[0]) if kind is list and value else str
+        if first in _JSON_TYPES and _plain_json(value):  # JSON data as it is
+            return True, value, None, json_text(value)
+        direct = not _PART_TYPES.isdisjoint(first.__mro__)  # parts: content
+    elif kind is tuple:  # as a list
+        direct = bool(value) and not _PART_TYPES.isdisjoint(type(value[0]).__mro__)
+    else:  # scalars and content: `serialize_output`'s own
+        direct = kind in _JSON_TYPES or not _CONTENT_TYPES.isdisjoint(kind.__mro__)
+    if not direct:  # models, dataclasses, lists or dicts of them...: pydantic-core's, in Rust
+        converted = _converted(value)
         if converted is not None:
             return True, converted[0], None, converted[1]
     try:
@@ -89,7 +98,7 @@ def _converted(value: Any) -> tuple[Any, str] | None:
     past 512 levels: `serialize_output` decides, and says why."""
     try:
         data = to_json(value)
-        if nests_deeper_than(data, 512):
+        if data.count(b"[") + data.count(b"{") > 512 and nests_deeper_than(data, 512):
             return None
         return from_json(data, allow_inf_nan=False), data.decode()
     except Exception:  # whatever refused it (a model's own serializer too) is decided there
