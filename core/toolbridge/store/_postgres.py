@@ -50,6 +50,7 @@ _KEY = "dialect = %s AND conversation = %s AND turn = %s AND call_id = %s"
 _ROW = "state, fingerprint, owner, started_at, result, approval, decision"
 _STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 _INHERITED: list[Any] = []  # a parent's connections, kept (never used, never closed) in a child
+_COMMAND_OK = 1  # psycopg.pq.ExecStatus.COMMAND_OK (libpq's PGRES_COMMAND_OK)
 
 
 def _import_psycopg() -> Any:
@@ -150,8 +151,14 @@ class PostgresStore(ResultStore):
         that keeps more tables in the same database."""
         with self._lock:
             conn = self._connection()
-            with conn.transaction():
-                return work(conn)
+            _command(conn, b"BEGIN")
+            try:
+                done = work(conn)
+            except BaseException:
+                _roll_back(conn)
+                raise
+            _command(conn, b"COMMIT")
+            return done
 
     def _run(self, sql: str, params: tuple[Any, ...]) -> Any:
         with self._lock:
@@ -361,6 +368,25 @@ class PostgresStore(ResultStore):
 
     def __repr__(self) -> str:
         return f"<PostgresStore {self.url} table={self.table}>"
+
+
+def _command(conn: psycopg.Connection[Any], command: bytes) -> None:
+    """``command`` in one libpq call, which waits for the reply with the GIL released: from
+    the server's reply to the return there is no Python (a "started" mark's ``COMMIT``, whose
+    reply is all that stands between the mark and its handler)."""
+    pgconn = conn.pgconn
+    if pgconn.exec_(command).status != _COMMAND_OK:
+        message = pgconn.error_message.decode("utf-8", "replace").strip()
+        raise _import_psycopg().OperationalError(f"{command.decode()}: {message}")
+
+
+def _roll_back(conn: psycopg.Connection[Any]) -> None:
+    """End a failed transaction the driver's way (which also forgets the statements it
+    prepared meanwhile); a connection that cannot is closed, and the next use reconnects."""
+    try:
+        conn.rollback()
+    except _import_psycopg().Error:
+        conn.close()
 
 
 def _result(text: str | None) -> StoredResult | None:
