@@ -371,13 +371,14 @@ class PostgresStore(ResultStore):
 
 
 def _command(conn: psycopg.Connection[Any], command: bytes) -> None:
-    """``command`` in one libpq call, which waits for the reply with the GIL released: from
-    the server's reply to the return there is no Python (a "started" mark's ``COMMIT``, whose
-    reply is all that stands between the mark and its handler)."""
-    pgconn = conn.pgconn
-    if pgconn.exec_(command).status != _COMMAND_OK:
-        message = pgconn.error_message.decode("utf-8", "replace").strip()
-        raise _import_psycopg().OperationalError(f"{command.decode()}: {message}")
+    """``command`` in one libpq call (``PQexec``, waiting with the GIL released): between the
+    server's reply and the return, only the status check. A "started" mark's ``COMMIT`` is
+    the window a kill must miss (docs/performance.md): the driver's own way costs 15-25 us
+    more there (its generator, wait loop and result bookkeeping)."""
+    result = conn.pgconn.exec_(command)
+    if result.status != _COMMAND_OK:
+        message = (result.error_message or conn.pgconn.error_message).decode("utf-8", "replace")
+        raise _import_psycopg().OperationalError(f"{command.decode()}: {message.strip()}")
 
 
 def _roll_back(conn: psycopg.Connection[Any]) -> None:
