@@ -50,7 +50,7 @@ _KEY = "dialect = %s AND conversation = %s AND turn = %s AND call_id = %s"
 _ROW = "state, fingerprint, owner, started_at, result, approval, decision"
 _STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 _INHERITED: list[Any] = []  # a parent's connections, kept (never used, never closed) in a child
-_COMMAND_OK = 1  # psycopg.pq.ExecStatus.COMMAND_OK (libpq's PGRES_COMMAND_OK)
+_COMMAND_OK = 1  # psycopg.pq.ExecStatus.COMMAND_OK, without importing psycopg here
 
 
 def _import_psycopg() -> Any:
@@ -371,10 +371,8 @@ class PostgresStore(ResultStore):
 
 
 def _command(conn: psycopg.Connection[Any], command: bytes) -> None:
-    """``command`` in one libpq call (``PQexec``, waiting with the GIL released): between the
-    server's reply and the return, only the status check. A "started" mark's ``COMMIT`` is
-    the window a kill must miss (docs/performance.md): the driver's own way costs 15-25 us
-    more there (its generator, wait loop and result bookkeeping)."""
+    """``command`` in one libpq call, waiting with the GIL released; after the reply only the
+    status check runs (a mark's ``COMMIT`` is the window a kill must miss: docs/performance.md)."""
     result = conn.pgconn.exec_(command)
     if result.status != _COMMAND_OK:
         message = (result.error_message or conn.pgconn.error_message).decode("utf-8", "replace")
@@ -382,8 +380,7 @@ def _command(conn: psycopg.Connection[Any], command: bytes) -> None:
 
 
 def _roll_back(conn: psycopg.Connection[Any]) -> None:
-    """End a failed transaction the driver's way (which also forgets the statements it
-    prepared meanwhile); a connection that cannot is closed, and the next use reconnects."""
+    """Roll back the driver's way (it forgets what it prepared); if it cannot, close (reconnect)."""
     try:
         conn.rollback()
     except _import_psycopg().Error:
