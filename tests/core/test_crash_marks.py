@@ -14,7 +14,8 @@ figures, docs/performance.md; ``TOOLBRIDGE_CRASH_KILLS=120`` and ``-s`` for a st
 rate). SQLite runs here with
 ``synchronous=normal`` (a WAL commit without its fsync: under SIGKILL, frames written are
 kept, so with ``full`` each mark's fsync is part of its window and no code can shorten it);
-PostgreSQL needs ``eval "$(scripts/postgres start)"`` (skipped without a server).
+PostgreSQL needs ``eval "$(scripts/postgres start)"`` (skipped without a server); its floor
+under the same kills, a bare psycopg loop without the toolbox, is workers/crash_floor.py.
 """
 
 from __future__ import annotations

@@ -298,6 +298,44 @@ def test_a_forked_child_uses_its_own_connections(store: PostgresStore) -> None:
     assert child is not None and child.result == StoredResult(True, "child")
 
 
+def test_a_failed_transaction_leaves_nothing_and_the_store_goes_on(store: PostgresStore
+                                                                   ) -> None:
+    """Transactions are begun and committed in one libpq call each; one that fails is rolled
+    back the driver's way, and the statements it had prepared (after 5 uses) still work."""
+    import psycopg
+
+    claim = store.claim_one(KEY, "t", {})
+    for _ in range(6):  # the lookup is now a prepared statement on the server
+        assert store.get(KEY).state == "running"  # type: ignore[union-attr]
+
+    def fails(conn: Any) -> None:
+        conn.execute(f"UPDATE {store._table} SET state = 'started' WHERE call_id = %s",
+                     (KEY.call_id,))
+        conn.execute("SELECT 1 / 0")
+
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        store._in_transaction(fails)
+    assert store._run("SELECT state FROM {table}", ()).fetchall() == [("claimed",)]
+    assert store.get(KEY).state == "running"  # type: ignore[union-attr]
+    assert store.write(started=[(KEY, claim.owner)]) == []
+    assert store.complete(KEY, claim.owner, StoredResult(True, "done"))
+    assert store.get(KEY).result == StoredResult(True, "done")  # type: ignore[union-attr]
+
+
+def test_a_lost_session_fails_one_write_and_the_next_reconnects(store: PostgresStore,
+                                                                pg_url: str) -> None:
+    import psycopg
+
+    claim = store.claim_one(KEY, "t", {})
+    assert store._conn is not None
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s, 5000)", (store._conn.info.backend_pid,))
+    with pytest.raises(psycopg.OperationalError):
+        store.write(started=[(KEY, claim.owner)])
+    assert store.write(started=[(KEY, claim.owner)]) == []  # a new session
+    assert store._run("SELECT state FROM {table}", ()).fetchall() == [("started",)]
+
+
 # ---------------------------------------------------------------------------- configuration
 def test_urls_and_secrets(pg_url: str, store_url: str) -> None:
     opened = open_store(store_url.replace("postgresql://", "postgres://", 1))

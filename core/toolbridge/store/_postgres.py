@@ -50,6 +50,7 @@ _KEY = "dialect = %s AND conversation = %s AND turn = %s AND call_id = %s"
 _ROW = "state, fingerprint, owner, started_at, result, approval, decision"
 _STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 _INHERITED: list[Any] = []  # a parent's connections, kept (never used, never closed) in a child
+_COMMAND_OK = 1  # psycopg.pq.ExecStatus.COMMAND_OK, without importing psycopg here
 
 
 def _import_psycopg() -> Any:
@@ -150,8 +151,14 @@ class PostgresStore(ResultStore):
         that keeps more tables in the same database."""
         with self._lock:
             conn = self._connection()
-            with conn.transaction():
-                return work(conn)
+            _command(conn, b"BEGIN")
+            try:
+                done = work(conn)
+            except BaseException:
+                _roll_back(conn)
+                raise
+            _command(conn, b"COMMIT")
+            return done
 
     def _run(self, sql: str, params: tuple[Any, ...]) -> Any:
         with self._lock:
@@ -361,6 +368,23 @@ class PostgresStore(ResultStore):
 
     def __repr__(self) -> str:
         return f"<PostgresStore {self.url} table={self.table}>"
+
+
+def _command(conn: psycopg.Connection[Any], command: bytes) -> None:
+    """``command`` in one libpq call, waiting with the GIL released; after the reply only the
+    status check runs (a mark's ``COMMIT`` is the window a kill must miss: docs/performance.md)."""
+    result = conn.pgconn.exec_(command)
+    if result.status != _COMMAND_OK:
+        message = (result.error_message or conn.pgconn.error_message).decode("utf-8", "replace")
+        raise _import_psycopg().OperationalError(f"{command.decode()}: {message.strip()}")
+
+
+def _roll_back(conn: psycopg.Connection[Any]) -> None:
+    """Roll back the driver's way (it forgets what it prepared); if it cannot, close (reconnect)."""
+    try:
+        conn.rollback()
+    except _import_psycopg().Error:
+        conn.close()
 
 
 def _result(text: str | None) -> StoredResult | None:
