@@ -22,7 +22,7 @@ from ._base import (
     fingerprint_digest,
     result_json,
 )
-from ._owners import end_owner, new_owner, owner_alive
+from ._owners import end_owner, new_owner, owner_alive, process_id
 from ._records import Records
 from ._sqlite_batch import complete, insert_claimed, multi_row
 from ._sqlite_schema import prepare
@@ -105,7 +105,7 @@ class SqliteStore(ResultStore):
 
     # ------------------------------------------------------------------ connection
     def _connection(self) -> sqlite3.Connection:
-        if self._conn is None or self._pid != os.getpid():  # never share a connection over fork
+        if self._conn is None or self._pid != process_id():  # never share one over fork
             import sqlite3
 
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
@@ -118,7 +118,7 @@ class SqliteStore(ResultStore):
             except BaseException:
                 conn.close()
                 raise
-            self._conn, self._pid = conn, os.getpid()
+            self._conn, self._pid = conn, process_id()
         return self._conn
 
     def _retry(self, attempt: Callable[[], T]) -> T:
@@ -128,6 +128,10 @@ class SqliteStore(ResultStore):
         except Exception as exc:
             if not _busy(exc):
                 raise
+        return self._again(attempt)
+
+    def _again(self, attempt: Callable[[], T]) -> T:
+        """`_retry` after its first attempt found the database busy."""
         deadline = time.monotonic() + self.timeout  # from the first failure: a few µs late
         delay = 0.001
         while True:
@@ -144,23 +148,29 @@ class SqliteStore(ResultStore):
         retried while the database is busy (``work`` may run more than once). For code that
         keeps more tables in the same file."""
 
-        def attempt() -> T:
-            conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                try:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                except Exception:  # the connection is gone: nothing to roll back
-                    pass
-                raise
-            return result
-
         with self._lock:
-            return self._retry(attempt)
+            try:
+                return self._transaction(work)
+            except Exception as exc:
+                if not _busy(exc):
+                    raise
+            return self._again(lambda: self._transaction(work))
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """One attempt of `_in_transaction` (``_lock`` held)."""
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except Exception:  # the connection is gone: nothing to roll back
+                pass
+            raise
+        return result
 
     # ------------------------------------------------------------------ the store
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
