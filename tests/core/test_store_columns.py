@@ -7,6 +7,7 @@ statements: every variant must give the answers `claim` and `write` give.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,7 +132,10 @@ def test_sqlite_rows_hold_the_claim_and_the_result(tmp_path: Path) -> None:
     statements write them (read back over a connection of its own)."""
     store = SqliteStore(tmp_path / "r.db")
     batch = keys(2)
+    sent: list[str] = []
+    store._connection().set_trace_callback(sent.append)
     owner = store.claim_new(batch, ["tool", "other"], [{"b": 1, "a": 2}, {}])[0].owner
+    assert len(sent) == 3 and sent[1].startswith("INSERT")  # BEGIN, one INSERT, COMMIT
     with sqlite3.connect(tmp_path / "r.db") as reader:
         claimed = reader.execute("SELECT call_id, state, tool, fingerprint, owner, approval "
                                  "FROM toolbridge_calls ORDER BY call_id").fetchall()
@@ -142,10 +146,40 @@ def test_sqlite_rows_hold_the_claim_and_the_result(tmp_path: Path) -> None:
                        ("k1", "claimed", "other", digest(fingerprint("other", {})), owner, None)]
     store.complete_claimed(owner, batch, [Result(True, {"x": 1}, text='{"x":1}'),
                                           Result(False, None, "no")])
+    assert len(sent) == 6 and sent[4].startswith("UPDATE")  # BEGIN, one UPDATE, COMMIT
     with sqlite3.connect(tmp_path / "r.db") as reader:
         done = reader.execute("SELECT state, result, completed_at > claimed_at FROM "
                               "toolbridge_calls ORDER BY call_id").fetchall()
     assert done == [("completed", '{"success":true,"output":{"x":1}}', 1),
                     ("completed", '{"success":false,"output":null,"error":"no"}', 1)]
     end_owner(owner)
+    store.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
+    """The connection is never shared over a fork (the fork hook gives the child its pid)."""
+    store = SqliteStore(tmp_path / "r.db")
+    parent = store._connection()
+    batch = keys(2)
+    claim = store.claim_new(batch[:1], ["t"], [{}])[0]
+    pid = os.fork()
+    if pid == 0:  # the child: sees the parent's call running, works on a connection of its own
+        code = 1
+        try:
+            mine = store.claim_new(batch[1:], ["t"], [{}])[0]
+            ok = (store._connection() is not parent
+                  and store.get(batch[0]).state == "running"  # type: ignore[union-attr]
+                  and store.complete_claimed(mine.owner, batch[1:], [Result(True, "child")])
+                  == [True])
+            code = 0 if ok else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store._connection() is parent
+    assert store.complete_claimed(claim.owner, batch[:1], [Result(True, "parent")]) == [True]
+    found = store.lookup(batch)
+    assert [f.result.output if f and f.result else None for f in found] == ["parent", "child"]
+    end_owner(claim.owner)
     store.close()
