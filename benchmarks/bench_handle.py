@@ -71,12 +71,13 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bare_sqlite import BareSqlite, filesystem
+from _bare_sqlite import filesystem
 from _common import SAMPLES
 from _dialect_payloads import Dialects, paired, print_dialects
 from _dialect_stages import run_stages
 from _heavy_tools import HEAVY, HEAVY_ARGUMENTS
 from _own_loop import OwnLoop
+from _sqlite_rows import SqliteRows
 
 import toolbridge
 
@@ -237,33 +238,6 @@ def timed(func: Callable[[Any], Any], payloads: list[Any]) -> float:
     return (CLOCK() - started) / len(payloads)
 
 
-def together(box: toolbridge.Toolbox, before: Callable[[Any], None],
-             after: Callable[[Any], None], payloads: list[Any]) -> float:
-    """Seconds per payload of ``before``, ``box.handle`` and ``after`` of each payload in
-    turn (the bare commits around the default ``handle``, as a store's ``handle`` has them)."""
-    gc.collect()
-    started = CLOCK()
-    for payload in payloads:
-        before(payload)
-        box.handle("openai-agents", payload)
-        after(payload)
-    return (CLOCK() - started) / len(payloads)
-
-
-def stored_results(where: Path, heavy: bool) -> list[str]:
-    """The result JSON the SQLite store writes for the 8 calls, in their order (read back
-    from a store that answered one payload)."""
-    path = where / f"sample{int(heavy)}.db"
-    box = toolbox(store=f"sqlite:///{path}", heavy=heavy)
-    box.handle("openai-agents", agents_payload("sample", heavy=heavy))
-    box.close()
-    import sqlite3
-
-    with sqlite3.connect(path) as conn:
-        return [row[0] for row in conn.execute(
-            "SELECT result FROM toolbridge_calls ORDER BY call_id")]
-
-
 def timed_async(box: toolbridge.Toolbox, payloads: list[Any]) -> float:
     async def answer() -> float:
         gc.collect()
@@ -282,6 +256,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="timing rounds (each figure: the median of the rounds' ratios)")
     parser.add_argument("--dialects", action=argparse.BooleanOptionalAction, default=True,
                         help="the row per dialect (--no-dialects: the Agents rows only)")
+    parser.add_argument("--sqlite-only", action="store_true",
+                        help="only the SQLite rows (and the default rows they are against), "
+                        "with the side-effecting tools under InlineExecutor too")
     parser.add_argument("--dialects-only", action="store_true",
                         help="only the default configuration's row per dialect (and Agents')")
     parser.add_argument("--stages", action="store_true",
@@ -312,13 +289,8 @@ def main(argv: list[str] | None = None) -> None:
         boxes["default" + suffix] = toolbox(heavy=heavy)
         boxes["inline" + suffix] = toolbox("inline", heavy=heavy)
         boxes["async" + suffix] = toolbox("async", heavy=heavy)
-        boxes["sqlite" + suffix] = toolbox(
-            store=f"sqlite:///{where / f'results{suffix.strip()}.db'}", heavy=heavy)
     boxes["async timeout"] = toolbox("async", timeout=5)
-    boxes["sqlite effects"] = toolbox(store=f"sqlite:///{where / 'effects.db'}",
-                                      side_effects=True)
-    bare = {heavy: BareSqlite(where / f"bare{int(heavy)}.db", stored_results(where, heavy))
-            for heavy in (False, True)}
+    sqlite = SqliteRows(where, toolbox, agents_payload, lambda: CLOCK, args.sqlite_only)
     own = {False: OwnLoop([(f.__name__, f) for f in DECORATED]
                           + [(d.name, h) for d, h in ADDED]),
            True: OwnLoop((f.__name__, f) for f in HEAVY)}
@@ -343,6 +315,12 @@ def main(argv: list[str] | None = None) -> None:
     for r in range(args.rounds):
         keep("baseline", timed(AgentSession.model_validate, fresh("baseline", r, number)))
         keep("default", handled("default", r, number))
+        sqlite_count = max(1, number // 4)
+        defaults = {False: boxes["default"], True: boxes["default heavy"]}
+        if args.sqlite_only:
+            keep("default heavy", handled("default heavy", r, number, heavy=True))
+            sqlite.round(r, sqlite_count, defaults, keep)
+            continue
         if args.dialects_only:
             run_dialects(dialects, boxes["default"], keep, r, number)
             continue
@@ -354,34 +332,19 @@ def main(argv: list[str] | None = None) -> None:
         for name in ("default heavy", "inline heavy", "async heavy"):
             keep(name, handled(name, r, number, heavy=True))
         keep("own loop heavy", timed(own[True].answer, fresh("own-heavy", r, number, heavy=True)))
-        sqlite_count = max(1, number // 4)
-        for heavy, suffix in ((False, ""), (True, " heavy")):
-            floor = bare[heavy]
-            keep("sqlite" + suffix, handled("sqlite" + suffix, r, sqlite_count, heavy=heavy))
-            keep("bare sqlite" + suffix, timed(floor.two_commits, fresh(
-                "bare" + suffix, r, sqlite_count, heavy=heavy)))
-            keep("default+bare" + suffix, together(
-                boxes["default" + suffix], floor.claim, floor.complete,
-                fresh("both" + suffix, r, sqlite_count, heavy=heavy)))
-        keep("sqlite effects", handled("sqlite effects", r, sqlite_count))
-        keep("bare effects", timed(bare[False].side_effect_commits,
-                                   fresh("bare-fx", r, sqlite_count)))
-        keep("default+bare effects", together(boxes["default"], bare[False].claim,
-                                              bare[False].side_effects,
-                                              fresh("both-fx", r, sqlite_count)))
+        sqlite.round(r, sqlite_count, defaults, keep)
         for name in ("default", "inline"):
             keep(f"{name} 512", handled(f"{name} 512", r, large, 512))
         run_dialects(dialects, boxes["default"], keep, r, number)
     for box in boxes.values():
         box.close()
-    for floor in bare.values():
-        floor.close()
+    sqlite.close()
     shutil.rmtree(where, ignore_errors=True)
-    report(args, each, dialects, where, kind)
+    report(args, each, dialects, where, kind, sqlite)
 
 
 def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dialects | None,
-           where: Path, kind: str) -> None:
+           where: Path, kind: str, sqlite: SqliteRows) -> None:
     med = {name: statistics.median(values) for name, values in each.items()}
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; SQLite files in {where} ({kind}); "
@@ -390,6 +353,11 @@ def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dia
           "measured in the same round), each time: the median round")
     if args.dialects_only:
         print_dialects(dialects, each)
+        return
+    if args.sqlite_only:
+        for suffix in ("", " heavy"):
+            sqlite.report(each, med, suffix)
+        sqlite.report_effects(each, med)
         return
     for suffix, what in (("", "the realistic 8 tools"), (" heavy", "the heavier 8 tools "
                                                                   "(nested models, lists)")):
@@ -408,22 +376,8 @@ def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dia
         print(f"  {'floor: hand-written loop (SDK+pydantic+to_json)':48s} "
               f"{med[loop] * 1e6:8.1f} us  {paired(each, loop, base):5.2f}x  (inline: "
               f"{paired(each, 'inline' + suffix, loop):.2f}x of it; see _own_loop.py)")
-        print(f"  {'sqlite store (WAL, synchronous=FULL), handle':48s} "
-              f"{med['sqlite' + suffix] * 1e6:8.1f} us  "
-              f"{paired(each, 'sqlite' + suffix, 'default+bare' + suffix):5.2f}x of default + "
-              f"bare sqlite3's 2 commits (target <= 1.2x; timed apart: "
-              f"{paired(each, 'sqlite' + suffix, 'default' + suffix, 'bare sqlite' + suffix):.2f}"
-              "x)")
-        print(f"    bare sqlite3, the same 2 commits: {med['bare sqlite' + suffix] * 1e6:8.1f} us "
-              f"alone, with default's handle {med['default+bare' + suffix] * 1e6:8.1f} us")
-    print("side effects, the realistic 8 tools:")
-    print(f"  {'sqlite store, side_effects=True tools, handle':48s} "
-          f"{med['sqlite effects'] * 1e6:8.1f} us  "
-          f"{paired(each, 'sqlite effects', 'default+bare effects'):5.2f}x of default + bare "
-          "sqlite3's 10 commits (target <= 1.2x; timed apart: "
-          f"{paired(each, 'sqlite effects', 'default', 'bare effects'):.2f}x)")
-    print(f"    bare sqlite3, the 10 commits:     {med['bare effects'] * 1e6:8.1f} us alone, "
-          f"with default's handle {med['default+bare effects'] * 1e6:8.1f} us")
+        sqlite.report(each, med, suffix)
+    sqlite.report_effects(each, med)
     sdk_per_call = med["baseline"] / 8
     for name in ("default", "inline"):
         per = med[f"{name} 512"] / 512
