@@ -35,7 +35,9 @@ what ``Toolbox()`` gives with no flag.
 - every dialect: the default configuration's ``handle`` of each dialect's 8-call payload,
   against that dialect's SDK parsing the same payload (see `_dialect_payloads`), and against
   the Agents dialect's ``handle`` in the same round; ``--dialects-only`` measures these
-  rows alone, ``--stages`` each dialect's own stages (`_dialect_stages`).
+  rows alone, ``--stages`` each dialect's own stages (`_dialect_stages`); ``--sqlite-only``
+  the SQLite rows alone (`_sqlite_rows`), with the side-effecting tools under
+  `InlineExecutor` too.
 
 Fairness: every run answers new calls (a payload handled again would be a replay), so every
 variant and the baseline get their own fresh payloads each round, built the same way just
