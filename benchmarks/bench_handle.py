@@ -15,10 +15,15 @@ what ``Toolbox()`` gives with no flag.
 - async: the same tools as ``async def``, through ``await toolbox.ahandle``;
 - async timeout: the same, in ``Toolbox(timeout=5)`` (each handler run within its deadline);
 - sqlite: ``Toolbox(store="sqlite:///DIR/results.db")`` (WAL, ``synchronous=FULL``), against
-  the default configuration's ``handle`` plus a bare ``sqlite3`` doing the same 2 commits;
+  the default configuration's ``handle`` plus a bare ``sqlite3`` doing the same 2 commits
+  (`_bare_sqlite`), timed together: per payload the bare claim, the default ``handle``, the
+  bare results, as the store's ``handle`` interleaves them (each then runs on the caches the
+  other leaves: timed in loops of their own, each runs warm, which no program doing both
+  does; that sum is printed too);
 - sqlite, side effects: the same store, every tool ``side_effects=True`` (each call's
   "started" mark is a commit before its handler runs, its result rides with the next mark),
-  against the default configuration plus a bare ``sqlite3`` doing those 10 commits;
+  against the default configuration plus a bare ``sqlite3`` doing those 10 commits, likewise
+  interleaved (the claim, ``handle``, the marks and results);
 - the heavier toolbox (`_heavy_tools`: nested models, lists of models, in arguments and
   results): default, inline, async and sqlite again, against ``AgentSession.model_validate``
   of its own payloads;
@@ -30,7 +35,9 @@ what ``Toolbox()`` gives with no flag.
 - every dialect: the default configuration's ``handle`` of each dialect's 8-call payload,
   against that dialect's SDK parsing the same payload (see `_dialect_payloads`), and against
   the Agents dialect's ``handle`` in the same round; ``--dialects-only`` measures these
-  rows alone, ``--stages`` each dialect's own stages (`_dialect_stages`).
+  rows alone, ``--stages`` each dialect's own stages (`_dialect_stages`); ``--sqlite-only``
+  the SQLite rows alone (`_sqlite_rows`), with the side-effecting tools under
+  `InlineExecutor` too.
 
 Fairness: every run answers new calls (a payload handled again would be a replay), so every
 variant and the baseline get their own fresh payloads each round, built the same way just
@@ -66,12 +73,13 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bare_sqlite import BareSqlite, filesystem
+from _bare_sqlite import filesystem
 from _common import SAMPLES
 from _dialect_payloads import Dialects, paired, print_dialects
 from _dialect_stages import run_stages
 from _heavy_tools import HEAVY, HEAVY_ARGUMENTS
 from _own_loop import OwnLoop
+from _sqlite_rows import SqliteRows
 
 import toolbridge
 
@@ -250,6 +258,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="timing rounds (each figure: the median of the rounds' ratios)")
     parser.add_argument("--dialects", action=argparse.BooleanOptionalAction, default=True,
                         help="the row per dialect (--no-dialects: the Agents rows only)")
+    parser.add_argument("--sqlite-only", action="store_true",
+                        help="only the SQLite rows (and the default rows they are against), "
+                        "with the side-effecting tools under InlineExecutor too")
     parser.add_argument("--dialects-only", action="store_true",
                         help="only the default configuration's row per dialect (and Agents')")
     parser.add_argument("--stages", action="store_true",
@@ -280,12 +291,8 @@ def main(argv: list[str] | None = None) -> None:
         boxes["default" + suffix] = toolbox(heavy=heavy)
         boxes["inline" + suffix] = toolbox("inline", heavy=heavy)
         boxes["async" + suffix] = toolbox("async", heavy=heavy)
-        boxes["sqlite" + suffix] = toolbox(
-            store=f"sqlite:///{where / f'results{suffix.strip()}.db'}", heavy=heavy)
     boxes["async timeout"] = toolbox("async", timeout=5)
-    boxes["sqlite effects"] = toolbox(store=f"sqlite:///{where / 'effects.db'}",
-                                      side_effects=True)
-    bare = BareSqlite(where / "bare.db")
+    sqlite = SqliteRows(where, toolbox, agents_payload, lambda: CLOCK, args.sqlite_only)
     own = {False: OwnLoop([(f.__name__, f) for f in DECORATED]
                           + [(d.name, h) for d, h in ADDED]),
            True: OwnLoop((f.__name__, f) for f in HEAVY)}
@@ -310,6 +317,12 @@ def main(argv: list[str] | None = None) -> None:
     for r in range(args.rounds):
         keep("baseline", timed(AgentSession.model_validate, fresh("baseline", r, number)))
         keep("default", handled("default", r, number))
+        sqlite_count = max(1, number // 4)
+        defaults = {False: boxes["default"], True: boxes["default heavy"]}
+        if args.sqlite_only:
+            keep("default heavy", handled("default heavy", r, number, heavy=True))
+            sqlite.round(r, sqlite_count, defaults, keep)
+            continue
         if args.dialects_only:
             run_dialects(dialects, boxes["default"], keep, r, number)
             continue
@@ -321,24 +334,19 @@ def main(argv: list[str] | None = None) -> None:
         for name in ("default heavy", "inline heavy", "async heavy"):
             keep(name, handled(name, r, number, heavy=True))
         keep("own loop heavy", timed(own[True].answer, fresh("own-heavy", r, number, heavy=True)))
-        sqlite_count = max(1, number // 4)
-        keep("sqlite", handled("sqlite", r, sqlite_count))
-        keep("bare sqlite", timed(bare.two_commits, fresh("bare", r, sqlite_count)))
-        keep("sqlite heavy", handled("sqlite heavy", r, sqlite_count, heavy=True))
-        keep("sqlite effects", handled("sqlite effects", r, sqlite_count))
-        keep("bare effects", timed(bare.side_effect_commits, fresh("bare-fx", r, sqlite_count)))
+        sqlite.round(r, sqlite_count, defaults, keep)
         for name in ("default", "inline"):
             keep(f"{name} 512", handled(f"{name} 512", r, large, 512))
         run_dialects(dialects, boxes["default"], keep, r, number)
     for box in boxes.values():
         box.close()
-    bare.conn.close()
+    sqlite.close()
     shutil.rmtree(where, ignore_errors=True)
-    report(args, each, dialects, where, kind)
+    report(args, each, dialects, where, kind, sqlite)
 
 
 def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dialects | None,
-           where: Path, kind: str) -> None:
+           where: Path, kind: str, sqlite: SqliteRows) -> None:
     med = {name: statistics.median(values) for name, values in each.items()}
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; SQLite files in {where} ({kind}); "
@@ -347,6 +355,11 @@ def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dia
           "measured in the same round), each time: the median round")
     if args.dialects_only:
         print_dialects(dialects, each)
+        return
+    if args.sqlite_only:
+        for suffix in ("", " heavy"):
+            sqlite.report(each, med, suffix)
+        sqlite.report_effects(each, med)
         return
     for suffix, what in (("", "the realistic 8 tools"), (" heavy", "the heavier 8 tools "
                                                                   "(nested models, lists)")):
@@ -365,16 +378,8 @@ def report(args: argparse.Namespace, each: dict[str, list[float]], dialects: Dia
         print(f"  {'floor: hand-written loop (SDK+pydantic+to_json)':48s} "
               f"{med[loop] * 1e6:8.1f} us  {paired(each, loop, base):5.2f}x  (inline: "
               f"{paired(each, 'inline' + suffix, loop):.2f}x of it; see _own_loop.py)")
-        print(f"  {'sqlite store (WAL, synchronous=FULL), handle':48s} "
-              f"{med['sqlite' + suffix] * 1e6:8.1f} us  "
-              f"{paired(each, 'sqlite' + suffix, 'default' + suffix, 'bare sqlite'):5.2f}x of "
-              "default + bare sqlite3's 2 commits (target <= 1.2x)")
-    print(f"bare sqlite3, the same 2 commits:                  {med['bare sqlite'] * 1e6:8.1f} us")
-    print(f"bare sqlite3, the side effects' 10 commits:        {med['bare effects'] * 1e6:8.1f} us")
-    print(f"  {'sqlite store, side_effects=True tools, handle':48s} "
-          f"{med['sqlite effects'] * 1e6:8.1f} us  "
-          f"{paired(each, 'sqlite effects', 'default', 'bare effects'):5.2f}x of default + bare "
-          "sqlite3's 10 commits (target <= 1.2x)")
+        sqlite.report(each, med, suffix)
+    sqlite.report_effects(each, med)
     sdk_per_call = med["baseline"] / 8
     for name in ("default", "inline"):
         per = med[f"{name} 512"] / 512

@@ -103,20 +103,7 @@ class StoredResult(NamedTuple):
     def to_json(self, output_json: str | None = None) -> str:
         """Compact JSON; a `Content` output keeps its parts. ``output_json``: the output
         already encoded (compact JSON), used as is."""
-        success, output, error = self
-        if output_json is None:
-            if isinstance(output, Content):
-                body = '"content":' + json.dumps(output.model_dump(), separators=(",", ":"),
-                                                 ensure_ascii=False)
-            else:
-                body = '"output":' + json.dumps(output, separators=(",", ":"),
-                                                ensure_ascii=False)
-        else:
-            body = '"output":' + output_json
-        head = '{"success":true,' if success else '{"success":false,'
-        if error is None:
-            return head + body + "}"
-        return head + body + ',"error":' + json.dumps(error, ensure_ascii=False) + "}"
+        return result_json(self[0], self[1], self[2], output_json)
 
     @classmethod
     def from_json(cls, text: str) -> StoredResult:
@@ -125,6 +112,24 @@ class StoredResult(NamedTuple):
         output = (Content.model_validate(body["content"]) if "content" in body
                   else body.get("output"))
         return cls(bool(body["success"]), output, body.get("error"))
+
+
+def result_json(success: bool | None, output: Any, error: str | None,
+                output_json: str | None = None) -> str:
+    """`StoredResult.to_json` of a result given by its fields (a store writing a runtime
+    record's fields, `ResultFields`, makes no `StoredResult` first)."""
+    if output_json is None:
+        if isinstance(output, Content):
+            body = '"content":' + json.dumps(output.model_dump(), separators=(",", ":"),
+                                             ensure_ascii=False)
+        else:
+            body = '"output":' + json.dumps(output, separators=(",", ":"), ensure_ascii=False)
+    else:
+        body = '"output":' + output_json
+    head = '{"success":true,' if success else '{"success":false,'
+    if error is None:
+        return head + body + "}"
+    return head + body + ',"error":' + json.dumps(error, ensure_ascii=False) + "}"
 
 
 class StoreCall(NamedTuple):

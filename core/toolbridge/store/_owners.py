@@ -62,6 +62,13 @@ def _current() -> list[Any]:
     return _PROCESS
 
 
+def process_id() -> int:
+    """This process's pid, without a system call where a fork hook keeps it (a connection
+    made before a fork is never used after it)."""
+    pid: int = _current()[0]
+    return pid
+
+
 def new_owner() -> str:
     """A fresh owner id for one claim of this process, registered as in flight."""
     process = _current()

@@ -6,12 +6,13 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import UsageError
 from ._base import (
     Owned,
+    ResultFields,
     ResultStore,
     StoreCall,
     StoreClaim,
@@ -19,9 +20,11 @@ from ._base import (
     StoredResult,
     StoreKey,
     fingerprint_digest,
+    result_json,
 )
-from ._owners import end_owner, new_owner, owner_alive
+from ._owners import end_owner, new_owner, owner_alive, process_id
 from ._records import Records
+from ._sqlite_batch import complete, insert_claimed, multi_row
 from ._sqlite_schema import prepare
 
 if TYPE_CHECKING:  # imported on first use: keeps `import toolbridge` light
@@ -98,10 +101,11 @@ class SqliteStore(ResultStore):
         self._records: Records | None = None
         with self._lock:
             self._retry(self._connection)
+        self._multi_insert, self._multi_update = multi_row()
 
     # ------------------------------------------------------------------ connection
     def _connection(self) -> sqlite3.Connection:
-        if self._conn is None or self._pid != os.getpid():  # never share a connection over fork
+        if self._conn is None or self._pid != process_id():  # never share one over fork
             import sqlite3
 
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
@@ -114,7 +118,7 @@ class SqliteStore(ResultStore):
             except BaseException:
                 conn.close()
                 raise
-            self._conn, self._pid = conn, os.getpid()
+            self._conn, self._pid = conn, process_id()
         return self._conn
 
     def _retry(self, attempt: Callable[[], T]) -> T:
@@ -124,6 +128,10 @@ class SqliteStore(ResultStore):
         except Exception as exc:
             if not _busy(exc):
                 raise
+        return self._again(attempt)
+
+    def _again(self, attempt: Callable[[], T]) -> T:
+        """`_retry` after its first attempt found the database busy."""
         deadline = time.monotonic() + self.timeout  # from the first failure: a few µs late
         delay = 0.001
         while True:
@@ -140,23 +148,29 @@ class SqliteStore(ResultStore):
         retried while the database is busy (``work`` may run more than once). For code that
         keeps more tables in the same file."""
 
-        def attempt() -> T:
-            conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                try:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                except Exception:  # the connection is gone: nothing to roll back
-                    pass
-                raise
-            return result
-
         with self._lock:
-            return self._retry(attempt)
+            try:
+                return self._transaction(work)
+            except Exception as exc:
+                if not _busy(exc):
+                    raise
+            return self._again(lambda: self._transaction(work))
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """One attempt of `_in_transaction` (``_lock`` held)."""
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except Exception:  # the connection is gone: nothing to roll back
+                pass
+            raise
+        return result
 
     # ------------------------------------------------------------------ the store
     def claim(self, calls: Sequence[StoreCall]) -> list[StoreClaim]:
@@ -164,8 +178,36 @@ class SqliteStore(ResultStore):
         now = time.time()
         rows = [(*call[0], call[1], fingerprint_digest(call[1], call[2]), owner, now,
                  call[3] if len(call) > 3 else None) for call in calls]
+        return self._claimed(owner, lambda conn: _claim(conn, [c[0] for c in calls], rows,
+                                                        owner))
+
+    def claim_new(self, keys: Sequence[StoreKey], tools: Sequence[str],
+                  arguments: Sequence[Mapping[str, Any]]) -> list[StoreClaim]:
+        """`claim` of new calls as columns: the rows inserted in one statement; read and
+        answered one by one only when some key was stored already."""
+        if not self._multi_insert:
+            return super().claim_new(keys, tools, arguments)
+        owner = new_owner()
+        now = time.time()
+        params: list[Any] = []
+        for key, tool, args in zip(keys, tools, arguments, strict=True):
+            params += key
+            params += (tool, fingerprint_digest(tool, args), owner, now)
+
+        def work(conn: sqlite3.Connection) -> list[StoreClaim]:
+            if insert_claimed(conn, params) == len(keys):
+                return [_new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
+                        ] * len(keys)
+            rows = [(*params[i:i + 8], None) for i in range(0, len(params), 8)]
+            return _answer(conn, keys, rows, owner)
+
+        return self._claimed(owner, work)
+
+    def _claimed(self, owner: str, work: Callable[[sqlite3.Connection], list[StoreClaim]]
+                 ) -> list[StoreClaim]:
+        """The claim ``work`` did for ``owner``, which ends unless it holds a call now."""
         try:
-            answers = self._in_transaction(lambda conn: _claim(conn, calls, rows, owner))
+            answers = self._in_transaction(work)
         except BaseException:
             end_owner(owner)
             raise
@@ -173,19 +215,42 @@ class SqliteStore(ResultStore):
             end_owner(owner)
         return answers
 
+    def complete_claimed(self, owner: str, keys: Sequence[StoreKey],
+                         results: Sequence[ResultFields]) -> list[bool]:
+        """`write` of ``owner``'s results, their rows updated in one statement."""
+        if not self._multi_update:
+            return super().complete_claimed(owner, keys, results)
+        now = time.time()
+        rows: list[Any] = []
+        for key, r in zip(keys, results, strict=True):
+            rows += key
+            rows.append(result_json(r.success, r.output, r.error, r.text))
+
+        def work(conn: sqlite3.Connection) -> list[bool]:
+            if complete(conn, now, rows, owner) == len(keys):
+                return [True] * len(keys)
+            return [_holds_result(conn, key, owner) for key in keys]
+
+        return self._in_transaction(work)
+
     def write(self, *, started: Sequence[Owned] = (),
               completed: Sequence[StoreCompletion] = (),
               released: Sequence[Owned] = ()) -> list[bool]:
         now = time.time()
-        rows = [(result.to_json(output_json), now, *key, owner)
+        rows = [(result_json(*result, output_json), now, *key, owner)
                 for key, owner, result, output_json in completed]
 
         def work(conn: sqlite3.Connection) -> list[bool]:
-            if started:
+            if len(started) == 1:  # a side effect's mark: one statement, not a batch of one
+                conn.execute(_START, (now, *started[0][0], started[0][1]))
+            elif started:
                 conn.executemany(_START, [(now, *key, owner) for key, owner in started])
             applied = [True] * len(rows)
-            if rows and conn.executemany(_COMPLETE, rows).rowcount != len(rows):
-                applied = [_holds_result(conn, c) for c in completed]
+            if len(rows) == 1:
+                if conn.execute(_COMPLETE, rows[0]).rowcount != 1:
+                    applied = [_holds_result(conn, completed[0][0], completed[0][1])]
+            elif rows and conn.executemany(_COMPLETE, rows).rowcount != len(rows):
+                applied = [_holds_result(conn, c[0], c[1]) for c in completed]
             if released:
                 freed = [(*key, owner) for key, owner in released]
                 conn.executemany(_RELEASE, freed)
@@ -246,7 +311,7 @@ class SqliteStore(ResultStore):
         return f"<SqliteStore {self.path!r}>"
 
 
-def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], rows: list[tuple[Any, ...]],
+def _claim(conn: sqlite3.Connection, keys: Sequence[StoreKey], rows: list[tuple[Any, ...]],
            owner: str) -> list[StoreClaim]:
     """The claim's work, inside its transaction (the write lock is held: nothing changes).
 
@@ -255,16 +320,24 @@ def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], rows: list[tupl
     """
     import sqlite3
 
-    ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
     if (sqlite3.sqlite_version_info >= _UPSERT  # else: read first, then insert the new
             and conn.executemany(_INSERT_NEW, rows).rowcount == len(rows)):
+        ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
         return [ours if new[8] is None else StoreClaim("awaiting", request=new[8])
                 for new in rows]
-    found = _rows(conn, [call[0] for call in calls])  # what this claim inserted holds `owner`
+    return _answer(conn, keys, rows, owner)
+
+
+def _answer(conn: sqlite3.Connection, keys: Sequence[StoreKey], rows: list[tuple[Any, ...]],
+            owner: str) -> list[StoreClaim]:
+    """Each call's answer from its stored row (what this claim inserted holds ``owner``),
+    inserting the rows of calls not stored yet (SQLite before 3.24 inserts nothing first)."""
+    ours: StoreClaim = _new_tuple(StoreClaim, ("claimed", owner, 0.0, None, None, None))
+    found = _rows(conn, list(keys))
     answers: list[StoreClaim] = []
     inserts: list[tuple[Any, ...]] = []
-    for call, new in zip(calls, rows, strict=True):
-        row = found.get(call[0])
+    for key, new in zip(keys, rows, strict=True):
+        row = found.get(key)
         if row is None:
             inserts.append(new)
             answers.append(ours if new[8] is None else StoreClaim("awaiting", request=new[8]))
@@ -281,12 +354,12 @@ def _claim(conn: sqlite3.Connection, calls: Sequence[StoreCall], rows: list[tupl
             if decision is None:
                 answers.append(StoreClaim("awaiting", request=request))
             else:  # decided: the decision is consumed by this claim
-                conn.execute(_CONSUME, (owner, new[7], *call[0]))
+                conn.execute(_CONSUME, (owner, new[7], *key))
                 answers.append(StoreClaim("claimed", owner, 0.0, None, request, decision))
         elif owner_alive(holder):
             answers.append(StoreClaim("running", holder, started_at or 0.0))
         else:
-            conn.execute(_TAKE_OVER, (owner, *call[0], holder))
+            conn.execute(_TAKE_OVER, (owner, *key, holder))
             answers.append(StoreClaim("claimed", owner, started_at or 0.0, None, request,
                                       decision))
     if inserts:
@@ -312,11 +385,12 @@ def _rows(conn: sqlite3.Connection, keys: list[StoreKey]) -> dict[StoreKey, tupl
     return found
 
 
-def _holds_result(conn: sqlite3.Connection, completion: StoreCompletion) -> bool:
-    """Whether ``completion`` applied (after an ``executemany`` that changed fewer rows)."""
+def _holds_result(conn: sqlite3.Connection, key: StoreKey, owner: str) -> bool:
+    """Whether ``owner``'s result for ``key`` applied (after a write that changed fewer rows
+    than it had results)."""
     row = conn.execute("SELECT state, owner FROM toolbridge_calls WHERE " + _KEY,
-                       tuple(completion.key)).fetchone()
-    return row is not None and row[0] == "completed" and row[1] == completion.owner
+                       tuple(key)).fetchone()
+    return row is not None and row[0] == "completed" and row[1] == owner
 
 
 def _result(text: str | None) -> StoredResult | None:
