@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import signal
 import sys
 import time
 import uuid
@@ -26,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from _kills import kill_rounds
 
 CALLS = 16
 
@@ -56,26 +55,9 @@ def main() -> None:
     table = f"tb_floor_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"CREATE TABLE {table} (call_id TEXT PRIMARY KEY, state TEXT NOT NULL)")
-    chance = random.Random(seed)
-    entries = os.open(entries_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        for round_ in range(kills):
-            before = os.fstat(entries).st_size
-            child = os.fork()
-            if child == 0:
-                try:
-                    serve(url, table, entries, round_, effect)
-                finally:
-                    os._exit(1)
-            deadline = time.monotonic() + 30
-            while os.stat(entries_path).st_size == before:  # its first entry is noted
-                if time.monotonic() > deadline:
-                    os.kill(child, signal.SIGKILL)
-                    raise SystemExit("the child never noted an entry")
-                time.sleep(0.0005)
-            time.sleep(chance.uniform(0.0, within))
-            os.kill(child, signal.SIGKILL)
-            os.waitpid(child, 0)
+        kill_rounds(kills, entries_path, seed, within,
+                    lambda entries, round_: serve(url, table, entries, round_, effect))
         with psycopg.connect(url, autocommit=True) as conn:
             started = [row[0] for row in conn.execute(
                 f"SELECT call_id FROM {table} WHERE state = 'started'")]

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import signal
 import sys
 import time
 from pathlib import Path
@@ -25,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins"))
 
 import toolbridge_echo
+from _kills import kill_rounds
 
 import toolbridge
 import toolbridge.plugin
@@ -54,25 +53,8 @@ def main() -> None:
     within = float(sys.argv[6]) if len(sys.argv) > 6 else 0.25
     toolbridge.plugin.register_plugin(toolbridge_echo, "echo")
     toolbridge.Toolbox(store=None).pending("echo", {"calls": []})  # loaded: forks start fast
-    chance = random.Random(seed)
-    entries = os.open(entries_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    for round_ in range(kills):
-        before = os.fstat(entries).st_size
-        child = os.fork()
-        if child == 0:
-            try:
-                serve(url, entries, round_, effect)
-            finally:
-                os._exit(1)
-        deadline = time.monotonic() + 30
-        while os.stat(entries_path).st_size == before:  # its first handler has begun
-            if time.monotonic() > deadline:
-                os.kill(child, signal.SIGKILL)
-                raise SystemExit("the child never ran a handler")
-            time.sleep(0.0005)
-        time.sleep(chance.uniform(0.0, within))
-        os.kill(child, signal.SIGKILL)
-        os.waitpid(child, 0)
+    kill_rounds(kills, entries_path, seed, within,
+                lambda entries, round_: serve(url, entries, round_, effect))
     print(json.dumps({"kills": kills}), flush=True)
 
 
