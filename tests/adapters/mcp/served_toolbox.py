@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbridge import Toolbox, ToolContext, ToolError
-from toolbridge.store import SqliteStore, StoreCompletion
+from toolbridge.store import SqliteStore, StoreCompletion, StoreKey
 
 HERE = Path(os.environ.get("MCP_TEST_DIR", "."))
 
@@ -30,17 +30,29 @@ def mark(line: str, name: str = "marks.log") -> None:
 
 class KillingStore(SqliteStore):
     """SQLite, whose process dies once right after a completion is durable (a crash between
-    the handler and the reply)."""
+    the handler and the reply), whichever of the store's two ways stored it."""
 
     def write(self, *, started: Sequence[Any] = (),
               completed: Sequence[StoreCompletion] = (),
               released: Sequence[Any] = ()) -> list[bool]:
         applied = super().write(started=started, completed=completed, released=released)
-        once = HERE / "killed"
-        if completed and os.environ.get("MCP_TEST_KILL_AFTER_STORE") and not once.exists():
-            once.touch()
-            os.kill(os.getpid(), signal.SIGKILL)
+        if completed:
+            _die_once()
         return applied
+
+    def complete_claimed(self, owner: str, keys: Sequence[StoreKey],
+                         results: Sequence[Any]) -> list[bool]:
+        applied = super().complete_claimed(owner, keys, results)
+        if keys:
+            _die_once()
+        return applied
+
+
+def _die_once() -> None:
+    once = HERE / "killed"
+    if os.environ.get("MCP_TEST_KILL_AFTER_STORE") and not once.exists():
+        once.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 toolbox = Toolbox(store=KillingStore(HERE / "results.db"), timeout=30)
