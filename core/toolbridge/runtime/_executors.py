@@ -304,39 +304,36 @@ def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
 
 
 _DONE = object()
-"""What `next` gives for the steps of a call that ended without suspending."""
+"""What `next` gives for the steps of calls that ended without suspending."""
 
 
 async def _in_order(calls: Sequence[PlannedCall], concurrency: int,
                     run: Callable[[PlannedCall], Coroutine[Any, Any, None]]) -> None:
     """``run`` each of ``calls``, at most ``concurrency`` at once, started in order.
 
-    Each starts in this task; the first that suspends goes on here (as if awaited directly)
-    while up to ``concurrency - 1`` tasks take the next calls in turn, and so does this task
-    once its call ended. A call that never suspends costs no task of its own: whichever task
-    started it goes on to the next.
+    One `_take` of them all starts in this task; once a call suspends, it goes on here (as if
+    awaited directly) while up to ``concurrency - 1`` tasks take the next calls in turn, and
+    so does this task once its call ended. Calls that never suspend cost no task and are
+    awaited one after another in that one coroutine (no driver step of their own).
     """
     pending = iter(calls)
-    for index, call in enumerate(pending):
-        coro = run(call)
-        steps = coro.__await__()
-        waiting = next(steps, _DONE)  # its first step (a StopIteration caught in C, if any)
-        if waiting is _DONE:
-            continue  # done without suspending: no task needed
-        loop = asyncio.get_running_loop()
-        tasks = [loop.create_task(_take(pending, run))
-                 for _ in range(min(concurrency - 1, len(calls) - index - 1))]
-        try:
-            await Resumed(steps, waiting)
-            await _take(pending, run)
-            for task in tasks:
-                await task
-        except BaseException:
-            coro.close()
-            for task in tasks:
-                task.cancel()
-            raise
-        return
+    taking = _take(pending, run)
+    steps = taking.__await__()
+    waiting = next(steps, _DONE)  # every call that does not suspend (StopIteration caught in C)
+    if waiting is _DONE:
+        return  # done without suspending: no task needed
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(_take(pending, run))
+             for _ in range(min(concurrency - 1, length_hint(pending)))]
+    try:
+        await Resumed(steps, waiting)  # the suspended call, then the next ones in turn
+        for task in tasks:
+            await task
+    except BaseException:
+        taking.close()
+        for task in tasks:
+            task.cancel()
+        raise
 
 
 async def _take(pending: Iterator[PlannedCall],
