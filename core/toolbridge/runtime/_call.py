@@ -13,7 +13,7 @@ import asyncio
 import logging
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text
@@ -202,7 +202,17 @@ class PlannedCall:
 
     async def aexecute(self) -> None:
         """Run the call on the running loop: await an async handler (within its timeout), or
-        call a sync one here. Not used when a plugin wraps calls."""
+        call a sync one here. Not used when a plugin wraps calls. Its steps, when the handler
+        is all there is to await: `bare_handler`, then `returned` or `raised`."""
+        handler = self.bare_handler()
+        if handler is not None:
+            try:
+                value = await handler
+            except Exception as exc:
+                self.raised(exc)
+            else:
+                self.returned(value)
+            return
         journal = self.payload.journal
         logged = self.owner is not None and self.tool.side_effects
         if journal is not None:
@@ -212,23 +222,35 @@ class PlannedCall:
             elif journal.pending:
                 await journal.aflush()
         spans = self.payload.spans
-        tool = self.tool
-        if spans is None and tool.is_async and self.timeout is None:  # awaited right here
-            try:
-                value = await tool.handler(**self.kwargs)
-            except Exception as exc:
-                shaped = self._failure(exc)
-            else:
-                shaped = shape(self.record.name, value)
-        else:
-            token = None if spans is None else spans.start(self)
-            try:
-                shaped = await self._await_handler() if tool.is_async else self._call_sync()
-            finally:
-                if spans is not None:
-                    spans.leave(self, token)
+        token = None if spans is None else spans.start(self)
+        try:
+            shaped = await self._await_handler() if self.tool.is_async else self._call_sync()
+        finally:
+            if spans is not None:
+                spans.leave(self, token)
         if self.answer(shaped) and logged and journal is not None:
             await journal.acompleted(self)
+
+    def bare_handler(self) -> Coroutine[Any, Any, Any] | None:
+        """The async handler's coroutine when running the call is awaiting it and nothing
+        else (no timeout, span or journal step around it), to be awaited and its outcome
+        given to `returned` or `raised`; else ``None`` (`aexecute` it)."""
+        tool = self.tool
+        if not tool.is_async or self.timeout is not None or self.payload.spans is not None:
+            return None
+        journal = self.payload.journal
+        if journal is not None and (journal.pending or (
+                self.owner is not None and tool.side_effects)):
+            return None
+        return tool.handler(**self.kwargs)  # type: ignore[no-any-return]
+
+    def returned(self, value: Any) -> None:
+        """The `bare_handler` returned ``value``: the call's answer."""
+        self.answer(shape(self.record.name, value))
+
+    def raised(self, exc: Exception) -> None:
+        """The `bare_handler` raised ``exc``: the call's error result."""
+        self.answer(self._failure(exc))
 
     def time_out(self) -> None:
         """The executor stopped waiting: the call's result says it timed out."""
