@@ -306,12 +306,11 @@ async def _executed(pending: Iterator[PlannedCall]) -> None:
     """`PlannedCall.aexecute` of each call ``pending`` gives, one by one; a call whose
     handler is all there is to await is awaited here, by its steps (no coroutine of its own)."""
     for call in pending:
-        handler = call.bare_handler()
-        if handler is None:
+        if not call.bare():
             await call.aexecute()
             continue
         try:
-            value = await handler
+            value = await call.awaited()
         except Exception as exc:
             call.raised(exc)
         else:
