@@ -13,7 +13,7 @@ import pytest
 from meeting import AsyncMeeting
 
 import toolbridge.plugin
-from toolbridge import Toolbox, ToolCall, ToolDefinition, ToolResult
+from toolbridge import Toolbox, ToolCall, ToolDefinition, ToolError, ToolResult
 from toolbridge.plugin import hookimpl
 from toolbridge.runtime import (
     Executor,
@@ -110,6 +110,56 @@ def test_a_handler_that_suspends_keeps_its_task() -> None:
     results = asyncio.run(box.aexecute(calls("nap", 8, seconds=0.01)))
     assert [r.output for r in results] == ["rested"] * 8
     assert all(before is after and before is not None for before, after in seen)
+
+
+@pytest.mark.parametrize("concurrency", [16, 2])  # all at once; more calls than slots
+async def test_bare_handlers_and_journaled_ones_run_in_order_in_the_callers_task(
+        concurrency: int) -> None:
+    """Untimed async handlers are awaited by `aexecute`'s steps in the caller's task (a
+    return, a `ToolError`, a failure each its own result), beside calls that take
+    `aexecute`'s other path (a side effect's "started" mark first, a sync inline one); the
+    first that suspends keeps that task, the rest go on in order, side effects recorded."""
+    box = Toolbox(store="memory://", max_concurrency=concurrency)
+    tasks: dict[int, list[Any]] = {}
+    ran: list[int] = []
+
+    @box.tool
+    async def quick(n: int) -> int:
+        tasks.setdefault(n, []).append(asyncio.current_task())
+        ran.append(n)
+        if n == 2:
+            raise ToolError("two is refused")
+        if n == 3:
+            raise ValueError("three broke")
+        if n == 4:
+            await asyncio.sleep(0)  # the first to suspend: it stays in the caller's task
+            tasks[n].append(asyncio.current_task())
+        return n
+
+    @box.tool(side_effects=True)
+    async def effect(n: int) -> int:
+        ran.append(n)
+        return n * 10
+
+    @box.tool(inline=True)
+    def beside(n: int) -> int:
+        ran.append(n)
+        return n * 100
+
+    names = ["quick", "effect", "quick", "quick", "quick", "beside", "quick"]
+    payload = [ToolCall(id=f"c{i}", name=name, arguments={"n": i}, dialect="d",
+                        conversation="s") for i, name in enumerate(names)]
+    results = await box.aexecute(payload)
+    assert [(r.success, r.output) for r in results] == [
+        (True, 0), (True, 10), (False, None), (False, None), (True, 4), (True, 500), (True, 6)]
+    assert results[2].error == "two is refused"
+    assert results[3].error == "ValueError: three broke"
+    assert ran == [0, 1, 2, 3, 4, 5, 6]  # started in order
+    me = asyncio.current_task()
+    assert [tasks[n] for n in (0, 2, 3, 4)] == [[me], [me], [me], [me, me]]
+    assert len(tasks[6]) == 1 and tasks[6][0] is not None
+    again = await box.aexecute(payload)  # the side effect's result was stored: a replay
+    assert [r.output for r in again] == [r.output for r in results] and ran.count(1) == 1
 
 
 def test_the_inline_executor_runs_everything_here_in_order() -> None:

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text
@@ -202,7 +202,16 @@ class PlannedCall:
 
     async def aexecute(self) -> None:
         """Run the call on the running loop: await an async handler (within its timeout), or
-        call a sync one here. Not used when a plugin wraps calls."""
+        call a sync one here. Not used when a plugin wraps calls. Its steps when the handler
+        is all there is to await (`bare`): ``await`` `awaited`, then `returned` or `raised`."""
+        if self.bare():
+            try:
+                value = await self.awaited()
+            except Exception as exc:
+                self.raised(exc)
+            else:
+                self.returned(value)
+            return
         journal = self.payload.journal
         logged = self.owner is not None and self.tool.side_effects
         if journal is not None:
@@ -212,23 +221,39 @@ class PlannedCall:
             elif journal.pending:
                 await journal.aflush()
         spans = self.payload.spans
-        tool = self.tool
-        if spans is None and tool.is_async and self.timeout is None:  # awaited right here
-            try:
-                value = await tool.handler(**self.kwargs)
-            except Exception as exc:
-                shaped = self._failure(exc)
-            else:
-                shaped = shape(self.record.name, value)
-        else:
-            token = None if spans is None else spans.start(self)
-            try:
-                shaped = await self._await_handler() if tool.is_async else self._call_sync()
-            finally:
-                if spans is not None:
-                    spans.leave(self, token)
+        token = None if spans is None else spans.start(self)
+        try:
+            shaped = await self._await_handler() if self.tool.is_async else self._call_sync()
+        finally:
+            if spans is not None:
+                spans.leave(self, token)
         if self.answer(shaped) and logged and journal is not None:
             await journal.acompleted(self)
+
+    def bare(self) -> bool:
+        """Whether running the call is awaiting its async handler (within its timeout) and
+        nothing else: no span, no journal step before or after it."""
+        tool = self.tool
+        if not tool.is_async or self.payload.spans is not None:
+            return False
+        journal = self.payload.journal
+        return journal is None or not (journal.pending or (
+            self.owner is not None and tool.side_effects))
+
+    def awaited(self) -> Awaitable[Any]:
+        """The async handler's run, within the call's timeout (then its value may be
+        `OVERDUE`); its outcome goes to `returned` or `raised`."""
+        run = self.tool.handler(**self.kwargs)
+        timeout = self.timeout
+        return run if timeout is None else within(run, timeout)
+
+    def returned(self, value: Any) -> None:
+        """The handler returned ``value`` (`awaited`): the call's answer."""
+        self.answer(self._timed_out() if value is OVERDUE else shape(self.record.name, value))
+
+    def raised(self, exc: Exception) -> None:
+        """The handler raised ``exc`` (`awaited`): the call's error result."""
+        self.answer(self._failure(exc))
 
     def time_out(self) -> None:
         """The executor stopped waiting: the call's result says it timed out."""
@@ -290,17 +315,11 @@ class PlannedCall:
         return shape(self.record.name, value)
 
     async def _await_handler(self) -> Shaped:
-        timeout = self.timeout
-        try:
-            if timeout is None:
-                value = await self.tool.handler(**self.kwargs)
-            else:  # in this task: a handler that never suspends costs no task, no timer
-                value = await within(self.tool.handler(**self.kwargs), timeout)
-                if value is OVERDUE:
-                    return self._timed_out()
+        try:  # in this task: a handler that never suspends costs no task, no timer
+            value = await self.awaited()
         except Exception as exc:
             return self._failure(exc)
-        return shape(self.record.name, value)
+        return self._timed_out() if value is OVERDUE else shape(self.record.name, value)
 
     def _through_hooks(self, hooks: pluggy.PluginManager) -> tuple[Shaped, ToolResult | None]:
         """The hook chain around the handler, and the public result it gave (the answer)."""

@@ -9,14 +9,13 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from operator import length_hint
-from typing import Any
 
 from . import _threads, _watch
 from ._call import PlannedCall
 from ._loops import run_in_thread_loop
-from ._steps import Resumed
+from ._steps import Take, in_order
 from ._threads import Batch, ThreadPool, wake
 from ._watch import WATCH, Held
 
@@ -99,14 +98,14 @@ class LoopExecutor(Executor):
                 else:
                     pooled.append(c)
         if running > concurrency:
-            await _in_order(calls, concurrency, _slotted(threads, hooked))
+            await in_order(calls, concurrency, _slotted(threads, hooked))
             return
         pool = _threads.CALLS if hooked else _threads.HANDLERS
         batch = ended = None
         if pooled:
             batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
         try:
-            await _in_order(here, len(here), PlannedCall.aexecute)
+            await in_order(here, len(here), _executed)
             if batch is not None and ended is not None:
                 await _await_batch(batch, ended, pooled)
         except BaseException:
@@ -303,47 +302,19 @@ def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
         calls[0].payload.loop = asyncio.get_running_loop()
 
 
-_DONE = object()
-"""What `next` gives for the steps of a call that ended without suspending."""
-
-
-async def _in_order(calls: Sequence[PlannedCall], concurrency: int,
-                    run: Callable[[PlannedCall], Coroutine[Any, Any, None]]) -> None:
-    """``run`` each of ``calls``, at most ``concurrency`` at once, started in order.
-
-    Each starts in this task; the first that suspends goes on here (as if awaited directly)
-    while up to ``concurrency - 1`` tasks take the next calls in turn, and so does this task
-    once its call ended. A call that never suspends costs no task of its own: whichever task
-    started it goes on to the next.
-    """
-    pending = iter(calls)
-    for index, call in enumerate(pending):
-        coro = run(call)
-        steps = coro.__await__()
-        waiting = next(steps, _DONE)  # its first step (a StopIteration caught in C, if any)
-        if waiting is _DONE:
-            continue  # done without suspending: no task needed
-        loop = asyncio.get_running_loop()
-        tasks = [loop.create_task(_take(pending, run))
-                 for _ in range(min(concurrency - 1, len(calls) - index - 1))]
-        try:
-            await Resumed(steps, waiting)
-            await _take(pending, run)
-            for task in tasks:
-                await task
-        except BaseException:
-            coro.close()
-            for task in tasks:
-                task.cancel()
-            raise
-        return
-
-
-async def _take(pending: Iterator[PlannedCall],
-                run: Callable[[PlannedCall], Coroutine[Any, Any, None]]) -> None:
-    """``run`` the calls ``pending`` gives (shared: each call is taken once), one by one."""
+async def _executed(pending: Iterator[PlannedCall]) -> None:
+    """`PlannedCall.aexecute` of each call ``pending`` gives, one by one; a call whose
+    handler is all there is to await is awaited here, by its steps (no coroutine of its own)."""
     for call in pending:
-        await run(call)
+        if not call.bare():
+            await call.aexecute()
+            continue
+        try:
+            value = await call.awaited()
+        except Exception as exc:
+            call.raised(exc)
+        else:
+            call.returned(value)
 
 
 def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:
@@ -383,20 +354,21 @@ async def _await_batch(batch: Batch, ended: asyncio.Future[None],
             await asyncio.wait({ended}, timeout=wait)
 
 
-def _slotted(threads: int, hooked: bool) -> Callable[[PlannedCall], Coroutine[Any, Any, None]]:
-    """How a call of a payload with more calls than may run at once runs in its slot (sync
-    ones then one by one, each a batch of its own)."""
-    async def one(call: PlannedCall) -> None:
-        if hooked:
-            await _threads.CALLS.run(threads, call.execute)
-        elif call.tool.is_async or call.tool.inline:
-            await call.aexecute()
-        else:
-            batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
-            await _await_batch(batch, ended, [call])
-            _raise_from(batch)
+def _slotted(threads: int, hooked: bool) -> Take[PlannedCall]:
+    """How the calls of a payload with more calls than may run at once run, each in its slot
+    (sync ones one by one, each a batch of its own)."""
+    async def take(pending: Iterator[PlannedCall]) -> None:
+        for call in pending:
+            if hooked:
+                await _threads.CALLS.run(threads, call.execute)
+            elif call.tool.is_async or call.tool.inline:
+                await call.aexecute()
+            else:
+                batch, ended = _submitted(_threads.HANDLERS, [call], threads, 1, True)
+                await _await_batch(batch, ended, [call])
+                _raise_from(batch)
 
-    return one
+    return take
 
 
 def _raise_from(batch: Batch | None) -> None:

@@ -187,8 +187,9 @@ class Pipeline:
         journal = payload.journal = Journal(store, threads)
         blocking = store.blocking
         try:
-            run, held = await self._aclaim(journal, todo,
-                                           payload.columns if todo is planned else None)
+            columns = payload.columns if todo is planned else None
+            run, held = (await self._aclaim(journal, todo, columns) if blocking
+                         else self._claim(journal, todo, columns))
             waited, delay = 0.0, 0.002
             while True:
                 if journal.reconciling:  # settle those first; the others have no result yet
@@ -204,7 +205,8 @@ class Pipeline:
                 await asyncio.sleep(delay)
                 waited, delay = waited + delay, min(delay * 2, 0.1)
                 held = _given_up(held, waited)
-                run, held = await self._aclaim(journal, held)
+                run, held = (await self._aclaim(journal, held) if blocking
+                             else self._claim(journal, held))
         except BaseException:  # cancelled (or a bug): free the claims now, without awaiting
             journal.finish(planned)
             raise
@@ -236,24 +238,18 @@ class Pipeline:
     async def _aclaim(journal: Journal, planned: list[PlannedCall],
                       columns: Columns | None = None
                       ) -> tuple[list[PlannedCall], list[PlannedCall]]:
+        """`_claim` for a blocking store: its operations in a worker thread."""
         keyed = planned if columns is not None else [pc for pc in planned if pc.key is not None]
         if not keyed:
             return planned, []
         try:
-            if journal.store.blocking:
-                answers = await _threads.CALLS.run(journal.threads, journal.claim, keyed,
-                                                   columns)
-            else:
-                answers = journal.claim(keyed, columns)
+            answers = await _threads.CALLS.run(journal.threads, journal.claim, keyed, columns)
         except Exception as exc:
             journal.unclaimed(keyed, exc)
             return [pc for pc in planned if pc.record.success is None], []
         ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
         if journal.expired:
-            if journal.store.blocking:
-                await _threads.CALLS.run(journal.threads, journal.expire)
-            else:
-                journal.expire()
+            await _threads.CALLS.run(journal.threads, journal.expire)
         return ordered
 
 

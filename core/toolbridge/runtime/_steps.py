@@ -13,10 +13,13 @@ import functools
 import logging
 import time
 import types
-from collections.abc import Awaitable, Generator
-from typing import Any, Final, Protocol
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator, Sequence
+from operator import length_hint
+from typing import Any, Final, Protocol, TypeVar
 
-__all__ = ["OVERDUE", "Resumed", "Steps", "within"]
+__all__ = ["OVERDUE", "Resumed", "Steps", "Take", "in_order", "within"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("toolbridge.runtime")
 
@@ -57,6 +60,41 @@ class Resumed:
                     waiting = steps.send(sent)
                 except StopIteration as stop:
                     return stop.value
+
+
+Take = Callable[[Iterator[T]], Coroutine[Any, Any, None]]
+"""Runs the items an iterator gives (shared between takers: each is taken once), in turn."""
+
+_DONE: Final = object()
+"""What `next` gives for steps that ended without suspending."""
+
+
+async def in_order(items: Sequence[T], concurrency: int, take: Take[T]) -> None:
+    """Run ``items`` with ``take``, at most ``concurrency`` at once, started in order.
+
+    One ``take`` of them all starts in this task; once an item's run suspends, it goes on
+    here (as if awaited directly) while up to ``concurrency - 1`` tasks ``take`` the next
+    items in turn, and so does this task once it ended. Runs that never suspend cost no task
+    and follow one another in that one coroutine (no driver step of their own).
+    """
+    pending = iter(items)
+    taking = take(pending)
+    steps = taking.__await__()
+    waiting = next(steps, _DONE)  # all the runs that do not suspend (StopIteration caught in C)
+    if waiting is _DONE:
+        return  # done without suspending: no task needed
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(take(pending))
+             for _ in range(min(concurrency - 1, length_hint(pending)))]
+    try:
+        await Resumed(steps, waiting)  # the suspended run, then the next ones in turn
+        for task in tasks:
+            await task
+    except BaseException:
+        taking.close()
+        for task in tasks:
+            task.cancel()
+        raise
 
 
 @types.coroutine
