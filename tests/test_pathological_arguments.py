@@ -72,7 +72,8 @@ def test_handle_answers_the_good_calls(dialect: str) -> None:
         assert [ok for ok, _ in got] == [True, False, True, False]
         assert "sunny in Paris" in got[0][1] and "sunny in Oslo" in got[2][1]
         assert "more than 200 levels" in got[1][1] and "byte limit" in got[3][1]
-    assert runs == ["Paris", "Oslo"]  # the second delivery is answered from the store
+    assert sorted(runs) == ["Oslo", "Paris"]  # each once (they may overlap); the second
+    # delivery is answered from the store
 
 
 def _poison(arguments: dict[str, Any]) -> Any:
