@@ -247,5 +247,5 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     assert "toolbridge.plugin._registry" in graph["toolbridge.plugin.hookspecs"]
     assert "toolbridge.store._postgres" in graph["toolbridge.store._open"]
     assert "toolbridge.plugin" in graph["toolbridge.runtime._plan"]
-    assert "toolbridge.runtime._journal" in graph["toolbridge.runtime._call"]
+    assert "toolbridge.runtime._journal" in graph["toolbridge.runtime._shared"]
     assert "toolbridge.schema._walk" in graph["toolbridge.schema"]

@@ -1,4 +1,4 @@
-"""`PlannedCall`: one call ready to run, as an executor sees it; `Payload`, what calls share.
+"""`PlannedCall`: one call ready to run, as an executor sees it.
 
 An executor only decides where and when: it calls `PlannedCall.execute` (a sync handler, in
 the thread it runs in), ``await PlannedCall.aexecute()`` (on the running loop), or
@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._redact import redact_text
@@ -21,8 +20,8 @@ from ..errors import ToolError
 from ..model import ToolCall, ToolDefinition, ToolResult, new_result
 from . import _threads
 from ._approvals import apply as apply_decision
-from ._limits import SizePolicy, enforce_limits
-from ._output import _message, default_error_formatter, shape
+from ._limits import enforce_limits
+from ._output import _message, shape
 from ._steps import OVERDUE, within
 from ._threads import Batch
 
@@ -31,65 +30,17 @@ if TYPE_CHECKING:
 
     from ..plugin import Dialect
     from ..plugin._record import CallRecord
-    from ..store import ResultStore, StoreKey
-    from ..telemetry._instruments import CallSpans
+    from ..store import StoreKey
     from ..tools import RegisteredTool
-    from ._journal import Journal
+    from ._shared import Payload
 
-__all__ = ["Payload", "PlannedCall"]
+__all__ = ["PlannedCall", "execute_each"]
 
 log = logging.getLogger("toolbridge.runtime")
 
-Columns = tuple[list["StoreKey"], list[str], list[dict[str, Any]], bool]
-"""A claim's calls as columns (`Payload.columns`)."""
 Shaped = tuple[bool, Any, "str | None", "str | None"]
 """A result's fields (success, output, error), and its output's JSON text when it is JSON
 data."""
-
-
-class Payload:
-    """One payload's run: the settings it runs with and what its calls share."""
-
-    __slots__ = ("approvals", "columns", "distinct_ids", "error_formatter", "extra", "hooks",
-                 "journal", "lock", "loop", "max_concurrency", "oversize", "spans", "store",
-                 "timeout")
-
-    def __init__(self, store: ResultStore | None, timeout: float | None, max_concurrency: int,
-                 error_formatter: Callable[[BaseException], str], oversize: SizePolicy,
-                 hooks: pluggy.PluginManager | None, extra: Mapping[str, Any]) -> None:
-        self.store = store
-        self.timeout = timeout
-        self.max_concurrency = max_concurrency
-        self.error_formatter = error_formatter
-        self.oversize = oversize
-        self.hooks = hooks
-        """The plugin manager when a plugin wraps calls (`toolbridge_execute_call`)."""
-        self.extra = extra
-        self.journal: Journal | None = None
-        self.lock = threading.Lock()
-        self.loop: asyncio.AbstractEventLoop | None = None
-        """The running loop, for hook chains around async handlers."""
-        self.distinct_ids = False
-        """Whether the plan found every call id distinct (no result is a repeat's)."""
-        self.approvals = False
-        """Whether a planned call's tool may need a person's approval (the plan found one)."""
-        self.columns: Columns | None = None
-        """What the claim of every planned call takes, made by the plan when each of them has
-        a store key: keys, tool names, decoded arguments, and whether a tool has side
-        effects."""
-        self.spans: CallSpans | None = None
-        """The calls' OpenTelemetry spans, when a tracer provider is set
-        (`toolbridge.telemetry`)."""
-
-    def format_error(self, exc: BaseException) -> str:
-        """The agent's error text: a `ToolError` verbatim, anything else through the formatter."""
-        if isinstance(exc, ToolError):
-            return _message(exc)
-        try:
-            return str(self.error_formatter(exc))
-        except Exception as failure:
-            log.error("the error formatter failed", exc_info=failure)
-            return default_error_formatter(exc)
 
 
 class PlannedCall:
@@ -203,14 +154,10 @@ class PlannedCall:
     async def aexecute(self) -> None:
         """Run the call on the running loop: await an async handler (within its timeout), or
         call a sync one here. Not used when a plugin wraps calls. Its steps when the handler
-        is all there is to await (`bare`): ``await`` `awaited`, then `returned` or `raised`."""
+        is all there is to await (`bare`): ``await`` `awaited`, then `returned` or `raised`
+        (`execute_each`, which awaits them without a coroutine per call)."""
         if self.bare():
-            try:
-                value = await self.awaited()
-            except Exception as exc:
-                self.raised(exc)
-            else:
-                self.returned(value)
+            await execute_each(iter((self,)))
             return
         journal = self.payload.journal
         logged = self.owner is not None and self.tool.side_effects
@@ -394,3 +341,19 @@ class PlannedCall:
             return None
         fields = limited.__dict__
         return (fields["success"], fields["output"], fields["error"], None), limited
+
+
+async def execute_each(pending: Iterator[PlannedCall]) -> None:
+    """`PlannedCall.aexecute` of each call ``pending`` gives, one by one; a call whose handler
+    is all there is to await (`PlannedCall.bare`) is awaited here by its steps, with no
+    coroutine of its own."""
+    for call in pending:
+        if not call.bare():
+            await call.aexecute()
+            continue
+        try:
+            value = await call.awaited()
+        except Exception as exc:
+            call.raised(exc)
+        else:
+            call.returned(value)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from operator import length_hint
 
 from . import _threads, _watch
-from ._call import PlannedCall
+from ._call import PlannedCall, execute_each
 from ._loops import run_in_thread_loop
 from ._steps import Take, in_order
 from ._threads import Batch, ThreadPool, wake
@@ -105,7 +105,7 @@ class LoopExecutor(Executor):
         if pooled:
             batch, ended = _submitted(pool, pooled, threads, concurrency, not hooked)
         try:
-            await in_order(here, len(here), _executed)
+            await in_order(here, len(here), execute_each)
             if batch is not None and ended is not None:
                 await _await_batch(batch, ended, pooled)
         except BaseException:
@@ -300,21 +300,6 @@ class ThreadExecutor(LoopExecutor):
 def _on_this_loop(calls: Sequence[PlannedCall]) -> None:
     if calls:
         calls[0].payload.loop = asyncio.get_running_loop()
-
-
-async def _executed(pending: Iterator[PlannedCall]) -> None:
-    """`PlannedCall.aexecute` of each call ``pending`` gives, one by one; a call whose
-    handler is all there is to await is awaited here, by its steps (no coroutine of its own)."""
-    for call in pending:
-        if not call.bare():
-            await call.aexecute()
-            continue
-        try:
-            value = await call.awaited()
-        except Exception as exc:
-            call.raised(exc)
-        else:
-            call.returned(value)
 
 
 def _wait(batch: Batch, calls: Sequence[PlannedCall]) -> None:

@@ -26,7 +26,7 @@ from ..store import ApprovalRequest
 from ..telemetry._state import active as telemetry_active
 from . import _approvals as approvals
 from . import _threads
-from ._call import Columns, Payload, PlannedCall
+from ._call import PlannedCall
 from ._executors import Executor, ThreadExecutor
 from ._journal import Journal
 from ._limits import SizePolicy
@@ -35,6 +35,7 @@ from ._output import default_error_formatter
 from ._payload import to_data
 from ._plan import answered_once, plan
 from ._replay import reconcile, still_running, wait_limit
+from ._shared import Columns, Payload
 
 if TYPE_CHECKING:
     import pluggy

@@ -24,7 +24,7 @@ from ._output import default_error_formatter
 if TYPE_CHECKING:
     from ..plugin._record import CallRecord
     from ..tools import RegisteredTool
-    from ._call import Payload
+    from ._shared import Payload
 
 __all__ = ["answered_once", "plan"]
 
