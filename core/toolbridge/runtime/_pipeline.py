@@ -239,19 +239,9 @@ class Pipeline:
     async def _aclaim(journal: Journal, planned: list[PlannedCall],
                       columns: Columns | None = None
                       ) -> tuple[list[PlannedCall], list[PlannedCall]]:
-        """`_claim` for a blocking store: its operations in a worker thread."""
-        keyed = planned if columns is not None else [pc for pc in planned if pc.key is not None]
-        if not keyed:
-            return planned, []
-        try:
-            answers = await _threads.CALLS.run(journal.threads, journal.claim, keyed, columns)
-        except Exception as exc:
-            journal.unclaimed(keyed, exc)
-            return [pc for pc in planned if pc.record.success is None], []
-        ordered = _ordered(planned, keyed, *journal.claimed(keyed, answers))
-        if journal.expired:
-            await _threads.CALLS.run(journal.threads, journal.expire)
-        return ordered
+        """`_claim` for a blocking store, in a worker thread."""
+        return await _threads.CALLS.run(journal.threads, Pipeline._claim, journal, planned,
+                                        columns)
 
 
 def _ordered(planned: list[PlannedCall], keyed: list[PlannedCall], run: list[PlannedCall],
